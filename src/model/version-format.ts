@@ -1,0 +1,19 @@
+/**
+ * A package manager's version ordering. Implementations must agree with the
+ * package manager itself (dpkg, rpm, apk-tools); the vector tables under
+ * test/fixtures prove it.
+ */
+export interface VersionFormat {
+  /** The format's name as stored on namespaces and shown on the wire. */
+  readonly name: VersionFormatName;
+  /**
+   * Total order: -1 when a sorts before b, 0 when equal, 1 when after.
+   * Never throws; invalid input is ordered the way the package manager
+   * orders it (or, where it has no rule, deterministically).
+   */
+  compare(a: string, b: string): -1 | 0 | 1;
+  /** Whether the package manager accepts v as a version string. */
+  valid(v: string): boolean;
+}
+
+export type VersionFormatName = 'dpkg' | 'rpm' | 'apk';
