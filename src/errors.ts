@@ -1,0 +1,45 @@
+/**
+ * Errors with stable codes. Code throws these; each API dialect maps the code to its status and
+ * body in exactly one place (src/api/v1/errors.ts for the v1 envelope). Messages are written for
+ * the person reading the response: they say what is wrong and what to do.
+ */
+export type ErrorCode =
+  | 'bad_request' // the request must change before a retry (400)
+  | 'not_found' // the resource does not exist (404)
+  | 'unprocessable' // valid request, but the layer cannot be used (422)
+  | 'unavailable' // the database cannot be reached; retry later (503)
+  | 'internal'; // a server fault (500)
+
+export class TarsierError extends Error {
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'TarsierError';
+    this.code = code;
+  }
+}
+
+export const badRequest = (message: string, cause?: unknown): TarsierError =>
+  new TarsierError('bad_request', message, { cause });
+export const notFound = (message: string): TarsierError => new TarsierError('not_found', message);
+export const unprocessable = (message: string, cause?: unknown): TarsierError =>
+  new TarsierError('unprocessable', message, { cause });
+
+/** SQLSTATE classes that mean "the database is not reachable right now", not "the query is wrong". */
+const UNAVAILABLE_SQLSTATE_PREFIXES = ['08', '57P'];
+const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
+
+/** True when err says the database went away (connection refused, reset, shut down, timed out). */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (UNAVAILABLE_NODE_CODES.has(code)) return true;
+    if (UNAVAILABLE_SQLSTATE_PREFIXES.some((prefix) => code.startsWith(prefix))) return true;
+  }
+  // pg reports a dropped connection or a pool checkout timeout with these messages and no code.
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
+    err.message,
+  );
+}

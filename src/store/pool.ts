@@ -1,0 +1,38 @@
+import pg from 'pg';
+import type { Logger } from 'pino';
+
+// bigint (int8) columns hold ids and counts far below 2^53: read them as numbers, once, here.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number.parseInt(value, 10));
+
+export type Pool = pg.Pool;
+export type Queryable = pg.Pool | pg.PoolClient;
+
+export function createPool(connection: pg.PoolConfig, maxConnections: number, log: Logger): pg.Pool {
+  const pool = new pg.Pool({
+    ...connection,
+    max: maxConnections,
+    connectionTimeoutMillis: connection.connectionTimeoutMillis ?? 5_000,
+    idleTimeoutMillis: 30_000,
+    application_name: connection.application_name ?? 'tarsier',
+  });
+  // An idle client losing its connection (database restart) must not crash the process; the
+  // pool replaces it and the next query reports the outage to its caller.
+  pool.on('error', (err) => log.warn({ err }, 'idle database connection lost'));
+  return pool;
+}
+
+/** Runs fn in one transaction: COMMIT when it resolves, ROLLBACK when it throws. */
+export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}

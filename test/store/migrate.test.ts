@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { loadMigrations, migrate } from '../../src/store/migrate.js';
+import { freshPool, silentLog } from '../helpers/db.js';
+
+describe('migrations', () => {
+  it('are numbered and all applied to the template', async () => {
+    const pool = await freshPool();
+    const files = await loadMigrations();
+    expect(files.length).toBeGreaterThan(0);
+    expect(files.map((m) => m.version)).toEqual([...files.map((m) => m.version)].sort((a, b) => a - b));
+    const { rows } = await pool.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY version');
+    expect(rows.map((r) => r.name)).toEqual(files.map((m) => m.name));
+  });
+
+  it('apply once when replicas start together', async () => {
+    const pool = await freshPool();
+    // The template is already migrated; concurrent runs must all see it current and apply nothing.
+    const results = await Promise.all([migrate(pool, silentLog), migrate(pool, silentLog), migrate(pool, silentLog)]);
+    expect(results).toEqual([[], [], []]);
+  });
+
+  it('create every table the product uses', async () => {
+    const pool = await freshPool();
+    const { rows } = await pool.query<{ tablename: string }>(
+      "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
+    );
+    expect(rows.map((r) => r.tablename)).toEqual([
+      'ancestry', 'ancestry_feature', 'ancestry_layer', 'feature', 'feature_version', 'keyvalue', 'layer',
+      'layer_diff', 'layer_scan', 'layer_scan_feature', 'lock', 'namespace', 'notification', 'schema_migrations',
+      'updater_state', 'vulnerability', 'vulnerability_affects', 'vulnerability_fixedin',
+    ]);
+  });
+});
