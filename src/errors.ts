@@ -5,6 +5,7 @@
  */
 export type ErrorCode =
   | 'bad_request' // the request must change before a retry (400)
+  | 'unauthenticated' // API authentication is configured and the request has no valid credential (401)
   | 'not_found' // the resource does not exist (404)
   | 'unprocessable' // valid request, but the layer cannot be used (422)
   | 'unavailable' // the database cannot be reached; retry later (503)
@@ -22,6 +23,7 @@ export class TarsierError extends Error {
 
 export const badRequest = (message: string, cause?: unknown): TarsierError =>
   new TarsierError('bad_request', message, { cause });
+export const unauthenticated = (message: string): TarsierError => new TarsierError('unauthenticated', message);
 export const notFound = (message: string): TarsierError => new TarsierError('not_found', message);
 export const unprocessable = (message: string, cause?: unknown): TarsierError =>
   new TarsierError('unprocessable', message, { cause });

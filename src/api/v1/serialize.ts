@@ -1,0 +1,58 @@
+import { NO_FIX, type FixedIn } from '../../model/vulnerability.js';
+import type { NamespaceRow, StoredVulnerability } from '../../vulndb.js';
+
+/**
+ * Revision A and B of the v1 wire format. They differ only in how namespaces are written:
+ * A: `Namespace` (string) on objects and namespace lists of strings;
+ * B: `NamespaceName` on objects and lists of {Name, VersionFormat}.
+ * Empty strings and absent optional values are omitted, as Clair's omitempty did; lists are [].
+ */
+export type Revision = 'A' | 'B';
+
+const namespaceKey = (revision: Revision): 'Namespace' | 'NamespaceName' =>
+  revision === 'A' ? 'Namespace' : 'NamespaceName';
+
+function withoutEmpty(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined && v !== ''));
+}
+
+export function namespaces(rows: readonly NamespaceRow[], revision: Revision): unknown[] {
+  return rows.map((ns) => (revision === 'A' ? ns.name : { Name: ns.name, VersionFormat: ns.versionFormat }));
+}
+
+export interface VulnerabilityView {
+  /** Include FixedIn (GET ?fixedIn, writes, notifications). */
+  fixedIn?: boolean;
+  /** FixedBy for a vulnerability nested in a layer feature; null = no fix (omitted). */
+  fixedBy?: string | null;
+  /** The namespace's version format, written on FixedIn features in revision B. */
+  versionFormat?: string;
+}
+
+export function vulnerability(v: StoredVulnerability, revision: Revision, view: VulnerabilityView = {}): Record<string, unknown> {
+  const metadata = v.metadata && Object.keys(v.metadata).length > 0 ? v.metadata : undefined;
+  return withoutEmpty({
+    Name: v.name,
+    [namespaceKey(revision)]: v.namespace,
+    Description: v.description,
+    Link: v.link,
+    Severity: v.severity,
+    Metadata: metadata,
+    FixedBy: view.fixedBy ?? undefined,
+    FixedIn: view.fixedIn ? v.fixedIn.map((f) => fixedInFeature(f, v.namespace, revision, view.versionFormat)) : undefined,
+  });
+}
+
+export function fixedInFeature(
+  fix: FixedIn,
+  namespace: string,
+  revision: Revision,
+  format: string | undefined,
+): Record<string, unknown> {
+  return withoutEmpty({
+    Name: fix.feature,
+    [namespaceKey(revision)]: namespace,
+    VersionFormat: revision === 'B' ? format : undefined,
+    Version: fix.version ?? NO_FIX,
+  });
+}

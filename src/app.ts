@@ -1,0 +1,113 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Logger } from 'pino';
+import { createAuthenticator } from './api/auth.js';
+import type { PageTokens } from './api/paging.js';
+import { JSON_CONTENT_TYPE, errorBody, v1ErrorHandler } from './api/v1/errors.js';
+import { normalizeFieldNames } from './api/v1/schemas.js';
+import { registerVulnerabilityRoutes } from './api/v1/vulnerabilities.js';
+import type { Config } from './config.js';
+import type { Metrics } from './metrics.js';
+import type { Pool } from './store/pool.js';
+
+export interface AppDeps {
+  config: Config;
+  pool: Pool;
+  log: Logger;
+  pageTokens: PageTokens;
+  metrics: Metrics;
+}
+
+/** Clair read at most 1 MiB of a request body; so do we. */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/** Route pattern for metrics labels: the registered pattern, never the raw URL (unbounded). */
+function routeLabel(pattern: string | undefined): string {
+  return pattern ?? 'unmatched';
+}
+
+/**
+ * The API server: v1 routes and /metrics. Pure: no listen, no timers, no environment reads.
+ */
+export function buildApp(deps: AppDeps): FastifyInstance {
+  const { config, pool, metrics } = deps;
+  const app = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT_BYTES,
+    routerOptions: { ignoreTrailingSlash: true },
+    // Types are checked, never coerced: {"Name": 1} is a client error, as it was in Clair.
+    ajv: { customOptions: { coerceTypes: false, allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Clair decoded every body as JSON whatever its Content-Type (curl -d sends a form type).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+    const text = (body as string).trim();
+    if (text === '') return done(null, undefined);
+    try {
+      done(null, normalizeFieldNames(JSON.parse(text)));
+    } catch (err) {
+      (err as Error & { statusCode?: number }).statusCode = 400;
+      done(err as Error, undefined);
+    }
+  });
+
+  const authenticate = createAuthenticator(config.api.auth);
+  if (authenticate) {
+    app.addHook('onRequest', async (request) => authenticate(request.headers.authorization));
+  }
+
+  // api.timeout, as Clair's TimeoutHandler: a request still unanswered after it gets a 503.
+  app.addHook('onRequest', async (request, reply) => {
+    const timer = setTimeout(() => {
+      if (reply.sent) return;
+      request.log.warn({ timeoutMs: config.api.timeoutMs }, 'request timed out');
+      void reply
+        .code(503)
+        .type(JSON_CONTENT_TYPE)
+        .send(errorBody('the server did not finish the request within the configured timeout (clair.api.timeout)'));
+    }, config.api.timeoutMs);
+    reply.raw.once('close', () => clearTimeout(timer));
+  });
+
+  app.addHook('preSerialization', async (_request, reply, payload) => {
+    reply.type(JSON_CONTENT_TYPE);
+    return payload;
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const route = routeLabel(request.routeOptions.url);
+    metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
+
+  app.setErrorHandler(v1ErrorHandler);
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).type(JSON_CONTENT_TYPE).send(errorBody(`no route for ${request.method} ${request.url.split('?')[0]}`)),
+  );
+
+  app.get('/metrics', async (_request, reply) =>
+    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
+
+  registerVulnerabilityRoutes(app, { pool, pageTokens: deps.pageTokens, defaultRevision: config.api.v1Revision });
+  return app;
+}
+
+/** Health port: GET /health answers 200 when the database answers, 503 when it does not. */
+export function buildHealthApp(deps: { pool: Pool; log: Logger }): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: deps.log.child({ component: 'health' }) as FastifyBaseLogger,
+    disableRequestLogging: true,
+  });
+  app.get('/health', async (request, reply) => {
+    try {
+      await deps.pool.query('SELECT 1');
+      return reply.send({ status: 'ok' });
+    } catch (err) {
+      request.log.warn({ err }, 'health check failed');
+      return reply.code(503).send({ status: 'unavailable', message: 'the database does not answer' });
+    }
+  });
+  return app;
+}

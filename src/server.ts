@@ -1,0 +1,120 @@
+/**
+ * The only impure module: config → database → migrations → services → listen, and a graceful
+ * stop in reverse order on SIGTERM/SIGINT.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type pg from 'pg';
+import { loadPageTokenKey, PageTokens } from './api/paging.js';
+import { buildApp, buildHealthApp } from './app.js';
+import type { Config } from './config.js';
+import { Metrics } from './metrics.js';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from './store/embedded.js';
+import { migrate } from './store/migrate.js';
+import { createPool, type Pool } from './store/pool.js';
+
+export interface Database {
+  pool: Pool;
+  close(): Promise<void>;
+}
+
+/** The configured database, or an embedded one when none is configured; migrated. */
+export async function openDatabase(config: Config, log: Logger): Promise<Database> {
+  let embedded: EmbeddedPostgres | undefined;
+  let connection: pg.PoolConfig;
+  if (config.database.connection) {
+    connection = config.database.connection;
+  } else {
+    embedded = await startEmbeddedPostgres({ dataDir: config.database.dataDir, log: log.child({ component: 'embedded-postgres' }) });
+    connection = embedded.connection;
+  }
+  const pool = createPool(connection, config.database.maxConnections, log);
+  try {
+    await migrate(pool, log);
+  } catch (err) {
+    await pool.end();
+    await embedded?.stop();
+    throw err;
+  }
+  return {
+    pool,
+    async close() {
+      await pool.end();
+      await embedded?.stop();
+    },
+  };
+}
+
+export interface RunningServer {
+  api: FastifyInstance;
+  health: FastifyInstance;
+  /** Where the API and health servers listen (ports resolved when configured as 0). */
+  apiPort: number;
+  healthPort: number;
+  stop(): Promise<void>;
+}
+
+function portOf(app: FastifyInstance): number {
+  const address = app.server.address();
+  return typeof address === 'object' && address ? address.port : 0;
+}
+
+export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
+  const database = await openDatabase(config, log);
+  const { pool } = database;
+  const started: FastifyInstance[] = [];
+  try {
+    const pageTokens = new PageTokens(await loadPageTokenKey(pool, config.api.paginationKey));
+    const metrics = new Metrics();
+    const api = buildApp({ config, pool, log, pageTokens, metrics });
+    const health = buildHealthApp({ pool, log });
+    await api.listen({ host: config.api.host, port: config.api.port });
+    started.push(api);
+    await health.listen({ host: config.api.healthHost, port: config.api.healthPort });
+    started.push(health);
+    const apiPort = portOf(api);
+    const healthPort = portOf(health);
+    log.info({ apiPort, healthPort }, 'tarsier listening');
+
+    let stopping: Promise<void> | undefined;
+    return {
+      api,
+      health,
+      apiPort,
+      healthPort,
+      stop() {
+        // Drain in-flight requests first, then release the database they were using.
+        stopping ??= (async () => {
+          await api.close();
+          await health.close();
+          await database.close();
+          log.info('tarsier stopped');
+        })();
+        return stopping;
+      },
+    };
+  } catch (err) {
+    for (const app of started.reverse()) await app.close();
+    await database.close();
+    throw err;
+  }
+}
+
+/** Stops the server on SIGTERM/SIGINT; a second signal exits at once. */
+export function stopOnSignals(server: RunningServer, log: Logger): void {
+  let received = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (received) process.exit(1);
+    received = true;
+    log.info({ signal }, 'shutting down');
+    server.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+}

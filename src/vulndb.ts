@@ -1,0 +1,189 @@
+/**
+ * The vulnerability database's write and read operations, shared by the v1 API and the updaters.
+ * Each write runs in one transaction that also writes the notification for the change.
+ */
+import { isVersionFormatName, knownNamespaceFormat, versionFormat } from './ecosystems/index.js';
+import { badRequest, notFound } from './errors.js';
+import type { VersionFormatName } from './model/version-format.js';
+import { mergeFixedIn, sameVulnerability, type FixedIn, type Vulnerability } from './model/vulnerability.js';
+import { withTransaction, type Pool, type Queryable } from './store/pool.js';
+import {
+  ensureNamespace,
+  findLiveVulnerability,
+  findNamespace,
+  listLiveVulnerabilities,
+  lockVulnerability,
+  replaceVulnerability,
+  type NamespaceRow,
+  type StoredVulnerability,
+} from './store/vulnerabilities.js';
+
+export type { NamespaceRow, StoredVulnerability };
+export { findNamespace, listNamespaces } from './store/vulnerabilities.js';
+
+/** Who writes: the API (updater null) or an updater; and whether the change notifies. */
+export interface WriteContext {
+  updater: string | null;
+  notify: boolean;
+}
+
+const API_WRITE: WriteContext = { updater: null, notify: true };
+
+export interface WriteResult {
+  vulnerability: StoredVulnerability;
+  /** False when the submitted state equalled the stored one: nothing was written. */
+  changed: boolean;
+  notification: string | null;
+}
+
+async function requireNamespace(db: Queryable, name: string): Promise<NamespaceRow> {
+  const namespace = await findNamespace(db, name);
+  if (!namespace) throw notFound(`namespace ${name} does not exist`);
+  return namespace;
+}
+
+/**
+ * The namespace a write goes to, created on first use. A known distribution's format always
+ * wins; for other namespaces the client's VersionFormat decides.
+ */
+async function namespaceForWrite(db: Queryable, name: string, clientFormat: string | undefined): Promise<NamespaceRow> {
+  const existing = await findNamespace(db, name);
+  const known = knownNamespaceFormat(name);
+  if (clientFormat !== undefined && !isVersionFormatName(clientFormat)) {
+    throw badRequest(`VersionFormat ${JSON.stringify(clientFormat)} is not supported; use dpkg, rpm or apk`);
+  }
+  if (existing) {
+    if (!known && clientFormat !== undefined && clientFormat !== existing.versionFormat) {
+      throw badRequest(
+        `namespace ${name} compares versions as ${existing.versionFormat}; VersionFormat ${clientFormat} does not match`,
+      );
+    }
+    return existing;
+  }
+  const format: VersionFormatName | undefined = known ?? clientFormat;
+  if (!format) {
+    throw badRequest(
+      `namespace ${name} is not a distribution Tarsier knows, so its version format is unknown: give FixedIn[].VersionFormat (dpkg, rpm or apk)`,
+    );
+  }
+  return ensureNamespace(db, name, format);
+}
+
+function validateFixedIn(namespace: NamespaceRow, fixedIn: readonly FixedIn[]): void {
+  const format = versionFormat(namespace.versionFormat);
+  const seen = new Set<string>();
+  for (const fix of fixedIn) {
+    if (fix.feature === '') throw badRequest('every FixedIn entry needs a Name (the package name)');
+    if (seen.has(fix.feature)) throw badRequest(`FixedIn lists ${fix.feature} more than once`);
+    seen.add(fix.feature);
+    if (fix.version !== null && !format.valid(fix.version)) {
+      throw badRequest(
+        `FixedIn version ${JSON.stringify(fix.version)} of ${fix.feature} is not a valid ${format.name} version (use "None" when no fix exists)`,
+      );
+    }
+  }
+}
+
+/** Lock, read, decide the next state, write it (when it differs) and notify. */
+async function change(
+  pool: Pool,
+  namespaceName: string,
+  name: string,
+  clientFormat: string | undefined,
+  context: WriteContext,
+  decide: (current: StoredVulnerability | undefined, namespace: NamespaceRow) => Vulnerability,
+): Promise<WriteResult> {
+  return withTransaction(pool, async (client) => {
+    const namespace = await namespaceForWrite(client, namespaceName, clientFormat);
+    const current = await lockVulnerability(client, namespace, name);
+    const next = decide(current, namespace);
+    validateFixedIn(namespace, next.fixedIn);
+    if (current && sameVulnerability(current, next)) {
+      return { vulnerability: current, changed: false, notification: null };
+    }
+    const { id, notification } = await replaceVulnerability(client, namespace, current, next, context);
+    return { vulnerability: { ...next, id: id!, updater: context.updater }, changed: true, notification };
+  });
+}
+
+/**
+ * Creates a vulnerability, or merges into the live one as Clair did: description, link, severity
+ * and metadata are replaced; fixed-in entries are added or replaced per feature, others kept.
+ */
+export function createVulnerability(
+  pool: Pool,
+  input: Vulnerability,
+  clientFormat?: string,
+  context: WriteContext = API_WRITE,
+): Promise<WriteResult> {
+  return change(pool, input.namespace, input.name, clientFormat, context, (current) => ({
+    ...input,
+    fixedIn: mergeFixedIn(current?.fixedIn ?? [], input.fixedIn),
+  }));
+}
+
+/** Replaces everything but the fixed-in list (managed through the fixes routes); creates when absent. */
+export function updateVulnerability(
+  pool: Pool,
+  input: Omit<Vulnerability, 'fixedIn'>,
+  clientFormat?: string,
+): Promise<WriteResult> {
+  return change(pool, input.namespace, input.name, clientFormat, API_WRITE, (current) => ({
+    ...input,
+    fixedIn: current?.fixedIn ?? [],
+  }));
+}
+
+export async function deleteVulnerability(pool: Pool, namespaceName: string, name: string): Promise<void> {
+  await withTransaction(pool, async (client) => {
+    const namespace = await requireNamespace(client, namespaceName);
+    const current = await lockVulnerability(client, namespace, name);
+    if (!current) throw notFound(`vulnerability ${name} does not exist in namespace ${namespaceName}`);
+    await replaceVulnerability(client, namespace, current, null, API_WRITE);
+  });
+}
+
+export async function getVulnerability(pool: Pool, namespaceName: string, name: string): Promise<StoredVulnerability> {
+  const namespace = await requireNamespace(pool, namespaceName);
+  const found = await findLiveVulnerability(pool, namespace, name);
+  if (!found) throw notFound(`vulnerability ${name} does not exist in namespace ${namespaceName}`);
+  return found;
+}
+
+export interface VulnerabilityPage {
+  vulnerabilities: StoredVulnerability[];
+  /** Id to start the next page at; null on the last page. */
+  nextId: number | null;
+}
+
+export async function listVulnerabilities(
+  pool: Pool,
+  namespaceName: string,
+  startId: number,
+  limit: number,
+): Promise<VulnerabilityPage> {
+  const namespace = await requireNamespace(pool, namespaceName);
+  const rows = await listLiveVulnerabilities(pool, namespace, startId, limit + 1);
+  const next = rows.length > limit ? rows[limit] : undefined;
+  return { vulnerabilities: rows.slice(0, limit), nextId: next ? next.id : null };
+}
+
+/** Adds or replaces the fix for one feature. */
+export async function putFix(pool: Pool, namespaceName: string, name: string, fix: FixedIn): Promise<WriteResult> {
+  await requireNamespace(pool, namespaceName);
+  return change(pool, namespaceName, name, undefined, API_WRITE, (current) => {
+    if (!current) throw notFound(`vulnerability ${name} does not exist in namespace ${namespaceName}`);
+    return { ...current, fixedIn: mergeFixedIn(current.fixedIn, [fix]) };
+  });
+}
+
+export async function deleteFix(pool: Pool, namespaceName: string, name: string, feature: string): Promise<WriteResult> {
+  await requireNamespace(pool, namespaceName);
+  return change(pool, namespaceName, name, undefined, API_WRITE, (current) => {
+    if (!current) throw notFound(`vulnerability ${name} does not exist in namespace ${namespaceName}`);
+    if (!current.fixedIn.some((f) => f.feature === feature)) {
+      throw notFound(`vulnerability ${name} has no fix for ${feature}`);
+    }
+    return { ...current, fixedIn: current.fixedIn.filter((f) => f.feature !== feature) };
+  });
+}
