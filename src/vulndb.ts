@@ -71,11 +71,7 @@ async function namespaceForWrite(db: Queryable, name: string, clientFormat: stri
 
 function validateFixedIn(namespace: NamespaceRow, fixedIn: readonly FixedIn[]): void {
   const format = versionFormat(namespace.versionFormat);
-  const seen = new Set<string>();
   for (const fix of fixedIn) {
-    if (fix.feature === '') throw badRequest('every FixedIn entry needs a Name (the package name)');
-    if (seen.has(fix.feature)) throw badRequest(`FixedIn lists ${fix.feature} more than once`);
-    seen.add(fix.feature);
     if (fix.version !== null && !format.valid(fix.version)) {
       throw badRequest(
         `FixedIn version ${JSON.stringify(fix.version)} of ${fix.feature} is not a valid ${format.name} version (use "None" when no fix exists)`,
@@ -106,6 +102,15 @@ async function change(
   });
 }
 
+/** A submitted fixed-in list names each feature once (a merge would silently keep the last). */
+function requireDistinctFeatures(fixedIn: readonly FixedIn[]): void {
+  const seen = new Set<string>();
+  for (const fix of fixedIn) {
+    if (seen.has(fix.feature)) throw badRequest(`FixedIn lists ${fix.feature} more than once`);
+    seen.add(fix.feature);
+  }
+}
+
 /**
  * Creates a vulnerability, or merges into the live one as Clair did: description, link, severity
  * and metadata are replaced; fixed-in entries are added or replaced per feature, others kept.
@@ -116,6 +121,7 @@ export function createVulnerability(
   clientFormat?: string,
   context: WriteContext = API_WRITE,
 ): Promise<WriteResult> {
+  requireDistinctFeatures(input.fixedIn);
   return change(pool, input.namespace, input.name, clientFormat, context, (current) => ({
     ...input,
     fixedIn: mergeFixedIn(current?.fixedIn ?? [], input.fixedIn),

@@ -1,0 +1,37 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type pg from 'pg';
+import { afterAll } from 'vitest';
+import { PageTokens } from '../../src/api/paging.js';
+import { buildApp } from '../../src/app.js';
+import { parseConfig, type Config } from '../../src/config.js';
+import { Metrics } from '../../src/metrics.js';
+import { freshPool, silentLog } from './db.js';
+
+export interface TestApp {
+  app: FastifyInstance;
+  pool: pg.Pool;
+  config: Config;
+  pageTokens: PageTokens;
+  metrics: Metrics;
+}
+
+/**
+ * buildApp over a fresh database. yaml: extra configuration under `clair:` (indented two
+ * spaces), e.g. "  api:\n    v1revision: A". now: the page-token clock (Unix ms).
+ */
+export async function testApp(options: { yaml?: string; pool?: pg.Pool; now?: () => number } = {}): Promise<TestApp> {
+  const pool = options.pool ?? (await freshPool());
+  const config = parseConfig(options.yaml ? `clair:\n${options.yaml}\n` : '');
+  const pageTokens = new PageTokens(randomBytes(32), options.now);
+  const metrics = new Metrics();
+  const app = buildApp({ config, pool, log: silentLog, pageTokens, metrics });
+  await app.ready();
+  afterAll(() => app.close());
+  return { app, pool, config, pageTokens, metrics };
+}
+
+/** JSON body of an inject() response. */
+export function json(response: { body: string }): any { // eslint-disable-line @typescript-eslint/no-explicit-any
+  return JSON.parse(response.body);
+}
