@@ -18,14 +18,18 @@ export interface TestApp {
 
 /**
  * buildApp over a fresh database. yaml: extra configuration under `clair:` (indented two
- * spaces), e.g. "  api:\n    v1revision: A". now: the page-token clock (Unix ms).
+ * spaces), e.g. "  api:\n    v1revision: A". now: the page-token clock (Unix ms). routes: extra
+ * routes registered before the app is ready (e.g. a deliberately slow one).
  */
-export async function testApp(options: { yaml?: string; pool?: pg.Pool; now?: () => number } = {}): Promise<TestApp> {
+export async function testApp(
+  options: { yaml?: string; pool?: pg.Pool; now?: () => number; routes?: (app: FastifyInstance) => void } = {},
+): Promise<TestApp> {
   const pool = options.pool ?? (await freshPool());
   const config = parseConfig(options.yaml ? `clair:\n${options.yaml}\n` : '');
   const pageTokens = new PageTokens(randomBytes(32), options.now);
   const metrics = new Metrics();
   const app = buildApp({ config, pool, log: silentLog, pageTokens, metrics });
+  options.routes?.(app);
   await app.ready();
   afterAll(() => app.close());
   return { app, pool, config, pageTokens, metrics };

@@ -1,0 +1,165 @@
+import { pathToFileURL } from 'node:url';
+import { apk } from '../src/ecosystems/apk/version.js';
+import { dpkg } from '../src/ecosystems/dpkg/version.js';
+import { rpm } from '../src/ecosystems/rpm/version.js';
+import type { VersionFormat } from '../src/model/version-format.js';
+import { machineInfo, median, writeBenchmarkSection } from './lib.js';
+
+/**
+ * Version comparison throughput per format. The corpus mimics the matcher's
+ * work: an installed package version against a fixed-in version of the same
+ * package, so most pairs share a long prefix and differ late (a revision, a
+ * security-update suffix, a patch level), which is the expensive case.
+ */
+
+const COMMAND = 'npx tsx bench/version-compare.ts';
+const PAIRS = 10_000;
+const PASSES_PER_RUN = 20;
+const WARMUP_PASSES = 5;
+const RUNS = 7;
+
+type Random = () => number;
+type Pair = readonly [string, string];
+
+/** mulberry32, so every run measures the same corpus. */
+function prng(seed: number): Random {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function int(random: Random, max: number): number {
+  return Math.floor(random() * max);
+}
+
+function pick<T>(random: Random, items: readonly T[]): T {
+  return items[int(random, items.length)] as T;
+}
+
+function upstream(random: Random): string {
+  const parts = [int(random, 10), int(random, 40), int(random, 30)].slice(0, 2 + int(random, 2));
+  return parts.join('.');
+}
+
+/** Debian/Ubuntu style: `1:2.36.1-8+deb11u1`, `7.81.0-1ubuntu1.15`, `3.0.2-0ubuntu1~22.04.1`. */
+function dpkgVersion(random: Random, base: string): string {
+  const epoch = random() < 0.15 ? '1:' : '';
+  const revision = int(random, 12) + 1;
+  const suffix = pick(random, [
+    '',
+    `+deb${10 + int(random, 3)}u${int(random, 9) + 1}`,
+    `ubuntu${int(random, 5)}.${int(random, 20)}`,
+    `~deb${10 + int(random, 3)}u${int(random, 3)}`,
+    `build${int(random, 3) + 1}`,
+  ]);
+  const extra = pick(random, ['', '', '+dfsg', '~rc1', 'a']);
+  return `${epoch}${base}${extra}-${revision}${suffix}`;
+}
+
+/** RHEL/Fedora/Amazon style: `1:1.1.1k-6.el8_5`, `4.16.1.3-11.fc34`, `0.9.29-1.amzn2023.0.3`, `1.0^20210101git1234-1.fc35`. */
+function rpmVersion(random: Random, base: string): string {
+  const epoch = random() < 0.2 ? `${int(random, 3)}:` : '';
+  const caret = random() < 0.05 ? `^2024${int(random, 9)}01git${int(random, 9999)}` : '';
+  const release = pick(random, [
+    `${int(random, 200)}.el8`,
+    `${int(random, 200)}.el8_${int(random, 10)}`,
+    `${int(random, 60)}.el9_${int(random, 5)}.${int(random, 3)}`,
+    `${int(random, 30)}.fc${34 + int(random, 8)}`,
+    `${int(random, 5)}.amzn2023.0.${int(random, 6)}`,
+  ]);
+  return `${epoch}${base}${caret}-${release}`;
+}
+
+/** Alpine style: `1.36.1-r29`, `1.1.1w-r1`, `6.4_p20231125-r0`, `13.2.1_git20231014-r0`, `1.10.0_rc1-r0`. */
+function apkVersion(random: Random, base: string): string {
+  const suffix = pick(random, [
+    '',
+    '',
+    pick(random, ['a', 'k', 'w']),
+    `_p${20230000 + int(random, 20000)}`,
+    `_git${20230000 + int(random, 20000)}`,
+    `_rc${int(random, 4) + 1}`,
+    `_pre${int(random, 4) + 1}`,
+  ]);
+  return `${base}${suffix}-r${int(random, 30)}`;
+}
+
+/** Pairs of versions of one package: the same upstream most of the time. */
+function corpus(format: VersionFormat, seed: number, version: (random: Random, base: string) => string): Pair[] {
+  const random = prng(seed);
+  const pairs: Pair[] = [];
+  while (pairs.length < PAIRS) {
+    const base = upstream(random);
+    const otherBase = random() < 0.7 ? base : upstream(random);
+    const pair = [version(random, base), version(random, otherBase)] as const;
+    // A benchmark of the malformed-input path would measure the wrong thing.
+    for (const v of pair) if (!format.valid(v)) throw new Error(`corpus holds an invalid ${format.name} version: ${v}`);
+    pairs.push(pair);
+  }
+  return pairs;
+}
+
+/** Compares every pair once; the returned sum keeps the work observable. */
+function pass(format: VersionFormat, pairs: readonly Pair[]): number {
+  let sum = 0;
+  for (const [a, b] of pairs) sum += format.compare(a, b);
+  return sum;
+}
+
+interface Result {
+  readonly format: string;
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+function measure(format: VersionFormat, pairs: readonly Pair[]): Result {
+  let sink = 0;
+  for (let i = 0; i < WARMUP_PASSES; i++) sink += pass(format, pairs);
+  const rates: number[] = [];
+  for (let run = 0; run < RUNS; run++) {
+    const started = process.hrtime.bigint();
+    for (let i = 0; i < PASSES_PER_RUN; i++) sink += pass(format, pairs);
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    rates.push((pairs.length * PASSES_PER_RUN) / seconds);
+  }
+  if (Number.isNaN(sink)) throw new Error('unreachable: keeps the comparisons alive');
+  return { format: format.name, median: median(rates), min: Math.min(...rates), max: Math.max(...rates) };
+}
+
+function formatRate(perSecond: number): string {
+  return `${(perSecond / 1e6).toFixed(2)} M`;
+}
+
+export async function run(): Promise<void> {
+  const results = [
+    measure(dpkg, corpus(dpkg, 1, dpkgVersion)),
+    measure(rpm, corpus(rpm, 2, rpmVersion)),
+    measure(apk, corpus(apk, 3, apkVersion)),
+  ];
+  const rows = results.map(
+    (r) => `| ${r.format} | ${formatRate(r.median)} | ${formatRate(r.min)} – ${formatRate(r.max)} | ${(1e9 / r.median).toFixed(0)} ns |`,
+  );
+  const body = [
+    `Command: \`${COMMAND}\``,
+    '',
+    `Machine: ${machineInfo()}`,
+    '',
+    `Each format compares ${PAIRS.toLocaleString('en')} seeded, realistic version pairs (installed vs fixed-in version of the same package, mostly sharing the upstream version), ${PASSES_PER_RUN} passes per run after ${WARMUP_PASSES} warm-up passes; the median of ${RUNS} runs is reported.`,
+    '',
+    '| Format | Median comparisons/s | Range over runs | Median time per comparison |',
+    '|---|---|---|---|',
+    ...rows,
+  ].join('\n');
+  await writeBenchmarkSection('Version comparison', body);
+  console.log(body);
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await run();
+}

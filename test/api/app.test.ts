@@ -1,0 +1,157 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildHealthApp } from '../../src/app.js';
+import { createPool } from '../../src/store/pool.js';
+import { json, testApp } from '../helpers/app.js';
+import { freshDatabase, silentLog } from '../helpers/db.js';
+
+/**
+ * A TCP relay in front of the test database that can be cut and restored, to show what clients
+ * see while the database is unreachable and that the service recovers by itself.
+ */
+async function databaseRelay(target: { host: string; port: number }) {
+  const sockets = new Set<Socket>();
+  let up = true;
+  const server: Server = createServer((client) => {
+    if (!up) return client.destroy();
+    const upstream = connect(target.port, target.host);
+    sockets.add(client).add(upstream);
+    client.pipe(upstream).pipe(client);
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', drop).on('close', drop);
+    upstream.on('error', drop).on('close', drop);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address ? address.port : 0,
+    cut() {
+      up = false;
+      for (const s of sockets) s.destroy();
+      sockets.clear();
+    },
+    restore() {
+      up = true;
+    },
+  };
+}
+
+/** host/port of the test database, whichever form the connection settings take. */
+function hostPort(conn: { connectionString?: string; host?: string; port?: number }) {
+  if (conn.connectionString) {
+    const url = new URL(conn.connectionString);
+    return { host: url.hostname, port: Number(url.port || 5432), url };
+  }
+  return { host: conn.host ?? '127.0.0.1', port: conn.port ?? 5432, url: undefined };
+}
+
+describe('errors and routing', () => {
+  it('answers unknown routes with the v1 error envelope', async () => {
+    const { app } = await testApp();
+    const res = await app.inject({ url: '/v1/nothing-here?x=1' });
+    expect(res.statusCode).toBe(404);
+    expect(res.headers['content-type']).toBe('application/json;charset=utf-8');
+    expect(json(res)).toEqual({ Error: { Message: 'no route for GET /v1/nothing-here' } });
+  });
+
+  it('answers 503 while the database is unreachable and recovers when it returns', async () => {
+    const conn = await freshDatabase();
+    const { host, port, url } = hostPort(conn as never);
+    const relay = await databaseRelay({ host, port });
+    const relayed = url
+      ? { connectionString: Object.assign(new URL(url.toString()), { host: `127.0.0.1:${relay.port}` }).toString() }
+      : { ...conn, host: '127.0.0.1', port: relay.port };
+    const pool = createPool({ ...relayed, connectionTimeoutMillis: 1000 }, 4, silentLog);
+    afterAll(() => pool.end());
+    const { app } = await testApp({ pool });
+    const health = buildHealthApp({ pool, log: silentLog });
+    afterAll(() => health.close());
+
+    expect((await app.inject({ url: '/v1/namespaces' })).statusCode).toBe(200);
+    expect(json(await health.inject({ url: '/health' }))).toEqual({ status: 'ok' });
+
+    relay.cut();
+    const down = await app.inject({ url: '/v1/namespaces' });
+    expect(down.statusCode).toBe(503);
+    expect(json(down)).toEqual({ Error: { Message: 'the database is unavailable; retry shortly' } });
+    const write = await app.inject({
+      method: 'POST',
+      url: '/v1/namespaces/debian%3A12/vulnerabilities',
+      payload: { Vulnerability: { Name: 'CVE-1', Severity: 'Low' } },
+    });
+    expect(write.statusCode).toBe(503);
+    const sick = await health.inject({ url: '/health' });
+    expect(sick.statusCode).toBe(503);
+    expect(json(sick)).toEqual({ status: 'unavailable', message: 'the database does not answer' });
+
+    relay.restore();
+    expect((await app.inject({ url: '/v1/namespaces' })).statusCode).toBe(200);
+    expect((await health.inject({ url: '/health' })).statusCode).toBe(200);
+  });
+
+  it('answers 503 when a request outlives api.timeout, and keeps serving', async () => {
+    const { app } = await testApp({
+      yaml: '  api:\n    timeout: 100ms',
+      routes: (a) => a.get('/slow', () => new Promise((resolve) => setTimeout(() => resolve({ late: true }), 400))),
+    });
+    const res = await app.inject({ url: '/slow' });
+    expect(res.statusCode).toBe(503);
+    expect(json(res)).toEqual({
+      Error: { Message: 'the server did not finish the request within the configured timeout (clair.api.timeout)' },
+    });
+    expect((await app.inject({ url: '/v1/namespaces' })).statusCode).toBe(200);
+  });
+});
+
+describe('API authentication', () => {
+  const psk = randomBytes(32);
+  const yaml = `  api:\n    auth:\n      tokens: [s3cret-token]\n      psk: ${psk.toString('base64')}`;
+
+  function jwt(claims: Record<string, unknown>, key = psk): string {
+    const enc = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const body = `${enc({ alg: 'HS256', typ: 'JWT' })}.${enc(claims)}`;
+    return `${body}.${createHmac('sha256', key).update(body).digest('base64url')}`;
+  }
+
+  it('is off unless configured', async () => {
+    const { app } = await testApp();
+    expect((await app.inject({ url: '/v1/namespaces' })).statusCode).toBe(200);
+  });
+
+  it('requires a static bearer token or a valid HS256 JWT when configured', async () => {
+    const { app } = await testApp({ yaml });
+    const get = (authorization?: string) =>
+      app.inject({ url: '/v1/namespaces', headers: authorization ? { authorization } : {} });
+    const none = await get();
+    expect(none.statusCode).toBe(401);
+    expect(json(none)).toEqual({ Error: { Message: 'this API requires a credential: send "Authorization: Bearer <token>"' } });
+    expect((await get('Bearer s3cret-token')).statusCode).toBe(200);
+    expect((await get('Bearer wrong-token')).statusCode).toBe(401);
+    const now = Math.floor(Date.now() / 1000);
+    expect((await get(`Bearer ${jwt({ sub: 'ci', exp: now + 300 })}`)).statusCode).toBe(200);
+    expect((await get(`Bearer ${jwt({ sub: 'ci', exp: now - 3600 })}`)).statusCode).toBe(401);
+    expect((await get(`Bearer ${jwt({ sub: 'ci' }, randomBytes(32))}`)).statusCode).toBe(401);
+    expect((await app.inject({ url: '/metrics' })).statusCode).toBe(401);
+  });
+});
+
+describe('metrics', () => {
+  it('counts requests by route pattern and status', async () => {
+    const { app } = await testApp();
+    await app.inject({ url: '/v1/namespaces' });
+    await app.inject({ url: '/v1/namespaces/debian%3A1/vulnerabilities/CVE-1' });
+    const res = await app.inject({ url: '/metrics' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    expect(res.body).toContain('tarsier_http_requests_total{method="GET",route="/v1/namespaces",status="200"} 1');
+    expect(res.body).toContain(
+      'tarsier_http_requests_total{method="GET",route="/v1/namespaces/:ns/vulnerabilities/:name",status="404"} 1',
+    );
+    expect(res.body).toContain('tarsier_http_request_duration_seconds_bucket');
+  });
+});

@@ -1,0 +1,78 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { apk, apkFuzzyCompare } from '../../src/ecosystems/apk/version.js';
+import { type Row, compareRows, negate, readTable, show } from './vector-table.js';
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+const ownTable = `${repoRoot}test/fixtures/versions/apk-compare.data`;
+// apk-tools' own table is GPL-2.0, so it is not copied into this repository;
+// it is used when the shared fixtures sit next to the checkout.
+const upstreamTable = `${repoRoot}../shared/fixtures/apk-version/version.data`;
+const hasUpstreamTable = existsSync(upstreamTable);
+
+/** What apkFuzzyCompare(a, b) must return, or `'not 0'` for `!~`. */
+const FUZZY: Readonly<Record<string, -1 | 0 | 1 | 'not 0'>> = { '~': 0, '<~': -1, '>~': 1, '!~': 'not 0' };
+
+/**
+ * Registers one test per row: `a OP b` compare rows (both directions) and
+ * fuzzy rows, lone `v` (must be valid) and `!v` (must be invalid).
+ */
+function checkTable(rows: readonly Row[]): void {
+  const compares = compareRows(rows);
+  it('has rows', () => {
+    expect(compares.length).toBeGreaterThan(0);
+  });
+  for (const { line, a, op, b, expected } of compares) {
+    if (expected !== undefined) {
+      it(`line ${line}: ${show(a)} ${op} ${show(b)}`, () => {
+        expect(apk.compare(a, b)).toBe(expected);
+        expect(apk.compare(b, a)).toBe(negate(expected));
+      });
+      continue;
+    }
+    const fuzzy = FUZZY[op];
+    if (fuzzy === undefined) throw new Error(`line ${line}: unknown operator ${op}`);
+    it(`line ${line}: ${show(a)} ${op} ${show(b)}`, () => {
+      if (fuzzy === 'not 0') expect(apkFuzzyCompare(a, b)).not.toBe(0);
+      else expect(apkFuzzyCompare(a, b)).toBe(fuzzy);
+    });
+  }
+  for (const { line, fields } of rows) {
+    const [field] = fields;
+    if (fields.length !== 1 || field === undefined) continue;
+    const mustBeValid = !field.startsWith('!');
+    const version = mustBeValid ? field : field.slice(1);
+    it(`line ${line}: ${show(version)} is ${mustBeValid ? 'valid' : 'invalid'}`, () => {
+      expect(apk.valid(version)).toBe(mustBeValid);
+    });
+  }
+}
+
+describe('apk version format', () => {
+  it('is named apk', () => {
+    expect(apk.name).toBe('apk');
+  });
+
+  it('is reflexive on anything, malformed input included', () => {
+    for (const v of ['1.2.4-r0', '', '!!', '1.0_foo', '\u00e9']) {
+      expect(apk.compare(v, v)).toBe(0);
+      expect(apkFuzzyCompare(v, v)).toBe(0);
+    }
+  });
+
+  it('fuzzy matching only relaxes where b ends', () => {
+    expect(apk.compare('3.18.4', '3.18')).toBe(1);
+    expect(apkFuzzyCompare('3.18.4', '3.18')).toBe(0);
+    expect(apkFuzzyCompare('3.19.0', '3.18')).toBe(1);
+    expect(apkFuzzyCompare('3.18', '3.18.4')).toBe(-1);
+  });
+});
+
+describe('apk vectors: test/fixtures/versions/apk-compare.data', () => {
+  checkTable(readTable(ownTable));
+});
+
+describe.runIf(hasUpstreamTable)('apk vectors: apk-tools test/unit/version.data', () => {
+  checkTable(hasUpstreamTable ? readTable(upstreamTable) : []);
+});
