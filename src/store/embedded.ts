@@ -215,7 +215,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     log.info({ dataDir, user: runAs?.user }, 'initialising embedded postgres');
     await initialise(bin, dataDir, runAs).catch((err: Error) => {
       const hint = runAs ? ` (PostgreSQL runs as user "${runAs.user}", which must be able to reach ${dataDir}; set TARSIER_DATA_DIR to a directory it can reach)` : '';
-      throw new Error(`initialising the embedded database failed${hint}: ${err.message}`, { cause: err });
+      throw new Error(`initialising the embedded database failed${hint}: ${err.message}`);
     });
   }
   await stopStalePostmaster(dataDir, log);

@@ -1,0 +1,80 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type pg from 'pg';
+import { afterAll } from 'vitest';
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+
+export interface TarsierProcess {
+  child: ChildProcess;
+  apiPort: number;
+  healthPort: number;
+  /** Every log line so far, parsed. */
+  logs: Array<Record<string, unknown>>;
+  /** Resolves with the exit code (or signal name) once the process has exited. */
+  exited: Promise<number | string>;
+}
+
+/** A postgres:// URL for connection settings in either form. */
+export function databaseUrl(conn: pg.PoolConfig): string {
+  if (conn.connectionString) return conn.connectionString;
+  const auth = conn.user ? `${encodeURIComponent(conn.user)}${conn.password ? `:${encodeURIComponent(String(conn.password))}` : ''}@` : '';
+  return `postgres://${auth}${conn.host ?? '127.0.0.1'}:${conn.port ?? 5432}/${conn.database ?? ''}`;
+}
+
+/**
+ * Runs `tarsier <args>` as a real process (through tsx, so no build step) and waits until it
+ * logs that it listens. Ports default to 0 (free ports, read back from the log). The process is
+ * killed after the test file if it is still running.
+ */
+export async function startTarsier(env: Record<string, string>, args: string[] = ['serve']): Promise<TarsierProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    env: { PATH: process.env.PATH, TARSIER_API_PORT: '0', TARSIER_HEALTH_PORT: '0', TARSIER_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  afterAll(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  const logs: Array<Record<string, unknown>> = [];
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)),
+  );
+  const listening = new Promise<Record<string, unknown>>((resolve, reject) => {
+    let buffer = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      buffer += d.toString();
+      let newline: number;
+      while ((newline = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        try {
+          const entry = JSON.parse(line) as Record<string, unknown>;
+          logs.push(entry);
+          if (entry.msg === 'tarsier listening') resolve(entry);
+        } catch {
+          // not a log line
+        }
+      }
+    });
+    void exited.then((code) => reject(new Error(`tarsier exited (${code}) before listening: ${stderr}${JSON.stringify(logs.slice(-5))}`)));
+  });
+  const entry = await listening;
+  return { child, apiPort: entry.apiPort as number, healthPort: entry.healthPort as number, logs, exited };
+}
+
+/** Runs `tarsier <args>` to completion; returns its exit code and output. */
+export function runTarsier(env: Record<string, string>, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+      env: { PATH: process.env.PATH, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}

@@ -1,0 +1,124 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freshDatabase } from './helpers/db.js';
+import { databaseUrl, runTarsier, startTarsier } from './helpers/process.js';
+
+async function get(port: number, path: string): Promise<{ status: number; body: string }> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`);
+  return { status: res.status, body: await res.text() };
+}
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'tarsier-server-'));
+  // mkdtemp makes it private; the embedded PostgreSQL runs as another user and must reach into it.
+  await chmod(dir, 0o755);
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function postmasterPid(dataDir: string): number | undefined {
+  const file = join(dataDir, 'postmaster.pid');
+  return existsSync(file) ? Number(readFileSync(file, 'utf8').split('\n')[0]) : undefined;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('tarsier serve', () => {
+  it('serves the API and health ports on a configured database and stops cleanly on SIGTERM', async () => {
+    const url = databaseUrl(await freshDatabase());
+    const server = await startTarsier({ DATABASE_URL: url });
+    expect(await get(server.apiPort, '/v1/namespaces')).toEqual({ status: 200, body: '{"Namespaces":[]}' });
+    expect(await get(server.healthPort, '/health')).toEqual({ status: 200, body: '{"status":"ok"}' });
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    expect(server.logs.map((l) => l.msg)).toContain('tarsier stopped');
+  });
+
+  it('takes its settings from a Clair config file given by TARSIER_CONFIG', async () => {
+    const url = databaseUrl(await freshDatabase());
+    const dir = await tempDir();
+    const file = join(dir, 'config.yaml');
+    await writeFile(file, `clair:\n  database:\n    type: pgsql\n    options:\n      source: ${url}\n  api:\n    port: 0\n    healthport: 0\n    v1revision: A\n`);
+    const server = await startTarsier({ TARSIER_CONFIG: file, TARSIER_API_PORT: '', TARSIER_HEALTH_PORT: '' });
+    await fetch(`http://127.0.0.1:${server.apiPort}/v1/namespaces/debian%3A12/vulnerabilities`, {
+      method: 'POST',
+      body: JSON.stringify({ Vulnerability: { Name: 'CVE-1', Severity: 'Low' } }),
+    });
+    expect(await get(server.apiPort, '/v1/namespaces')).toEqual({ status: 200, body: '{"Namespaces":["debian:12"]}' });
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+  });
+
+  it('starts an embedded PostgreSQL when no database is configured, survives being killed, and stops it on exit', async () => {
+    const dataDir = join(await tempDir(), 'postgres');
+    const first = await startTarsier({ TARSIER_DATA_DIR: dataDir });
+    expect((await get(first.healthPort, '/health')).status).toBe(200);
+    await fetch(`http://127.0.0.1:${first.apiPort}/v1/namespaces/alpine%3Av3.19/vulnerabilities`, {
+      method: 'POST',
+      body: JSON.stringify({ Vulnerability: { Name: 'CVE-2', Severity: 'High' } }),
+    });
+    // SIGKILL leaves the embedded postmaster running: the next start must deal with it.
+    first.child.kill('SIGKILL');
+    await first.exited;
+    const stale = postmasterPid(dataDir);
+    expect(stale !== undefined && alive(stale)).toBe(true);
+
+    const second = await startTarsier({ TARSIER_DATA_DIR: dataDir });
+    expect(second.logs.map((l) => l.msg)).toContain('stopping stale embedded postgres left by an earlier run');
+    expect(alive(stale!)).toBe(false);
+    // Data written before the kill is still there.
+    expect(await get(second.apiPort, '/v1/namespaces')).toEqual({
+      status: 200,
+      body: '{"Namespaces":[{"Name":"alpine:v3.19","VersionFormat":"apk"}]}',
+    });
+    const running = postmasterPid(dataDir)!;
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    expect(alive(running)).toBe(false);
+  }, 60_000);
+
+  it('refuses a second process on the same embedded data directory', async () => {
+    const dataDir = join(await tempDir(), 'postgres');
+    const first = await startTarsier({ TARSIER_DATA_DIR: dataDir });
+    await expect(startTarsier({ TARSIER_DATA_DIR: dataDir })).rejects.toThrow(/is in use by Tarsier process/);
+    expect((await get(first.healthPort, '/health')).status).toBe(200);
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+  }, 60_000);
+
+  it('stops at start-up with a message that names a bad configuration key', async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'bad.yaml');
+    await writeFile(file, 'clair:\n  api:\n    port: sixty\n');
+    const result = await runTarsier({}, ['serve', '--config', file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^tarsier: invalid configuration: clair\.api\.port: /);
+  });
+});
+
+describe('tarsier migrate', () => {
+  it('applies the migrations to an empty database and exits', async () => {
+    const conn = await freshDatabase();
+    const url = databaseUrl(conn);
+    const pg = await import('pg');
+    const client = new pg.default.Client({ connectionString: url });
+    await client.connect();
+    await client.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
+    const result = await runTarsier({ DATABASE_URL: url, TARSIER_LOG_LEVEL: 'info' }, ['migrate']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('"migration":"0001_init.sql"');
+    const { rows } = await client.query('SELECT count(*)::int AS n FROM schema_migrations');
+    expect(rows[0].n).toBeGreaterThan(0);
+    await client.end();
+  });
+});
