@@ -12,7 +12,7 @@ import { machineInfo, median, writeBenchmarkSection } from './lib.js';
  * security-update suffix, a patch level), which is the expensive case.
  */
 
-const COMMAND = 'npx tsx bench/version-compare.ts';
+const COMMAND = 'npm run bench -- version-compare';
 const PAIRS = 10_000;
 const PASSES_PER_RUN = 20;
 const WARMUP_PASSES = 5;

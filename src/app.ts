@@ -16,6 +16,8 @@ export interface AppDeps {
   log: Logger;
   pageTokens: PageTokens;
   metrics: Metrics;
+  /** Serve HTTPS with this key and certificate; with ca, clients must present a certificate it signed. */
+  tls?: { key: Buffer; cert: Buffer; ca?: Buffer };
 }
 
 /** Clair read at most 1 MiB of a request body; so do we. */
@@ -32,6 +34,16 @@ function routeLabel(pattern: string | undefined): string {
 export function buildApp(deps: AppDeps): FastifyInstance {
   const { config, pool, metrics } = deps;
   const app = Fastify({
+    ...(deps.tls
+      ? {
+          https: {
+            key: deps.tls.key,
+            cert: deps.tls.cert,
+            ...(deps.tls.ca ? { ca: deps.tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
+            minVersion: 'TLSv1.2' as const,
+          },
+        }
+      : {}),
     loggerInstance: deps.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { ignoreTrailingSlash: true },

@@ -2,11 +2,12 @@
  * The only impure module: config → database → migrations → services → listen, and a graceful
  * stop in reverse order on SIGTERM/SIGINT.
  */
+import { readFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type pg from 'pg';
 import { loadPageTokenKey, PageTokens } from './api/paging.js';
-import { buildApp, buildHealthApp } from './app.js';
+import { buildApp, buildHealthApp, type AppDeps } from './app.js';
 import type { Config } from './config.js';
 import { Metrics } from './metrics.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './store/embedded.js';
@@ -45,6 +46,17 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
   };
 }
 
+/** The API's TLS material when api.certfile and api.keyfile are set (Clair's rule). */
+async function readTls(config: Config): Promise<AppDeps['tls']> {
+  const { certFile, keyFile, caFile } = config.api.tls;
+  if (!certFile || !keyFile) return undefined;
+  return {
+    cert: await readFile(certFile),
+    key: await readFile(keyFile),
+    ...(caFile ? { ca: await readFile(caFile) } : {}),
+  };
+}
+
 export interface RunningServer {
   api: FastifyInstance;
   health: FastifyInstance;
@@ -66,7 +78,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   try {
     const pageTokens = new PageTokens(await loadPageTokenKey(pool, config.api.paginationKey));
     const metrics = new Metrics();
-    const api = buildApp({ config, pool, log, pageTokens, metrics });
+    const api = buildApp({ config, pool, log, pageTokens, metrics, tls: await readTls(config) });
     const health = buildHealthApp({ pool, log });
     await api.listen({ host: config.api.host, port: config.api.port });
     started.push(api);

@@ -1,0 +1,22 @@
+/**
+ * npm run bench: runs every benchmark in turn; each writes its own section of docs/benchmarks.md.
+ * `npm run bench -- NAME ...` runs only the named ones.
+ */
+import { run as versionCompare } from './version-compare.js';
+
+const BENCHMARKS: Record<string, () => Promise<void>> = {
+  'version-compare': versionCompare,
+};
+
+const wanted = process.argv.slice(2);
+for (const name of wanted) {
+  if (!Object.hasOwn(BENCHMARKS, name)) {
+    process.stderr.write(`unknown benchmark ${name}; known: ${Object.keys(BENCHMARKS).join(', ')}\n`);
+    process.exit(2);
+  }
+}
+for (const [name, run] of Object.entries(BENCHMARKS)) {
+  if (wanted.length > 0 && !wanted.includes(name)) continue;
+  process.stdout.write(`benchmark ${name}\n`);
+  await run();
+}
