@@ -4,6 +4,7 @@ import { dpkg } from '../src/ecosystems/dpkg/version.js';
 import { rpm } from '../src/ecosystems/rpm/version.js';
 import type { VersionFormat } from '../src/model/version-format.js';
 import { machineInfo, median, writeBenchmarkSection } from './lib.js';
+import { prng } from '../test/helpers/prng.js';
 
 /**
  * Version comparison throughput per format. The corpus mimics the matcher's
@@ -20,18 +21,6 @@ const RUNS = 7;
 
 type Random = () => number;
 type Pair = readonly [string, string];
-
-/** mulberry32, so every run measures the same corpus. */
-function prng(seed: number): Random {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function int(random: Random, max: number): number {
   return Math.floor(random() * max);

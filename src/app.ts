@@ -108,10 +108,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
 /** Health port: GET /health answers 200 when the database answers, 503 when it does not. */
 export function buildHealthApp(deps: { pool: Pool; log: Logger }): FastifyInstance {
-  const app = Fastify({
-    loggerInstance: deps.log.child({ component: 'health' }) as FastifyBaseLogger,
-    disableRequestLogging: true,
-  });
+  // Health probes arrive every few seconds: log their warnings, not every request.
+  const app = Fastify({ loggerInstance: deps.log.child({ component: 'health' }, { level: 'warn' }) as FastifyBaseLogger });
   app.get('/health', async (request, reply) => {
     try {
       await deps.pool.query('SELECT 1');

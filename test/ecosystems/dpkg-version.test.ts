@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { dpkg, parseDpkgVersion } from '../../src/ecosystems/dpkg/version.js';
 import { compareRows, negate, readTable, show } from './vector-table.js';
+import { prng } from '../helpers/prng.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/versions/', import.meta.url));
 
@@ -104,18 +105,6 @@ function askDpkg(pairs: readonly (readonly [string, string])[]): (number | strin
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-/** mulberry32: a tiny seeded PRNG, so failures reproduce. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 type Random = () => number;

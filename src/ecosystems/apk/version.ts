@@ -1,4 +1,5 @@
 import type { VersionFormat } from '../../model/version-format.js';
+import { compareDigitRuns, compareText, isDigit } from '../version-text.js';
 
 /**
  * apk-tools (v3) version ordering, a Gentoo-like scheme:
@@ -42,7 +43,6 @@ const SUFFIX_RANK: ReadonlyMap<string, number> = new Map([
 ]);
 
 const CH_0 = 0x30;
-const CH_9 = 0x39;
 const CH_A = 0x61;
 const CH_F = 0x66;
 const CH_Z = 0x7a;
@@ -194,14 +194,7 @@ export function apkFuzzyCompare(a: string, b: string): -1 | 0 | 1 {
 }
 
 function compareNumbers(a: Cursor, b: Cursor): -1 | 0 | 1 {
-  let i = a.start;
-  let j = b.start;
-  while (i < a.end && a.s.charCodeAt(i) === CH_0) i++;
-  while (j < b.end && b.s.charCodeAt(j) === CH_0) j++;
-  const lengthA = a.end - i;
-  const lengthB = b.end - j;
-  if (lengthA !== lengthB) return lengthA < lengthB ? -1 : 1;
-  return compareText(a.s, i, a.end, b.s, j, b.end);
+  return compareDigitRuns(a.s, a.start, a.end, b.s, b.start, b.end);
 }
 
 function trimTrailingZeros(c: Cursor): number {
@@ -210,25 +203,10 @@ function trimTrailingZeros(c: Cursor): number {
   return end;
 }
 
-function compareText(s: string, i: number, end: number, t: string, j: number, endT: number): -1 | 0 | 1 {
-  for (; i < end && j < endT; i++, j++) {
-    const x = s.charCodeAt(i);
-    const y = t.charCodeAt(j);
-    if (x !== y) return x < y ? -1 : 1;
-  }
-  const restS = end - i;
-  const restT = endT - j;
-  return restS === restT ? 0 : restS < restT ? -1 : 1;
-}
-
 /** Byte-wise (UTF-8) comparison of whole strings, as apk does for malformed ones. */
 function compareBytes(a: string, b: string): -1 | 0 | 1 {
   const c = Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
   return c === 0 ? 0 : c < 0 ? -1 : 1;
-}
-
-function isDigit(c: number): boolean {
-  return c >= CH_0 && c <= CH_9;
 }
 
 function isLowerLetter(c: number): boolean {

@@ -1,4 +1,5 @@
 import type { VersionFormat } from '../../model/version-format.js';
+import { compareDigitRuns, hasValidEpoch, isAsciiLetter, isDigit, skipDigits, splitEpoch } from '../version-text.js';
 
 /**
  * Debian version ordering (Debian Policy §5.6.12, dpkg's verrevcmp):
@@ -16,10 +17,7 @@ export interface DpkgVersion {
 const MAX_EPOCH = 2_147_483_647;
 const UPSTREAM_CHARS = /^[0-9A-Za-z.+~:_-]+$/;
 const REVISION_CHARS = /^[0-9A-Za-z.+~_]*$/;
-const EPOCH_DIGITS = /^[0-9]+$/;
 
-const CH_0 = 0x30;
-const CH_9 = 0x39;
 const CH_TILDE = 0x7e;
 
 interface Parts {
@@ -33,14 +31,7 @@ interface Parts {
  * digits, so junk still orders deterministically), revision after the last '-'.
  */
 function split(v: string): Parts {
-  const s = trimAsciiSpace(v);
-  const colon = s.indexOf(':');
-  let epoch = '0';
-  let rest = s;
-  if (colon > 0 && EPOCH_DIGITS.test(s.slice(0, colon))) {
-    epoch = s.slice(0, colon);
-    rest = s.slice(colon + 1);
-  }
+  const { epoch, rest } = splitEpoch(trimAsciiSpace(v));
   const hyphen = rest.lastIndexOf('-');
   if (hyphen < 0) return { epoch, upstream: rest, revision: '' };
   return { epoch, upstream: rest.slice(0, hyphen), revision: rest.slice(hyphen + 1) };
@@ -53,8 +44,7 @@ function split(v: string): Parts {
  */
 export function parseDpkgVersion(v: string): DpkgVersion | null {
   const s = trimAsciiSpace(v);
-  const colon = s.indexOf(':');
-  if (colon >= 0 && !EPOCH_DIGITS.test(s.slice(0, colon))) return null;
+  if (!hasValidEpoch(s)) return null;
   const { epoch, upstream, revision } = split(s);
   const epochValue = Number(epoch);
   if (epochValue > MAX_EPOCH) return null;
@@ -67,7 +57,7 @@ function compare(a: string, b: string): -1 | 0 | 1 {
   const x = split(a);
   const y = split(b);
   return (
-    compareDigitRun(x.epoch, 0, x.epoch.length, y.epoch, 0, y.epoch.length) ||
+    compareDigitRuns(x.epoch, 0, x.epoch.length, y.epoch, 0, y.epoch.length) ||
     verrevcmp(x.upstream, y.upstream) ||
     verrevcmp(x.revision, y.revision)
   );
@@ -98,7 +88,7 @@ function verrevcmp(a: string, b: string): -1 | 0 | 1 {
     }
     const endA = skipDigits(a, i);
     const endB = skipDigits(b, j);
-    const c = compareDigitRun(a, i, endA, b, j, endB);
+    const c = compareDigitRuns(a, i, endA, b, j, endB);
     if (c !== 0) return c;
     i = endA;
     j = endB;
@@ -116,40 +106,8 @@ function lexicalWeight(s: string, i: number): number {
   const c = s.charCodeAt(i);
   if (c === CH_TILDE) return -1;
   if (isDigit(c)) return 0;
-  if (isLetter(c)) return c;
+  if (isAsciiLetter(c)) return c;
   return c + 256;
-}
-
-/**
- * Compares the digit runs s[i, end) and t[j, endT) by numeric value without
- * converting them to numbers, so runs longer than 2^53 stay exact. An empty
- * run counts as zero.
- */
-function compareDigitRun(s: string, i: number, end: number, t: string, j: number, endT: number): -1 | 0 | 1 {
-  while (i < end && s.charCodeAt(i) === CH_0) i++;
-  while (j < endT && t.charCodeAt(j) === CH_0) j++;
-  const lengthS = end - i;
-  const lengthT = endT - j;
-  if (lengthS !== lengthT) return lengthS < lengthT ? -1 : 1;
-  for (; i < end; i++, j++) {
-    const x = s.charCodeAt(i);
-    const y = t.charCodeAt(j);
-    if (x !== y) return x < y ? -1 : 1;
-  }
-  return 0;
-}
-
-function skipDigits(s: string, i: number): number {
-  while (i < s.length && isDigit(s.charCodeAt(i))) i++;
-  return i;
-}
-
-function isDigit(c: number): boolean {
-  return c >= CH_0 && c <= CH_9;
-}
-
-function isLetter(c: number): boolean {
-  return (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
 }
 
 /** dpkg trims with C isspace (ASCII only), not Unicode whitespace. */

@@ -1,4 +1,5 @@
 import type { VersionFormat } from '../../model/version-format.js';
+import { compareDigitRuns, compareText, hasValidEpoch, isAsciiLetter, isDigit, skipDigits, splitEpoch } from '../version-text.js';
 
 /**
  * RPM version ordering: `[epoch:]version[-release]`, epoch compared
@@ -18,10 +19,7 @@ export interface RpmEvr {
  */
 const VERSION_CHARS = /^[0-9A-Za-z.+~:_^-]+$/;
 const RELEASE_CHARS = /^[0-9A-Za-z.+~:_^-]*$/;
-const EPOCH_DIGITS = /^[0-9]+$/;
 
-const CH_0 = 0x30;
-const CH_9 = 0x39;
 const CH_TILDE = 0x7e;
 const CH_CARET = 0x5e;
 
@@ -31,14 +29,7 @@ const CH_CARET = 0x5e;
  * '-' (unlike dpkg, which splits at the last one).
  */
 function split(v: string): RpmEvr {
-  const s = v.trim();
-  const colon = s.indexOf(':');
-  let epoch = '0';
-  let rest = s;
-  if (colon > 0 && EPOCH_DIGITS.test(s.slice(0, colon))) {
-    epoch = s.slice(0, colon);
-    rest = s.slice(colon + 1);
-  }
+  const { epoch, rest } = splitEpoch(v.trim());
   const hyphen = rest.indexOf('-');
   if (hyphen < 0) return { epoch, version: rest, release: '' };
   return { epoch, version: rest.slice(0, hyphen), release: rest.slice(hyphen + 1) };
@@ -47,8 +38,7 @@ function split(v: string): RpmEvr {
 /** Parses `[epoch:]version[-release]`, or returns null when it is not one. */
 export function parseRpmEvr(v: string): RpmEvr | null {
   const s = v.trim();
-  const colon = s.indexOf(':');
-  if (colon >= 0 && !EPOCH_DIGITS.test(s.slice(0, colon))) return null;
+  if (!hasValidEpoch(s)) return null;
   const evr = split(s);
   if (!VERSION_CHARS.test(evr.version) || !RELEASE_CHARS.test(evr.release)) return null;
   return evr;
@@ -102,7 +92,7 @@ export function rpmvercmp(a: string, b: string): -1 | 0 | 1 {
       const endB = numeric ? skipDigits(b, j) : skipLetters(b, j);
       // b's segment is of the other kind: numbers beat letters.
       if (endB === j) return numeric ? 1 : -1;
-      const c = numeric ? compareNumbers(a, i, endA, b, j, endB) : compareText(a, i, endA, b, j, endB);
+      const c = numeric ? compareDigitRuns(a, i, endA, b, j, endB) : compareText(a, i, endA, b, j, endB);
       if (c !== 0) return c;
       i = endA;
       j = endB;
@@ -116,53 +106,19 @@ export function rpmvercmp(a: string, b: string): -1 | 0 | 1 {
 
 /** Epochs are digit strings; compare them by value, any length. */
 function compareEpoch(a: string, b: string): -1 | 0 | 1 {
-  return compareNumbers(a, 0, a.length, b, 0, b.length);
-}
-
-function compareNumbers(s: string, i: number, end: number, t: string, j: number, endT: number): -1 | 0 | 1 {
-  while (i < end && s.charCodeAt(i) === CH_0) i++;
-  while (j < endT && t.charCodeAt(j) === CH_0) j++;
-  const lengthS = end - i;
-  const lengthT = endT - j;
-  if (lengthS !== lengthT) return lengthS < lengthT ? -1 : 1;
-  return compareText(s, i, end, t, j, endT);
-}
-
-/** Byte-wise comparison of s[i, end) and t[j, endT) (ASCII here). */
-function compareText(s: string, i: number, end: number, t: string, j: number, endT: number): -1 | 0 | 1 {
-  for (; i < end && j < endT; i++, j++) {
-    const x = s.charCodeAt(i);
-    const y = t.charCodeAt(j);
-    if (x !== y) return x < y ? -1 : 1;
-  }
-  const restS = end - i;
-  const restT = endT - j;
-  return restS === restT ? 0 : restS < restT ? -1 : 1;
+  return compareDigitRuns(a, 0, a.length, b, 0, b.length);
 }
 
 function skipSeparators(s: string, i: number): number {
   while (i < s.length) {
     const c = s.charCodeAt(i);
-    if (isDigit(c) || isLetter(c) || c === CH_TILDE || c === CH_CARET) break;
+    if (isDigit(c) || isAsciiLetter(c) || c === CH_TILDE || c === CH_CARET) break;
     i++;
   }
   return i;
 }
 
-function skipDigits(s: string, i: number): number {
-  while (i < s.length && isDigit(s.charCodeAt(i))) i++;
-  return i;
-}
-
 function skipLetters(s: string, i: number): number {
-  while (i < s.length && isLetter(s.charCodeAt(i))) i++;
+  while (i < s.length && isAsciiLetter(s.charCodeAt(i))) i++;
   return i;
-}
-
-function isDigit(c: number): boolean {
-  return c >= CH_0 && c <= CH_9;
-}
-
-function isLetter(c: number): boolean {
-  return (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
 }
