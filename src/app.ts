@@ -109,7 +109,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 /** Health port: GET /health answers 200 when the database answers, 503 when it does not. */
 export function buildHealthApp(deps: { pool: Pool; log: Logger }): FastifyInstance {
   // Health probes arrive every few seconds: log their warnings, not every request.
-  const app = Fastify({ loggerInstance: deps.log.child({ component: 'health' }, { level: 'warn' }) as FastifyBaseLogger });
+  const level = deps.log.levelVal > deps.log.levels.values.warn! ? deps.log.level : 'warn';
+  const app = Fastify({ loggerInstance: deps.log.child({ component: 'health' }, { level }) as FastifyBaseLogger });
   app.get('/health', async (request, reply) => {
     try {
       await deps.pool.query('SELECT 1');

@@ -155,3 +155,16 @@ describe('metrics', () => {
     expect(res.body).toContain('tarsier_http_request_duration_seconds_bucket');
   });
 });
+
+describe('server faults', () => {
+  it('answer 500 with a message that leaks no internals, and the server keeps serving', async () => {
+    const t = await testApp();
+    await t.pool.query('ALTER TABLE namespace RENAME TO namespace_gone');
+    const res = await t.app.inject({ url: '/v1/namespaces' });
+    expect(res.statusCode).toBe(500);
+    expect(json(res)).toEqual({ Error: { Message: 'internal server error; the server log has the details' } });
+    expect(res.body).not.toMatch(/namespace_gone|relation|SELECT/);
+    await t.pool.query('ALTER TABLE namespace_gone RENAME TO namespace');
+    expect((await t.app.inject({ url: '/v1/namespaces' })).statusCode).toBe(200);
+  });
+});
