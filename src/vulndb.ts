@@ -63,7 +63,7 @@ async function namespaceForWrite(db: Queryable, name: string, clientFormat: stri
   const format: VersionFormatName | undefined = known ?? clientFormat;
   if (!format) {
     throw badRequest(
-      `namespace ${name} is not a distribution Tarsier knows, so its version format is unknown: give FixedIn[].VersionFormat (dpkg, rpm or apk)`,
+      `namespace ${name} is not a distribution Tarsier knows, so its version format is unknown: create it with a POST whose FixedIn entries give VersionFormat (dpkg, rpm or apk)`,
     );
   }
   return ensureNamespace(db, name, format);

@@ -173,7 +173,7 @@ describe('POST /v1/namespaces/:ns/vulnerabilities', () => {
     const res = await post(t, { Vulnerability: { Name: 'X-1', Severity: 'Low', FixedIn: [{ Name: 'pkg', Version: '1.0' }] } }, 'acme:1');
     expect(res.statusCode).toBe(400);
     expect(json(res).Error.Message).toBe(
-      'namespace acme:1 is not a distribution Tarsier knows, so its version format is unknown: give FixedIn[].VersionFormat (dpkg, rpm or apk)',
+      'namespace acme:1 is not a distribution Tarsier knows, so its version format is unknown: create it with a POST whose FixedIn entries give VersionFormat (dpkg, rpm or apk)',
     );
     expect(json(await t.app.inject({ url: '/v1/namespaces' })).Namespaces).toEqual([]);
   });
