@@ -1,0 +1,346 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import { Parser, type ReadEntry } from 'tar';
+import { unprocessable, TarsierError } from '../errors.js';
+
+/**
+ * Reads a layer archive in one streaming pass: sniffs the compression, decompresses, walks the
+ * tar entries, buffers only the files someone wants (each under a size cap), records whiteouts,
+ * and resolves links to wanted files within the layer. Memory stays independent of layer size.
+ */
+
+export type LayerFormat = 'docker' | 'aci';
+
+export interface ArchiveLimits {
+  /** Uncompressed bytes the walk may read (decompression bombs stop here). */
+  readonly maxExpandedBytes: number;
+  /** Size of one wanted file. */
+  readonly maxFileBytes: number;
+}
+
+/** Paths a layer deletes from the layers below it. */
+export interface Whiteouts {
+  /** Files or directories removed by `.wh.<name>` entries. */
+  readonly deleted: ReadonlySet<string>;
+  /** Directories whose lower-layer contents are hidden (`.wh..wh..opq`). */
+  readonly opaque: ReadonlySet<string>;
+}
+
+export interface LayerContents {
+  readonly files: Map<string, Buffer>;
+  readonly whiteouts: Whiteouts;
+}
+
+const BLOCK = 512;
+/** Symlink chains longer than this are loops (Linux's own limit is 40). */
+const MAX_LINK_HOPS = 40;
+/** Chunks handed to the tar parser: large enough that per-chunk overhead vanishes. */
+const DECOMPRESS_CHUNK = 256 * 1024;
+const WHITEOUT_PREFIX = '.wh.';
+const OPAQUE_MARKER = '.wh..wh..opq';
+
+type Compression = 'gzip' | 'zstd' | 'bzip2' | 'xz' | 'none';
+
+function sniff(head: Buffer): Compression {
+  if (head[0] === 0x1f && head[1] === 0x8b) return 'gzip';
+  if (head.readUInt32LE(0) === 0xfd2fb528) return 'zstd';
+  if (head.subarray(0, 3).toString('latin1') === 'BZh') return 'bzip2';
+  if (head.subarray(0, 6).equals(Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]))) return 'xz';
+  return 'none';
+}
+
+/** Decompressors Node lacks (zstd on Node 20, bzip2, xz) run as the system's own programs. */
+const PROGRAMS: Record<Exclude<Compression, 'gzip' | 'none'>, { command: string; package: string }> = {
+  zstd: { command: 'zstd', package: 'zstd' },
+  bzip2: { command: 'bzip2', package: 'bzip2' },
+  xz: { command: 'xz', package: 'xz-utils' },
+};
+
+/**
+ * Normalises an archive path: strips `./` and `/` prefixes and resolves `.` and `..`. Returns
+ * undefined for a path that climbs out of the layer root (a hostile entry).
+ */
+export function normalizeEntryPath(raw: string): string | undefined {
+  const out: string[] = [];
+  for (const part of raw.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (out.length === 0) return undefined;
+      out.pop();
+    } else {
+      out.push(part);
+    }
+  }
+  return out.join('/');
+}
+
+/** Where a symlink at `from` pointing to `target` leads, inside the layer (chroot semantics: `/..` is `/`). */
+export function resolveLinkTarget(from: string, target: string): string {
+  const base = target.startsWith('/') ? [] : from.split('/').slice(0, -1);
+  for (const part of target.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') base.pop();
+    else base.push(part);
+  }
+  return base.join('/');
+}
+
+function parentDir(path: string): string {
+  const slash = path.lastIndexOf('/');
+  return slash < 0 ? '' : path.slice(0, slash);
+}
+
+/** True when path, or a directory above it, is deleted or made opaque by this layer's whiteouts. */
+export function isWhitedOut(path: string, whiteouts: Whiteouts): boolean {
+  let current = path;
+  for (;;) {
+    if (whiteouts.deleted.has(current)) return true;
+    const dir = parentDir(current);
+    if (current !== '' && whiteouts.opaque.has(dir)) return true;
+    if (current === '') return false;
+    current = dir;
+  }
+}
+
+const notAnArchive = (detail: string, cause?: unknown): TarsierError =>
+  unprocessable(`the layer is not a readable tar archive (${detail})`, cause);
+
+/** The decompressed byte stream of source, with the compression sniffed from its first bytes. */
+async function decompressed(source: Readable): Promise<Readable> {
+  const iterator = source[Symbol.asyncIterator]();
+  const chunks: Buffer[] = [];
+  let length = 0;
+  while (length < 6) {
+    const next = await iterator.next();
+    if (next.done) break;
+    chunks.push(next.value as Buffer);
+    length += (next.value as Buffer).length;
+  }
+  const head = Buffer.concat(chunks);
+  // Put the sniffed bytes back in front of the rest of the stream.
+  const rest = Readable.from(
+    (async function* () {
+      if (head.length > 0) yield head;
+      for (;;) {
+        const next = await iterator.next();
+        if (next.done) return;
+        yield next.value as Buffer;
+      }
+    })(),
+    { objectMode: false },
+  );
+  const compression = head.length >= 4 ? sniff(head) : 'none';
+  if (compression === 'none') return rest;
+  if (compression === 'gzip') {
+    const gunzip = createGunzip({ chunkSize: DECOMPRESS_CHUNK });
+    rest.on('error', (err) => gunzip.destroy(err));
+    return rest.pipe(gunzip);
+  }
+  return spawnDecompressor(rest, compression);
+}
+
+function spawnDecompressor(input: Readable, compression: Exclude<Compression, 'gzip' | 'none'>): Readable {
+  const program = PROGRAMS[compression];
+  const child = spawn(program.command, ['-dc'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-500)));
+  const output = child.stdout;
+  child.on('error', (err: NodeJS.ErrnoException) => {
+    output.destroy(
+      err.code === 'ENOENT'
+        ? unprocessable(`the layer is ${compression}-compressed, but the ${program.command} program is not installed on the server (Debian package ${program.package})`)
+        : err,
+    );
+  });
+  child.on('close', (code) => {
+    if (code !== 0 && code !== null) output.destroy(notAnArchive(`${compression} data is corrupt or truncated: ${stderr.trim()}`));
+  });
+  input.on('error', (err) => {
+    child.kill();
+    output.destroy(err);
+  });
+  // The child may exit early (corrupt input); its closed stdin must not crash the process.
+  child.stdin.on('error', () => undefined);
+  input.pipe(child.stdin);
+  output.once('close', () => {
+    if (child.exitCode === null) child.kill();
+  });
+  return output;
+}
+
+interface Walk {
+  readonly format: LayerFormat;
+  readonly wants: (path: string) => boolean;
+  readonly limits: ArchiveLimits;
+  readonly files: Map<string, Buffer>;
+  readonly deleted: Set<string>;
+  readonly opaque: Set<string>;
+  /** Wanted symlinks: path → resolved target. */
+  readonly symlinks: Map<string, string>;
+  /** Targets of wanted symlinks, buffered when they appear later in the archive. */
+  readonly linkTargets: Set<string>;
+  /** The entry whose body is being read; still set at the end means the archive was cut short. */
+  open: string | undefined;
+  /** Whether the parser recognised at least one entry (else the input is not a tar at all). */
+  sawEntry: boolean;
+  failure: Error | undefined;
+}
+
+/** The layer path of an archive entry, or undefined when the entry is outside the layer's files. */
+function layerPath(walk: Walk, raw: string): string | undefined {
+  const path = normalizeEntryPath(raw);
+  if (path === undefined || path === '') return undefined;
+  if (walk.format === 'docker') return path;
+  // ACI images keep the filesystem under rootfs/; the manifest beside it is not part of it.
+  return path.startsWith('rootfs/') ? path.slice('rootfs/'.length) : undefined;
+}
+
+function recordWhiteout(walk: Walk, path: string): boolean {
+  const slash = path.lastIndexOf('/');
+  const name = path.slice(slash + 1);
+  if (!name.startsWith(WHITEOUT_PREFIX)) return false;
+  const dir = slash < 0 ? '' : path.slice(0, slash);
+  if (name === OPAQUE_MARKER) walk.opaque.add(dir);
+  else walk.deleted.add(dir === '' ? name.slice(WHITEOUT_PREFIX.length) : `${dir}/${name.slice(WHITEOUT_PREFIX.length)}`);
+  return true;
+}
+
+function onEntry(walk: Walk, entry: ReadEntry): void {
+  walk.sawEntry = true;
+  const path = layerPath(walk, entry.path);
+  if (path === undefined || recordWhiteout(walk, path)) return void entry.resume();
+  const wanted = walk.wants(path) || walk.linkTargets.has(path);
+  switch (entry.type) {
+    case 'File':
+    case 'OldFile':
+    case 'ContiguousFile':
+      if (wanted) return bufferFile(walk, path, entry);
+      break;
+    case 'SymbolicLink':
+      if (wanted && entry.linkpath !== undefined) {
+        const target = resolveLinkTarget(path, entry.linkpath);
+        walk.symlinks.set(path, target);
+        walk.linkTargets.add(target);
+        walk.files.delete(path);
+      }
+      break;
+    case 'Link': {
+      // A hard link names an earlier entry of the same archive: copy it if we kept it.
+      const target = entry.linkpath === undefined ? undefined : layerPath(walk, entry.linkpath);
+      const content = target === undefined ? undefined : walk.files.get(target);
+      if (wanted && content) walk.files.set(path, content);
+      break;
+    }
+    default:
+      break;
+  }
+  entry.resume();
+}
+
+function bufferFile(walk: Walk, path: string, entry: ReadEntry): void {
+  const limit = walk.limits.maxFileBytes;
+  if (entry.size > limit) {
+    walk.failure ??= unprocessable(
+      `${path} in the layer is ${entry.size} bytes, over clair.indexer.maxfilebytes (${limit} bytes)`,
+    );
+    return void entry.resume();
+  }
+  const chunks: Buffer[] = [];
+  walk.open = path;
+  entry.on('data', (chunk: Buffer) => chunks.push(chunk));
+  entry.on('end', () => {
+    walk.open = undefined;
+    walk.symlinks.delete(path);
+    walk.files.set(path, Buffer.concat(chunks));
+  });
+}
+
+/** Resolves wanted symlinks to the buffered files they lead to (following chains, stopping at loops). */
+function resolveSymlinks(walk: Walk): void {
+  for (const [path, first] of walk.symlinks) {
+    let target = first;
+    for (let hops = 0; hops < MAX_LINK_HOPS; hops++) {
+      const content = walk.files.get(target);
+      if (content) {
+        walk.files.set(path, content);
+        break;
+      }
+      const next = walk.symlinks.get(target);
+      if (next === undefined) break;
+      target = next;
+    }
+  }
+}
+
+/**
+ * Walks a layer archive. wants(path) selects the files to buffer (normalised paths; for ACI
+ * layers relative to rootfs/). Rejects with a 422 TarsierError when the archive is unreadable,
+ * truncated, expands past maxExpandedBytes or holds a wanted file over maxFileBytes.
+ */
+export async function readLayerArchive(
+  source: Readable,
+  format: LayerFormat,
+  wants: (path: string) => boolean,
+  limits: ArchiveLimits,
+): Promise<LayerContents> {
+  const walk: Walk = {
+    format,
+    wants,
+    limits,
+    files: new Map(),
+    deleted: new Set(),
+    opaque: new Set(),
+    symlinks: new Map(),
+    linkTargets: new Set(),
+    open: undefined,
+    sawEntry: false,
+    failure: undefined,
+  };
+  const parser = new Parser({ strict: true, onReadEntry: (entry) => onEntry(walk, entry) });
+  parser.on('error', (err: Error) => (walk.failure ??= notAnArchive(err.message, err)));
+  // Not events.once: it would reject on the parser's 'error' events, which are recorded above.
+  const closed = new Promise<void>((resolve) => parser.once('close', () => resolve()));
+
+  const stream = await decompressed(source);
+  let total = 0;
+  /** Bytes since the last non-zero byte, to see the end-of-archive zero block. */
+  let trailingZeros = 0;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      if (total > limits.maxExpandedBytes) {
+        throw unprocessable(
+          `the layer expands to more than clair.indexer.maxexpandedbytes (${limits.maxExpandedBytes} bytes); it may be a decompression bomb`,
+        );
+      }
+      trailingZeros = countTrailingZeros(chunk, trailingZeros);
+      if (!parser.write(chunk)) await once(parser, 'drain');
+      if (walk.failure) throw walk.failure;
+    }
+  } catch (err) {
+    stream.destroy();
+    source.destroy();
+    parser.abort(err as Error);
+    if (err instanceof TarsierError) throw err;
+    throw notAnArchive(`decompression failed: ${(err as Error).message}`, err);
+  }
+  parser.end();
+  await closed;
+  // Our own diagnoses first: they say more than the parser's codes.
+  if (total === 0) throw notAnArchive('it is empty');
+  const truncated = walk.open !== undefined || total % BLOCK !== 0 || trailingZeros < BLOCK;
+  if (truncated && walk.sawEntry) throw notAnArchive('it is truncated: the end-of-archive marker is missing');
+  if (walk.failure) throw walk.failure;
+  if (truncated) throw notAnArchive('no tar entries found');
+  resolveSymlinks(walk);
+  for (const path of walk.files.keys()) if (!wants(path)) walk.files.delete(path);
+  return { files: walk.files, whiteouts: { deleted: walk.deleted, opaque: walk.opaque } };
+}
+
+function countTrailingZeros(chunk: Buffer, previous: number): number {
+  let i = chunk.length - 1;
+  while (i >= 0 && chunk[i] === 0) i--;
+  return i < 0 ? previous + chunk.length : chunk.length - 1 - i;
+}

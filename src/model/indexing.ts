@@ -1,0 +1,50 @@
+/**
+ * What the indexer's parts agree on. A layer is read once as a stream; listers and detectors
+ * declare the paths they want, and only those files are buffered and handed to them.
+ */
+
+/**
+ * The wanted files of one layer: normalised path (relative to the layer root: no leading `/` or
+ * `./`, no `..`, `rootfs/` already removed for ACI layers) → content. Symbolic and hard links to
+ * wanted files are resolved within the layer before listers see the map.
+ */
+export type LayerFiles = ReadonlyMap<string, Buffer>;
+
+/** One installed package as it is matched against advisories. */
+export interface Package {
+  /** dpkg: the source package name; apk: the origin; rpm: the binary package name. */
+  readonly name: string;
+  /** dpkg: the source version when the Source field gives one, else the binary version; apk: V:; rpm: [epoch:]version-release. */
+  readonly version: string;
+}
+
+/** Reads one package manager's database. */
+export interface PackageLister {
+  readonly name: string;
+  /** Bumped whenever list() would return something different for the same files. */
+  readonly version: number;
+  /** The version format of the packages it lists. */
+  readonly format: 'dpkg' | 'rpm' | 'apk';
+  /**
+   * Where the database lives (files, or directories ending in '/'). A whiteout of one of these
+   * paths, or of a directory above it, means the layer deleted the database.
+   */
+  readonly databasePaths: readonly string[];
+  /** Whether the file at path (normalised) belongs to this lister's database. */
+  wants(path: string): boolean;
+  /**
+   * The packages of the database held in files, de-duplicated (same name and version once), or
+   * undefined when files hold no such database. Throws an Error whose message says what is wrong
+   * (e.g. "var/lib/rpm/Packages: not a Berkeley DB hash database") when the database is corrupt.
+   */
+  list(files: LayerFiles): Package[] | undefined;
+}
+
+/** Recognises the operating system release of a layer. */
+export interface NamespaceDetector {
+  readonly name: string;
+  readonly version: number;
+  wants(path: string): boolean;
+  /** The namespace name (e.g. "debian:12", "alpine:v3.19", "rhel:9"), or undefined. */
+  detect(files: LayerFiles): string | undefined;
+}
