@@ -32,17 +32,41 @@ CREATE TABLE feature_version (
   UNIQUE (feature_id, version)
 );
 
--- v1 layers. A layer's features are stored as a diff against its parent (layer_diff); the
--- namespace is the detected one, else the parent's. Deleting a layer deletes its descendants.
+-- What one layer's own files hold, whatever its parent: the namespace its release files name, and
+-- for each package format whether the layer holds the database ('present') or deletes it with a
+-- whiteout ('deleted'), with the packages it lists. A format absent from package_dbs is inherited.
+-- v1 layers (key 'v1/<name>') and the ancestry API's layers (key = layer hash) both refer to scans.
+CREATE TABLE layer_scan (
+  id                 bigserial PRIMARY KEY,
+  key                text NOT NULL UNIQUE,
+  indexed_by_version integer NOT NULL,
+  namespace          text,
+  package_dbs        jsonb NOT NULL DEFAULT '{}',
+  created_at         timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE layer_scan_package (
+  layer_scan_id bigint NOT NULL REFERENCES layer_scan (id) ON DELETE CASCADE,
+  format        text NOT NULL,
+  name          text NOT NULL,
+  version       text NOT NULL,
+  PRIMARY KEY (layer_scan_id, format, name, version)
+);
+
+-- v1 layers. A layer's features are stored as a diff against its parent (layer_diff), derived
+-- from its scan and its parent's features; the namespace is the detected one, else the parent's.
+-- Deleting a layer deletes its descendants.
 CREATE TABLE layer (
   id                 bigserial PRIMARY KEY,
   name               text NOT NULL UNIQUE,
   parent_id          bigint REFERENCES layer (id) ON DELETE CASCADE,
   namespace_id       integer REFERENCES namespace (id),
+  scan_id            bigint NOT NULL REFERENCES layer_scan (id),
   indexed_by_version integer NOT NULL,
   created_at         timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX layer_parent_id ON layer (parent_id);
+CREATE INDEX layer_scan_id ON layer (scan_id);
 
 CREATE TABLE layer_diff (
   layer_id           bigint NOT NULL REFERENCES layer (id) ON DELETE CASCADE,
@@ -116,25 +140,7 @@ CREATE INDEX notification_read ON notification (deleted_at) WHERE deleted_at IS 
 CREATE INDEX notification_old_vulnerability ON notification (old_vulnerability_id);
 CREATE INDEX notification_new_vulnerability ON notification (new_vulnerability_id);
 
--- Ancestry API: content-addressed layer scans (what one layer's own files hold), reused by
--- every ancestry that names the same hash, and ancestries assembled from them in order.
-CREATE TABLE layer_scan (
-  id                 bigserial PRIMARY KEY,
-  hash               text NOT NULL UNIQUE,
-  indexed_by_version integer NOT NULL,
-  namespace_id       integer REFERENCES namespace (id),
-  -- 'present': the layer holds a package database; 'absent': it holds none (inherits);
-  -- 'deleted': a whiteout removed it (the image has no packages from here on).
-  package_db         text NOT NULL CHECK (package_db IN ('present', 'absent', 'deleted')),
-  created_at         timestamptz NOT NULL DEFAULT now()
-);
-
-CREATE TABLE layer_scan_feature (
-  layer_scan_id      bigint NOT NULL REFERENCES layer_scan (id) ON DELETE CASCADE,
-  feature_version_id integer NOT NULL REFERENCES feature_version (id),
-  PRIMARY KEY (layer_scan_id, feature_version_id)
-);
-
+-- Ancestry API: ancestries assembled, in order, from the scans of their layers.
 CREATE TABLE ancestry (
   id         bigserial PRIMARY KEY,
   name       text NOT NULL UNIQUE,

@@ -5,8 +5,10 @@ import { createAuthenticator } from './api/auth.js';
 import type { PageTokens } from './api/paging.js';
 import { JSON_CONTENT_TYPE, errorBody, v1ErrorHandler } from './api/v1/errors.js';
 import { normalizeFieldNames } from './api/v1/schemas.js';
+import { registerLayerRoutes } from './api/v1/layers.js';
 import { registerVulnerabilityRoutes } from './api/v1/vulnerabilities.js';
 import type { Config } from './config.js';
+import type { Indexer } from './indexer/indexer.js';
 import type { Metrics } from './metrics.js';
 import type { Pool } from './store/pool.js';
 
@@ -16,6 +18,7 @@ export interface AppDeps {
   log: Logger;
   pageTokens: PageTokens;
   metrics: Metrics;
+  indexer: Indexer;
   /** Serve HTTPS with this key and certificate; with ca, clients must present a certificate it signed. */
   tls?: { key: Buffer; cert: Buffer; ca?: Buffer };
 }
@@ -102,7 +105,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
   );
 
-  registerVulnerabilityRoutes(app, { pool, pageTokens: deps.pageTokens, defaultRevision: config.api.v1Revision });
+  const defaultRevision = config.api.v1Revision;
+  registerVulnerabilityRoutes(app, { pool, pageTokens: deps.pageTokens, defaultRevision });
+  registerLayerRoutes(app, { pool, indexer: deps.indexer, defaultRevision });
   return app;
 }
 

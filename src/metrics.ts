@@ -22,6 +22,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly layerIndexDuration = new Histogram({
+    name: 'tarsier_layer_index_duration_seconds',
+    help: 'Time to download, read and store a layer, by outcome (indexed, or the error code).',
+    labelNames: ['outcome'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900],
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'tarsier_' });
   }

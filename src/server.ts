@@ -9,6 +9,7 @@ import type pg from 'pg';
 import { loadPageTokenKey, PageTokens } from './api/paging.js';
 import { buildApp, buildHealthApp, type AppDeps } from './app.js';
 import type { Config } from './config.js';
+import { Indexer, indexerSettings } from './indexer/indexer.js';
 import { Metrics } from './metrics.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './store/embedded.js';
 import { migrate } from './store/migrate.js';
@@ -78,7 +79,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   try {
     const pageTokens = new PageTokens(await loadPageTokenKey(pool, config.api.paginationKey));
     const metrics = new Metrics();
-    const api = buildApp({ config, pool, log, pageTokens, metrics, tls: await readTls(config) });
+    const indexer = new Indexer({ pool, settings: indexerSettings(config), log, metrics });
+    const api = buildApp({ config, pool, log, pageTokens, metrics, indexer, tls: await readTls(config) });
     const health = buildHealthApp({ pool, log });
     await api.listen({ host: config.api.host, port: config.api.port });
     started.push(api);

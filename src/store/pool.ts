@@ -21,18 +21,29 @@ export function createPool(connection: pg.PoolConfig, maxConnections: number, lo
   return pool;
 }
 
-/** Runs fn in one transaction: COMMIT when it resolves, ROLLBACK when it throws. */
+/** SQLSTATEs after which the same transaction may simply run again: deadlock, serialization failure. */
+const RETRYABLE = new Set(['40P01', '40001']);
+const ATTEMPTS = 4;
+
+/**
+ * Runs fn in one transaction: COMMIT when it resolves, ROLLBACK when it throws. A transaction that
+ * PostgreSQL aborted as a deadlock victim runs again (fn must be safe to re-run; its writes were
+ * rolled back).
+ */
 export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const result = await fn(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
+  for (let attempt = 1; ; attempt++) {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      const code = (err as { code?: unknown }).code;
+      if (attempt >= ATTEMPTS || typeof code !== 'string' || !RETRYABLE.has(code)) throw err;
+    } finally {
+      client.release();
+    }
   }
 }

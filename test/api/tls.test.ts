@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { PageTokens } from '../../src/api/paging.js';
 import { buildApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
+import { Indexer, indexerSettings } from '../../src/indexer/indexer.js';
 import { Metrics } from '../../src/metrics.js';
 import { freshPool, silentLog } from '../helpers/db.js';
 
@@ -47,7 +48,9 @@ describe('API over TLS (api.certfile, api.keyfile, api.cafile)', () => {
   it('serves HTTPS, and with a CA requires a client certificate signed by it', async () => {
     const pems = await certificates();
     const pool = await freshPool();
-    const deps = { config: parseConfig(''), pool, log: silentLog, pageTokens: new PageTokens(randomBytes(32)), metrics: new Metrics() };
+    const config = parseConfig('');
+    const indexer = new Indexer({ pool, settings: indexerSettings(config), log: silentLog });
+    const deps = { config, pool, log: silentLog, pageTokens: new PageTokens(randomBytes(32)), metrics: new Metrics(), indexer };
 
     const https = buildApp({ ...deps, tls: { key: pems.serverKey, cert: pems.serverCert } });
     await https.listen({ host: '127.0.0.1', port: 0 });

@@ -5,6 +5,7 @@ import { afterAll } from 'vitest';
 import { PageTokens } from '../../src/api/paging.js';
 import { buildApp } from '../../src/app.js';
 import { parseConfig, type Config } from '../../src/config.js';
+import { Indexer, indexerSettings } from '../../src/indexer/indexer.js';
 import { Metrics } from '../../src/metrics.js';
 import { freshPool, silentLog } from './db.js';
 
@@ -28,7 +29,8 @@ export async function testApp(
   const config = parseConfig(options.yaml ? `clair:\n${options.yaml}\n` : '');
   const pageTokens = new PageTokens(randomBytes(32), options.now);
   const metrics = new Metrics();
-  const app = buildApp({ config, pool, log: silentLog, pageTokens, metrics });
+  const indexer = new Indexer({ pool, settings: indexerSettings(config), log: silentLog, metrics });
+  const app = buildApp({ config, pool, log: silentLog, pageTokens, metrics, indexer });
   options.routes?.(app);
   await app.ready();
   afterAll(() => app.close());

@@ -55,6 +55,19 @@ export type VulnerabilityInput = Static<typeof VulnerabilityInput>;
 export const VulnerabilityEnvelope = Type.Object({ Vulnerability: VulnerabilityInput });
 export const FeatureEnvelope = Type.Object({ Feature: FeatureInput });
 
+export const LayerInput = Type.Object({
+  Name: OptionalString,
+  Path: OptionalString,
+  Headers: Type.Optional(Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()])),
+  Authorization: OptionalString,
+  ParentName: OptionalString,
+  Format: OptionalString,
+});
+export type LayerInput = Static<typeof LayerInput>;
+
+export const LayerEnvelope = Type.Object({ Layer: LayerInput });
+export const LayerParams = Type.Object({ name: Type.String() });
+
 export const NamespaceParams = Type.Object({ ns: Type.String() });
 export const VulnerabilityParams = Type.Object({ ns: Type.String(), name: Type.String() });
 export const FixParams = Type.Object({ ns: Type.String(), name: Type.String(), feature: Type.String() });

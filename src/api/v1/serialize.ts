@@ -1,4 +1,5 @@
 import { NO_FIX, type FixedIn } from '../../model/vulnerability.js';
+import type { AffectingVulnerability, ReportedFeature } from '../../store/layers.js';
 import type { NamespaceRow, StoredVulnerability } from '../../vulndb.js';
 
 /**
@@ -55,4 +56,44 @@ export function fixedInFeature(
     VersionFormat: revision === 'B' ? format : undefined,
     Version: fix.version ?? NO_FIX,
   });
+}
+
+/**
+ * The Features of a layer report: each with its namespace, version, AddedBy and, when asked, the
+ * vulnerabilities affecting it (each with FixedBy, omitted when no fix exists).
+ */
+export function layerFeatures(
+  features: readonly ReportedFeature[],
+  vulnerabilities: readonly AffectingVulnerability[],
+  revision: Revision,
+  withVulnerabilities: boolean,
+): Array<Record<string, unknown>> {
+  const byFeature = new Map<number, AffectingVulnerability[]>();
+  for (const v of vulnerabilities) {
+    const list = byFeature.get(v.featureVersionId) ?? [];
+    list.push(v);
+    byFeature.set(v.featureVersionId, list);
+  }
+  return features.map((f) =>
+    withoutEmpty({
+      Name: f.name,
+      [namespaceKey(revision)]: f.namespace,
+      VersionFormat: revision === 'B' ? f.versionFormat : undefined,
+      Version: f.version,
+      AddedBy: f.addedBy,
+      Vulnerabilities: withVulnerabilities
+        ? (byFeature.get(f.featureVersionId) ?? []).map((v) =>
+            withoutEmpty({
+              Name: v.name,
+              [namespaceKey(revision)]: v.namespace,
+              Description: v.description,
+              Link: v.link,
+              Severity: v.severity,
+              Metadata: v.metadata && Object.keys(v.metadata).length > 0 ? v.metadata : undefined,
+              FixedBy: v.fixedBy ?? undefined,
+            }),
+          )
+        : undefined,
+    }),
+  );
 }

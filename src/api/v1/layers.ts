@@ -1,0 +1,92 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { badRequest, notFound } from '../../errors.js';
+import type { LayerFormat } from '../../indexer/archive.js';
+import type { Indexer } from '../../indexer/indexer.js';
+import { affectingVulnerabilities, deleteLayer, findLayer, layerFeatures } from '../../store/layers.js';
+import { withTransaction, type Pool } from '../../store/pool.js';
+import { flag, revisionOf } from './request.js';
+import { AnyQuery, LayerEnvelope, LayerParams, type LayerInput } from './schemas.js';
+import * as serialize from './serialize.js';
+import type { Revision } from './serialize.js';
+
+export interface LayerRouteDeps {
+  pool: Pool;
+  indexer: Indexer;
+  defaultRevision: Revision;
+}
+
+type App = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Format names accepted on input (case-insensitive); OCI layers are Docker layers. */
+const FORMATS: Readonly<Record<string, LayerFormat>> = { docker: 'docker', oci: 'docker', aci: 'aci' };
+
+function required(value: string | undefined, field: string): string {
+  if (value === undefined || value.trim() === '') throw badRequest(`Layer.${field} is required`);
+  return value;
+}
+
+function layerFormat(input: string): LayerFormat {
+  const format = FORMATS[input.trim().toLowerCase()];
+  if (!format) throw badRequest(`Layer.Format ${JSON.stringify(input)} is not supported: use Docker (or OCI) or ACI`);
+  return format;
+}
+
+/**
+ * The download's headers: Headers (the shape Clair clients send) and Authorization (revision B's
+ * field), which wins for its own header.
+ */
+function downloadHeaders(input: LayerInput): Record<string, string> {
+  const headers: Record<string, string> = { ...(input.Headers ?? {}) };
+  if (input.Authorization) {
+    for (const key of Object.keys(headers)) if (key.toLowerCase() === 'authorization') delete headers[key];
+    headers.Authorization = input.Authorization;
+  }
+  return headers;
+}
+
+export function registerLayerRoutes(app: App, deps: LayerRouteDeps): void {
+  const { pool, indexer } = deps;
+  const revision = (request: FastifyRequest): Revision => revisionOf(request, deps.defaultRevision);
+
+  app.post('/v1/layers', { schema: { body: LayerEnvelope } }, async (request, reply) => {
+    const input = request.body.Layer;
+    const layer = await indexer.index({
+      name: required(input.Name, 'Name'),
+      path: required(input.Path, 'Path'),
+      format: layerFormat(required(input.Format, 'Format')),
+      parentName: input.ParentName || undefined,
+      headers: downloadHeaders(input),
+    });
+    // As Clair: the submitted fields, plus the version of the indexer that indexed the layer.
+    return reply.code(201).send({ Layer: { ...input, IndexedByVersion: layer.indexedByVersion } });
+  });
+
+  app.get('/v1/layers/:name', { schema: { params: LayerParams, querystring: AnyQuery } }, async (request) => {
+    const layer = await findLayer(pool, request.params.name);
+    if (!layer) throw notFound(`layer ${request.params.name} does not exist`);
+    const withVulnerabilities = flag(request.query, 'vulnerabilities');
+    const withFeatures = withVulnerabilities || flag(request.query, 'features');
+    const rev = revision(request);
+    const body: Record<string, unknown> = {
+      Name: layer.name,
+      [rev === 'A' ? 'Namespace' : 'NamespaceName']: layer.namespace ?? undefined,
+      ParentName: layer.parentName ?? undefined,
+      IndexedByVersion: layer.indexedByVersion,
+    };
+    if (withFeatures) {
+      const features = await layerFeatures(pool, layer.id);
+      const vulnerabilities = withVulnerabilities
+        ? await affectingVulnerabilities(pool, features.map((f) => f.featureVersionId))
+        : [];
+      body.Features = serialize.layerFeatures(features, vulnerabilities, rev, withVulnerabilities);
+    }
+    return { Layer: body };
+  });
+
+  app.delete('/v1/layers/:name', { schema: { params: LayerParams } }, async (request, reply) => {
+    const deleted = await withTransaction(pool, (client) => deleteLayer(client, request.params.name));
+    if (!deleted) throw notFound(`layer ${request.params.name} does not exist`);
+    return reply.code(200).send();
+  });
+}

@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { INDEXER_VERSION, NAMESPACE_DETECTORS, PACKAGE_LISTERS } from '../ecosystems/index.js';
+import { badRequest, TarsierError } from '../errors.js';
+import type { LayerScan } from '../model/layer.js';
+import type { Metrics } from '../metrics.js';
+import { findLayer, saveLayer, type LayerRow } from '../store/layers.js';
+import { acquireLease, releaseLease, renewLease } from '../store/locks.js';
+import { withTransaction, type Pool } from '../store/pool.js';
+import { readLayerArchive, type ArchiveLimits, type LayerFormat } from './archive.js';
+import { openLayer, redactLocation, type FetchSettings } from './fetch.js';
+import { scanContents, wantedBy } from './scan.js';
+
+export interface IndexRequest {
+  readonly name: string;
+  readonly path: string;
+  /** HTTP headers for the download (Authorization and the like); never stored or logged. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly parentName: string | undefined;
+  readonly format: LayerFormat;
+}
+
+export interface IndexerSettings {
+  readonly fetch: FetchSettings;
+  readonly limits: ArchiveLimits;
+}
+
+/** The indexer's settings from the configuration. */
+export function indexerSettings(config: Config): IndexerSettings {
+  return {
+    fetch: {
+      localRoots: config.api.localRoots,
+      downloadTimeoutMs: config.indexer.downloadTimeoutMs,
+      maxLayerBytes: config.indexer.maxLayerBytes,
+      denyPrivate: config.indexer.denyPrivate,
+    },
+    limits: { maxExpandedBytes: config.indexer.maxExpandedBytes, maxFileBytes: config.indexer.maxFileBytes },
+  };
+}
+
+/** A replica renews its lease on a layer while indexing it; a dead replica's lease lapses after this. */
+const LEASE_TTL_MS = 60_000;
+const LEASE_POLL_MS = 200;
+
+const wants = wantedBy(PACKAGE_LISTERS, NAMESPACE_DETECTORS);
+
+/**
+ * Indexes v1 layers: download, read, scan, store. A layer already indexed by the current indexer
+ * version is returned at once. The same layer requested twice at once is downloaded once: in one
+ * process the second request joins the first; across replicas a lease makes the others wait.
+ */
+export class Indexer {
+  readonly #pool: Pool;
+  readonly #settings: IndexerSettings;
+  readonly #log: Logger;
+  readonly #metrics: Metrics | undefined;
+  readonly #owner = `indexer-${randomUUID()}`;
+  readonly #inFlight = new Map<string, Promise<LayerRow>>();
+
+  constructor(deps: { pool: Pool; settings: IndexerSettings; log: Logger; metrics?: Metrics }) {
+    this.#pool = deps.pool;
+    this.#settings = deps.settings;
+    this.#log = deps.log.child({ component: 'indexer' });
+    this.#metrics = deps.metrics;
+  }
+
+  async index(request: IndexRequest): Promise<LayerRow> {
+    const existing = await findLayer(this.#pool, request.name);
+    if (existing && existing.indexedByVersion >= INDEXER_VERSION) return existing;
+    let running = this.#inFlight.get(request.name);
+    if (!running) {
+      running = this.#indexOnce(request).finally(() => this.#inFlight.delete(request.name));
+      this.#inFlight.set(request.name, running);
+    }
+    return running;
+  }
+
+  async #indexOnce(request: IndexRequest): Promise<LayerRow> {
+    const parent = request.parentName ? ((await findLayer(this.#pool, request.parentName)) ?? null) : null;
+    if (request.parentName && !parent) {
+      throw badRequest(`parent layer ${request.parentName} is unknown: post it before its children`);
+    }
+    const lease = `layer/${request.name}`;
+    await this.#acquire(lease);
+    const renewal = setInterval(() => {
+      renewLease(this.#pool, lease, this.#owner, LEASE_TTL_MS).catch((err: unknown) =>
+        this.#log.warn({ err, layer: request.name }, 'layer lease renewal failed'),
+      );
+    }, LEASE_TTL_MS / 3);
+    const started = performance.now();
+    try {
+      // Another replica may have finished this layer while we waited for the lease.
+      const existing = await findLayer(this.#pool, request.name);
+      if (existing && existing.indexedByVersion >= INDEXER_VERSION) return existing;
+      const scan = await this.scan(request);
+      await withTransaction(this.#pool, (client) =>
+        saveLayer(client, { name: request.name, parent, scan, indexedByVersion: INDEXER_VERSION, existing }),
+      );
+      const seconds = (performance.now() - started) / 1000;
+      this.#metrics?.layerIndexDuration.observe({ outcome: 'indexed' }, seconds);
+      this.#log.info({ layer: request.name, location: redactLocation(request.path), seconds }, 'layer indexed');
+      return (await findLayer(this.#pool, request.name))!;
+    } catch (err) {
+      const outcome = err instanceof TarsierError ? err.code : 'internal';
+      this.#metrics?.layerIndexDuration.observe({ outcome }, (performance.now() - started) / 1000);
+      throw err;
+    } finally {
+      clearInterval(renewal);
+      await releaseLease(this.#pool, lease, this.#owner).catch(() => undefined);
+    }
+  }
+
+  /** Downloads and reads a layer; what its own files hold. */
+  async scan(request: Pick<IndexRequest, 'path' | 'headers' | 'format'>): Promise<LayerScan> {
+    const opened = await openLayer(request.path, request.headers, this.#settings.fetch);
+    const contents = await readLayerArchive(opened.stream, request.format, wants, this.#settings.limits);
+    return scanContents(contents, PACKAGE_LISTERS, NAMESPACE_DETECTORS);
+  }
+
+  async #acquire(lease: string): Promise<void> {
+    const deadline = Date.now() + this.#settings.fetch.downloadTimeoutMs + LEASE_TTL_MS;
+    while (!(await acquireLease(this.#pool, lease, this.#owner, LEASE_TTL_MS))) {
+      if (Date.now() > deadline) {
+        throw new TarsierError('unavailable', `the layer is being indexed by another server for too long; retry later`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, LEASE_POLL_MS));
+    }
+  }
+}

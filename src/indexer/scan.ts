@@ -1,0 +1,48 @@
+import { unprocessable } from '../errors.js';
+import type { NamespaceDetector, PackageLister } from '../model/indexing.js';
+import type { LayerScan, PackageDatabase } from '../model/layer.js';
+import type { VersionFormatName } from '../model/version-format.js';
+import { isWhitedOut, type LayerContents } from './archive.js';
+
+/** Whether any lister or detector wants the file at path (what the archive walk buffers). */
+export function wantedBy(listers: readonly PackageLister[], detectors: readonly NamespaceDetector[]): (path: string) => boolean {
+  return (path) => listers.some((l) => l.wants(path)) || detectors.some((d) => d.wants(path));
+}
+
+/** The first detector (in precedence order) that recognises the layer's release files. */
+function detectNamespace(contents: LayerContents, detectors: readonly NamespaceDetector[]): string | null {
+  for (const detector of detectors) {
+    const found = detector.detect(contents.files);
+    if (found !== undefined) return found;
+  }
+  return null;
+}
+
+function deletesDatabase(lister: PackageLister, contents: LayerContents): boolean {
+  return lister.databasePaths.some((p) => isWhitedOut(p.endsWith('/') ? p.slice(0, -1) : p, contents.whiteouts));
+}
+
+function packageDatabase(lister: PackageLister, contents: LayerContents): PackageDatabase | undefined {
+  let packages;
+  try {
+    packages = lister.list(contents.files);
+  } catch (err) {
+    throw unprocessable(`the layer's ${lister.name} package database cannot be read: ${(err as Error).message}`, err);
+  }
+  if (packages !== undefined) return { state: 'present', packages };
+  return deletesDatabase(lister, contents) ? { state: 'deleted' } : undefined;
+}
+
+/** Runs the detectors and listers over a layer's wanted files. */
+export function scanContents(
+  contents: LayerContents,
+  listers: readonly PackageLister[],
+  detectors: readonly NamespaceDetector[],
+): LayerScan {
+  const packageDbs: Partial<Record<VersionFormatName, PackageDatabase>> = {};
+  for (const lister of listers) {
+    const database = packageDatabase(lister, contents);
+    if (database) packageDbs[lister.format] = database;
+  }
+  return { namespace: detectNamespace(contents, detectors), packageDbs };
+}

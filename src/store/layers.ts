@@ -1,0 +1,366 @@
+import type pg from 'pg';
+import { knownNamespaceFormat, matchNamespace } from '../ecosystems/index.js';
+import { badRequest, unprocessable } from '../errors.js';
+import type { Package } from '../model/indexing.js';
+import type { LayerScan, PackageDatabase } from '../model/layer.js';
+import type { VersionFormatName } from '../model/version-format.js';
+import type { Severity } from '../model/vulnerability.js';
+import { ensureFeatureVersions } from './features.js';
+import type { Queryable } from './pool.js';
+import { ensureNamespace } from './vulnerabilities.js';
+
+export interface LayerRow {
+  id: number;
+  name: string;
+  parentId: number | null;
+  parentName: string | null;
+  namespace: string | null;
+  scanId: number;
+  indexedByVersion: number;
+}
+
+/** A feature version in a layer's resolved set. */
+export interface LayerFeature {
+  featureVersionId: number;
+  name: string;
+  version: string;
+  namespace: string;
+  versionFormat: VersionFormatName;
+}
+
+export interface ReportedFeature extends LayerFeature {
+  /** The layer that introduced this name and version. */
+  addedBy: string;
+}
+
+export interface AffectingVulnerability {
+  featureVersionId: number;
+  name: string;
+  namespace: string;
+  description: string;
+  link: string;
+  severity: Severity;
+  metadata: Record<string, unknown> | null;
+  /** null: no fix yet. */
+  fixedBy: string | null;
+}
+
+const SELECT_LAYER = `
+  SELECT l.id, l.name, l.parent_id, p.name AS parent_name, n.name AS namespace, l.scan_id, l.indexed_by_version
+  FROM layer l LEFT JOIN layer p ON p.id = l.parent_id LEFT JOIN namespace n ON n.id = l.namespace_id
+  WHERE l.name = $1`;
+/** Blocks the parent's deletion or re-indexing until this transaction ends. */
+const LOCK_PARENT = 'SELECT id FROM layer WHERE id = $1 FOR SHARE';
+
+/**
+ * The resolved features of a layer: replay the diffs from the layer up its ancestry, keeping for
+ * each feature version the modification nearest the layer; those still added are present, and the
+ * layer of that addition introduced them.
+ */
+const SELECT_RESOLVED = `
+  WITH RECURSIVE chain (id, depth) AS (
+    SELECT id, 0 FROM layer WHERE id = $1
+    UNION ALL
+    SELECT l.parent_id, c.depth + 1 FROM chain c JOIN layer l ON l.id = c.id WHERE l.parent_id IS NOT NULL
+  ), latest AS (
+    SELECT DISTINCT ON (d.feature_version_id) d.feature_version_id, d.modification, d.layer_id
+    FROM layer_diff d JOIN chain c ON c.id = d.layer_id
+    ORDER BY d.feature_version_id, c.depth
+  )
+  SELECT fv.id AS feature_version_id, f.name, fv.version, n.name AS namespace, n.version_format, a.name AS added_by
+  FROM latest
+  JOIN feature_version fv ON fv.id = latest.feature_version_id
+  JOIN feature f ON f.id = fv.feature_id
+  JOIN namespace n ON n.id = f.namespace_id
+  JOIN layer a ON a.id = latest.layer_id
+  WHERE latest.modification = 'add'
+  ORDER BY f.name, fv.version, n.name`;
+
+const SELECT_AFFECTING = `
+  SELECT a.feature_version_id, v.name, n.name AS namespace, v.description, v.link, v.severity, v.metadata,
+         fi.fixed_version AS fixed_by
+  FROM vulnerability_affects a
+  JOIN vulnerability v ON v.id = a.vulnerability_id AND v.deleted_at IS NULL
+  JOIN namespace n ON n.id = v.namespace_id
+  JOIN vulnerability_fixedin fi ON fi.id = a.fixedin_id
+  WHERE a.feature_version_id = ANY($1::int[])
+  ORDER BY v.name`;
+
+const UPSERT_SCAN = `
+  INSERT INTO layer_scan (key, indexed_by_version, namespace, package_dbs) VALUES ($1, $2, $3, $4)
+  ON CONFLICT (key) DO UPDATE SET indexed_by_version = EXCLUDED.indexed_by_version, namespace = EXCLUDED.namespace,
+    package_dbs = EXCLUDED.package_dbs, created_at = now()
+  RETURNING id`;
+const DELETE_SCAN_PACKAGES = 'DELETE FROM layer_scan_package WHERE layer_scan_id = $1';
+const INSERT_SCAN_PACKAGES = `
+  INSERT INTO layer_scan_package (layer_scan_id, format, name, version)
+  SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[]) ON CONFLICT DO NOTHING`;
+const SELECT_SCAN = 'SELECT namespace, package_dbs FROM layer_scan WHERE id = $1';
+const SELECT_SCAN_PACKAGES = 'SELECT format, name, version FROM layer_scan_package WHERE layer_scan_id = $1';
+
+const INSERT_LAYER = `
+  INSERT INTO layer (name, parent_id, namespace_id, scan_id, indexed_by_version) VALUES ($1, $2, $3, $4, $5) RETURNING id`;
+const UPDATE_LAYER = 'UPDATE layer SET namespace_id = $2, scan_id = $3, indexed_by_version = $4 WHERE id = $1';
+const UPDATE_LAYER_NAMESPACE = 'UPDATE layer SET namespace_id = $2 WHERE id = $1';
+const DELETE_DIFF = 'DELETE FROM layer_diff WHERE layer_id = $1';
+const INSERT_DIFF = `
+  INSERT INTO layer_diff (layer_id, feature_version_id, modification)
+  SELECT $1, * FROM unnest($2::int[], $3::modification[])`;
+/** A layer's descendants, parents before children, locked against concurrent changes. */
+const SELECT_DESCENDANTS = `
+  WITH RECURSIVE tree (id, parent_id, scan_id, depth) AS (
+    SELECT id, parent_id, scan_id, 0 FROM layer WHERE parent_id = $1
+    UNION ALL
+    SELECT l.id, l.parent_id, l.scan_id, t.depth + 1 FROM layer l JOIN tree t ON l.parent_id = t.id
+  )
+  SELECT id, parent_id, scan_id FROM tree ORDER BY depth, id`;
+const LOCK_LAYERS = 'SELECT id FROM layer WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE';
+const SELECT_SUBTREE_SCANS = `
+  WITH RECURSIVE tree (id, scan_id) AS (
+    SELECT id, scan_id FROM layer WHERE name = $1
+    UNION ALL
+    SELECT l.id, l.scan_id FROM layer l JOIN tree t ON l.parent_id = t.id
+  )
+  SELECT scan_id FROM tree`;
+const DELETE_LAYER = 'DELETE FROM layer WHERE name = $1';
+const DELETE_SCANS = 'DELETE FROM layer_scan WHERE id = ANY($1::bigint[])';
+
+interface LayerRecord {
+  id: number;
+  name: string;
+  parent_id: number | null;
+  parent_name: string | null;
+  namespace: string | null;
+  scan_id: number;
+  indexed_by_version: number;
+}
+
+export async function findLayer(db: Queryable, name: string): Promise<LayerRow | undefined> {
+  const row = (await db.query<LayerRecord>(SELECT_LAYER, [name])).rows[0];
+  return (
+    row && {
+      id: row.id,
+      name: row.name,
+      parentId: row.parent_id,
+      parentName: row.parent_name,
+      namespace: row.namespace,
+      scanId: row.scan_id,
+      indexedByVersion: row.indexed_by_version,
+    }
+  );
+}
+
+interface ResolvedRecord {
+  feature_version_id: number;
+  name: string;
+  version: string;
+  namespace: string;
+  version_format: VersionFormatName;
+  added_by: string;
+}
+
+/** The features of a layer and its ancestors, each with the layer that introduced it. */
+export async function layerFeatures(db: Queryable, layerId: number): Promise<ReportedFeature[]> {
+  const { rows } = await db.query<ResolvedRecord>(SELECT_RESOLVED, [layerId]);
+  return rows.map((r) => ({
+    featureVersionId: r.feature_version_id,
+    name: r.name,
+    version: r.version,
+    namespace: r.namespace,
+    versionFormat: r.version_format,
+    addedBy: r.added_by,
+  }));
+}
+
+/** The live vulnerabilities affecting some feature versions, with the fix for each. */
+export async function affectingVulnerabilities(db: Queryable, featureVersionIds: readonly number[]): Promise<AffectingVulnerability[]> {
+  if (featureVersionIds.length === 0) return [];
+  const { rows } = await db.query<{
+    feature_version_id: number;
+    name: string;
+    namespace: string;
+    description: string;
+    link: string;
+    severity: Severity;
+    metadata: Record<string, unknown> | null;
+    fixed_by: string | null;
+  }>(SELECT_AFFECTING, [featureVersionIds]);
+  return rows.map((r) => ({
+    featureVersionId: r.feature_version_id,
+    name: r.name,
+    namespace: r.namespace,
+    description: r.description,
+    link: r.link,
+    severity: r.severity,
+    metadata: r.metadata,
+    fixedBy: r.fixed_by,
+  }));
+}
+
+const featureKey = (format: string, name: string, version: string): string => `${format}\0${name}\0${version}`;
+
+/**
+ * A layer's feature set from its scan and its parent's set: formats the layer does not touch are
+ * inherited; a deleted database leaves none of its format; a present one gives exactly its
+ * packages. A package the parent already had keeps the parent's feature version (so its namespace
+ * and AddedBy survive a distribution upgrade, as in Clair); new ones go to the layer's namespace.
+ */
+async function featuresFor(
+  client: pg.PoolClient,
+  scan: LayerScan,
+  namespace: string | null,
+  parent: readonly LayerFeature[],
+): Promise<LayerFeature[]> {
+  const touched = new Set(Object.keys(scan.packageDbs));
+  const features = parent.filter((f) => !touched.has(f.versionFormat));
+  const fromParent = new Map(parent.map((f) => [featureKey(f.versionFormat, f.name, f.version), f]));
+  for (const [format, database] of Object.entries(scan.packageDbs) as Array<[VersionFormatName, PackageDatabase]>) {
+    if (database.state !== 'present') continue;
+    const fresh: Package[] = [];
+    for (const p of database.packages) {
+      const inherited = fromParent.get(featureKey(format, p.name, p.version));
+      if (inherited) features.push(inherited);
+      else fresh.push(p);
+    }
+    if (fresh.length > 0) features.push(...(await newFeatures(client, format, namespace, fresh)));
+  }
+  return features;
+}
+
+async function newFeatures(
+  client: pg.PoolClient,
+  format: VersionFormatName,
+  layerNamespace: string | null,
+  packages: readonly Package[],
+): Promise<LayerFeature[]> {
+  if (layerNamespace === null) {
+    throw unprocessable(
+      `the layer holds a ${format} package database, but neither it nor its parents hold a release file of a supported operating system (etc/os-release, etc/alpine-release, ...), so its packages cannot be matched`,
+    );
+  }
+  const name = matchNamespace(layerNamespace);
+  const versionFormat = knownNamespaceFormat(name);
+  // A database of another format than the distribution's (say, rpm inside a Debian image) has no
+  // advisories to match against here.
+  if (versionFormat !== format) return [];
+  const namespace = await ensureNamespace(client, name, versionFormat);
+  const ids = await ensureFeatureVersions(client, namespace, packages);
+  return packages.map((p) => ({
+    featureVersionId: ids.get(p.name)!.get(p.version)!,
+    name: p.name,
+    version: p.version,
+    namespace: name,
+    versionFormat,
+  }));
+}
+
+async function writeDiff(client: pg.PoolClient, layerId: number, parent: readonly LayerFeature[], own: readonly LayerFeature[]): Promise<void> {
+  const before = new Set(parent.map((f) => f.featureVersionId));
+  const after = new Set(own.map((f) => f.featureVersionId));
+  const ids: number[] = [];
+  const modifications: string[] = [];
+  for (const id of after) if (!before.has(id)) ids.push(id), modifications.push('add');
+  for (const id of before) if (!after.has(id)) ids.push(id), modifications.push('del');
+  await client.query(DELETE_DIFF, [layerId]);
+  if (ids.length > 0) await client.query(INSERT_DIFF, [layerId, ids, modifications]);
+}
+
+async function saveScan(client: pg.PoolClient, key: string, scan: LayerScan, indexedByVersion: number): Promise<number> {
+  const states = Object.fromEntries(Object.entries(scan.packageDbs).map(([format, db]) => [format, db.state]));
+  const id = (await client.query<{ id: number }>(UPSERT_SCAN, [key, indexedByVersion, scan.namespace, states])).rows[0]!.id;
+  await client.query(DELETE_SCAN_PACKAGES, [id]);
+  const formats: string[] = [];
+  const names: string[] = [];
+  const versions: string[] = [];
+  for (const [format, db] of Object.entries(scan.packageDbs)) {
+    if (db.state !== 'present') continue;
+    for (const p of db.packages) formats.push(format), names.push(p.name), versions.push(p.version);
+  }
+  if (formats.length > 0) await client.query(INSERT_SCAN_PACKAGES, [id, formats, names, versions]);
+  return id;
+}
+
+async function loadScan(db: Queryable, scanId: number): Promise<LayerScan> {
+  const scan = (await db.query<{ namespace: string | null; package_dbs: Record<string, 'present' | 'deleted'> }>(SELECT_SCAN, [scanId])).rows[0]!;
+  const packages = (await db.query<{ format: VersionFormatName; name: string; version: string }>(SELECT_SCAN_PACKAGES, [scanId])).rows;
+  const packageDbs: Partial<Record<VersionFormatName, PackageDatabase>> = {};
+  for (const [format, state] of Object.entries(scan.package_dbs) as Array<[VersionFormatName, 'present' | 'deleted']>) {
+    packageDbs[format] =
+      state === 'deleted'
+        ? { state }
+        : { state, packages: packages.filter((p) => p.format === format).map((p) => ({ name: p.name, version: p.version })) };
+  }
+  return { namespace: scan.namespace, packageDbs };
+}
+
+async function namespaceId(client: pg.PoolClient, name: string | null): Promise<number | null> {
+  if (name === null) return null;
+  const format = knownNamespaceFormat(name);
+  return format ? (await ensureNamespace(client, name, format)).id : null;
+}
+
+export interface SaveLayer {
+  name: string;
+  parent: LayerRow | null;
+  scan: LayerScan;
+  indexedByVersion: number;
+  /** The stored layer when it is being re-indexed. */
+  existing: LayerRow | undefined;
+}
+
+/**
+ * Stores a layer from its scan: the scan itself, the feature versions it brings (linked to the
+ * vulnerabilities affecting them), and its diff against its parent. Re-indexing a layer also
+ * re-derives the diffs of its descendants from their own scans. Runs in the caller's transaction.
+ */
+export async function saveLayer(client: pg.PoolClient, input: SaveLayer): Promise<void> {
+  const { parent, scan, existing } = input;
+  if (parent && (await client.query(LOCK_PARENT, [parent.id])).rowCount === 0) {
+    throw badRequest(`parent layer ${parent.name} was deleted while this layer was indexed; post the parent again first`);
+  }
+  const scanId = await saveScan(client, `v1/${input.name}`, scan, input.indexedByVersion);
+  const namespace = scan.namespace ?? parent?.namespace ?? null;
+  const nsId = await namespaceId(client, namespace);
+  let layerId: number;
+  if (existing) {
+    layerId = existing.id;
+    await client.query(UPDATE_LAYER, [layerId, nsId, scanId, input.indexedByVersion]);
+  } else {
+    layerId = (await client.query<{ id: number }>(INSERT_LAYER, [input.name, parent?.id ?? null, nsId, scanId, input.indexedByVersion])).rows[0]!.id;
+  }
+  const parentFeatures = parent ? await layerFeatures(client, parent.id) : [];
+  const own = await featuresFor(client, scan, namespace, parentFeatures);
+  await writeDiff(client, layerId, parentFeatures, own);
+  if (existing) await rederiveDescendants(client, layerId, namespace, own);
+}
+
+/** After a layer's features changed, every descendant's diff is recomputed from its own scan. */
+async function rederiveDescendants(
+  client: pg.PoolClient,
+  layerId: number,
+  namespace: string | null,
+  features: LayerFeature[],
+): Promise<void> {
+  const descendants = (await client.query<{ id: number; parent_id: number; scan_id: number }>(SELECT_DESCENDANTS, [layerId])).rows;
+  if (descendants.length === 0) return;
+  await client.query(LOCK_LAYERS, [descendants.map((d) => d.id)]);
+  const resolved = new Map<number, { namespace: string | null; features: LayerFeature[] }>([[layerId, { namespace, features }]]);
+  for (const d of descendants) {
+    const parent = resolved.get(d.parent_id)!;
+    const scan = await loadScan(client, d.scan_id);
+    const ns = scan.namespace ?? parent.namespace;
+    await client.query(UPDATE_LAYER_NAMESPACE, [d.id, await namespaceId(client, ns)]);
+    const own = await featuresFor(client, scan, ns, parent.features);
+    await writeDiff(client, d.id, parent.features, own);
+    resolved.set(d.id, { namespace: ns, features: own });
+  }
+}
+
+/** Deletes a layer, its descendants and their scans; false when there is no such layer. */
+export async function deleteLayer(client: pg.PoolClient, name: string): Promise<boolean> {
+  const scans = (await client.query<{ scan_id: number }>(SELECT_SUBTREE_SCANS, [name])).rows.map((r) => r.scan_id);
+  const { rowCount } = await client.query(DELETE_LAYER, [name]);
+  if (!rowCount) return false;
+  await client.query(DELETE_SCANS, [scans]);
+  return true;
+}
