@@ -1,0 +1,479 @@
+// Opens a layer location (http(s) URL, file:// URL or absolute path) as a byte stream, with the
+// limits a server that downloads URLs chosen by its clients needs: a whole-download timeout, a
+// byte cap, local files only under configured roots, and an optional guard against private
+// addresses. Messages never contain credentials: URLs are shown without userinfo and query
+// (presigned blob URLs carry tokens there), and header values are never echoed.
+
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { constants as fsConstants, createReadStream } from 'node:fs';
+import { open, realpath, type FileHandle } from 'node:fs/promises';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { addAbortSignal, Transform, type Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { Agent, buildConnector, interceptors, request, type Dispatcher } from 'undici';
+import { badRequest, TarsierError, unprocessable } from '../errors.js';
+
+export interface FetchSettings {
+  /** Absolute directories local-file layers may be read from; empty: local files are refused. */
+  readonly localRoots: readonly string[];
+  /** The whole download, headers to last byte. */
+  readonly downloadTimeoutMs: number;
+  /** Compressed bytes read from the location. */
+  readonly maxLayerBytes: number;
+  /** Refuse http(s) targets that resolve to private/loopback/link-local addresses. */
+  readonly denyPrivate: boolean;
+  /** Default 5. */
+  readonly maxRedirects?: number;
+  /** @internal Name resolution, replaceable so tests can point names at local servers. */
+  readonly lookup?: typeof dnsLookup;
+  /** @internal The private-address classifier, replaceable so tests can allow a loopback server. */
+  readonly isPrivate?: (address: string) => boolean;
+}
+
+export interface OpenedLayer {
+  /** The bytes, limited to maxLayerBytes (more errors the stream with a 422 TarsierError). */
+  readonly stream: Readable;
+  /** A description safe for logs and messages (no userinfo, no query). */
+  readonly location: string;
+}
+
+const DEFAULT_MAX_REDIRECTS = 5;
+const FILE_HIGH_WATER_MARK = 1024 * 1024;
+const SCHEME_RE = /^([a-z][a-z0-9+.-]*):/i;
+
+/** Opens `path` for reading. `headers` go with an http(s) GET (they carry Authorization). */
+export async function openLayer(
+  path: string,
+  headers: Readonly<Record<string, string>>,
+  settings: FetchSettings,
+  signal?: AbortSignal,
+): Promise<OpenedLayer> {
+  signal?.throwIfAborted();
+  const scheme = SCHEME_RE.exec(path)?.[1]?.toLowerCase();
+  if (scheme === 'http' || scheme === 'https') return openHttp(path, headers, settings, signal);
+  if (scheme === 'file') return openLocal(fileUrlToPath(path), settings, signal);
+  if (scheme === undefined) return openLocal(path, settings, signal);
+  throw badRequest(
+    `layer locations with the scheme "${scheme}:" are not supported: use an http:// or https:// URL, ` +
+      'or a file:// URL or absolute path under clair.api.localroots',
+  );
+}
+
+/** `path` without userinfo, query or fragment: safe to show in messages and logs. */
+export function redactLocation(path: string): string {
+  if (!SCHEME_RE.test(path)) return path;
+  try {
+    const url = new URL(path);
+    url.username = '';
+    url.password = '';
+    url.search = '';
+    url.hash = '';
+    return url.href;
+  } catch {
+    // Not a parseable URL: cut what could be userinfo, query or fragment by hand.
+    return path.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1').replace(/[?#].*$/s, '');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// http(s)
+
+async function openHttp(
+  path: string,
+  headers: Readonly<Record<string, string>>,
+  settings: FetchSettings,
+  signal: AbortSignal | undefined,
+): Promise<OpenedLayer> {
+  const url = parseHttpUrl(path);
+  const location = redactLocation(url.href);
+  const timeout = AbortSignal.timeout(settings.downloadTimeoutMs);
+  const failure = (err: unknown): Error => downloadFailure(err, { location, settings, timeout, signal });
+  const dispatcher = createDispatcher(settings);
+  const release = (): void => void dispatcher.destroy().catch(() => undefined);
+
+  let response: Dispatcher.ResponseData;
+  try {
+    response = await request(withoutCredentials(url), {
+      method: 'GET',
+      headers: requestHeaders(url, headers),
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      dispatcher,
+    });
+  } catch (err) {
+    release();
+    throw failure(err);
+  }
+  try {
+    checkResponse(response, location, settings);
+  } catch (err) {
+    // Destroying an unread undici body emits an AbortError; nobody reads it any more.
+    response.body.on('error', () => undefined).destroy();
+    release();
+    throw err;
+  }
+  const stream = limitBytes(response.body, settings.maxLayerBytes, failure);
+  stream.once('close', release);
+  if (signal) addAbortSignal(signal, stream);
+  return { stream, location };
+}
+
+function parseHttpUrl(path: string): URL {
+  try {
+    return new URL(path);
+  } catch {
+    throw badRequest(`layer location ${redactLocation(path)} is not a valid URL: check the layer Path`);
+  }
+}
+
+/**
+ * One Agent per download: its sockets die with the stream (no idle connection outlives the layer),
+ * and its connector carries the private-address guard, which must see every hop of a redirect.
+ */
+function createDispatcher(settings: FetchSettings): Dispatcher {
+  const timeoutMs = settings.downloadTimeoutMs;
+  const agent = new Agent({
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    connect: settings.denyPrivate
+      ? guardedConnector(settings, timeoutMs)
+      : { timeout: timeoutMs, lookup: (settings.lookup ?? dnsLookup) as LookupFunction },
+  });
+  // undici's redirect handler drops Authorization, Cookie and Proxy-Authorization when a redirect
+  // changes origin, so a registry token never reaches the storage host of a presigned blob URL.
+  return agent.compose(interceptors.redirect({ maxRedirections: settings.maxRedirects ?? DEFAULT_MAX_REDIRECTS }));
+}
+
+/** The URL undici is given: credentials travel as a header (see requestHeaders), not in the URL. */
+function withoutCredentials(url: URL): string {
+  const bare = new URL(url.href);
+  bare.username = '';
+  bare.password = '';
+  bare.hash = '';
+  return bare.href;
+}
+
+/**
+ * The client's headers with lower-cased names (last one wins, like Go's Header.Set in Clair).
+ * Userinfo in the URL becomes Basic authentication, as Go's client did, unless an Authorization
+ * header was given.
+ */
+function requestHeaders(url: URL, headers: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) out[name.toLowerCase()] = value;
+  if ((url.username !== '' || url.password !== '') && out.authorization === undefined) {
+    const userinfo = `${decodeUserinfo(url.username)}:${decodeUserinfo(url.password)}`;
+    out.authorization = `Basic ${Buffer.from(userinfo).toString('base64')}`;
+  }
+  return out;
+}
+
+/** Percent-decoded userinfo; a malformed escape ("%zz") is sent as written rather than crash. */
+function decodeUserinfo(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
+/** Throws when the final answer is not a usable 2xx, before any of the body is read. */
+function checkResponse(response: Dispatcher.ResponseData, location: string, settings: FetchSettings): void {
+  const { statusCode, headers } = response;
+  if (statusCode >= 300 && statusCode < 400 && headers.location !== undefined) {
+    const max = settings.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+    throw badRequest(`could not download the layer: ${location} redirected more than ${max} times`);
+  }
+  if (statusCode < 200 || statusCode >= 300) {
+    throw badRequest(`could not download the layer: ${location} answered ${statusCode}${statusHint(statusCode)}`);
+  }
+  const announced = Number(headers['content-length']);
+  if (Number.isFinite(announced) && announced > settings.maxLayerBytes) throw tooLarge(settings.maxLayerBytes);
+}
+
+function statusHint(statusCode: number): string {
+  if (statusCode === 401 || statusCode === 403) return ': check the Authorization/Headers of the request';
+  if (statusCode === 404) return ': check the layer Path';
+  return '';
+}
+
+interface FailureContext {
+  readonly location: string;
+  readonly settings: FetchSettings;
+  readonly timeout: AbortSignal;
+  readonly signal: AbortSignal | undefined;
+}
+
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** Turns whatever the download threw into the error the caller sees. */
+function downloadFailure(err: unknown, { location, settings, timeout, signal }: FailureContext): Error {
+  if (err instanceof TarsierError) return err;
+  // The caller gave up (its client went away): nobody reads a message, keep its reason.
+  if (signal?.aborted) return signal.reason instanceof Error ? signal.reason : new Error('the download was aborted');
+  if (timeout.aborted || TIMEOUT_CODES.has(errorCode(err) ?? '')) {
+    return badRequest(
+      `could not download the layer: ${location} did not finish within clair.indexer.downloadtimeout ` +
+        `(${formatMs(settings.downloadTimeoutMs)})`,
+      err,
+    );
+  }
+  if (err instanceof PrivateAddressError) {
+    return badRequest(
+      `could not download the layer: ${location}: ${err.address} is a private, loopback or link-local address ` +
+        'and clair.indexer.denyprivate is on: serve the layer from a public address or turn clair.indexer.denyprivate off',
+      err,
+    );
+  }
+  if (err instanceof Error && /redirect loop/i.test(err.message)) {
+    return badRequest(`could not download the layer: ${location} redirects in a loop: check the layer Path`, err);
+  }
+  return badRequest(`could not download the layer: ${location}: ${networkReason(err)}`, err);
+}
+
+const REASONS: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed, try again',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  UND_ERR_SOCKET: 'connection closed by the server',
+};
+
+/** A short reason a person can act on; any URL inside an error text is redacted. */
+function networkReason(err: unknown): string {
+  const code = errorCode(err);
+  if (code !== undefined && REASONS[code] !== undefined) return REASONS[code];
+  const message = err instanceof Error ? err.message : String(err);
+  const reason = code !== undefined && /CERT|TLS|SSL|SELF_SIGNED|UNABLE_TO/.test(code) ? `TLS failure: ${message}` : message;
+  return reason.replace(/[a-z][a-z0-9+.-]*:\/\/\S+/gi, (url) => redactLocation(url));
+}
+
+/** The Node/undici error code of err or of its cause (undici wraps socket errors). */
+function errorCode(err: unknown): string | undefined {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
+}
+
+/** Go-style duration, matching how clair.indexer.downloadtimeout is written ("15m", "300ms"). */
+function formatMs(ms: number): string {
+  if (ms % 1000 !== 0) return `${ms}ms`;
+  const units: Array<[string, number]> = [['h', 3_600_000], ['m', 60_000], ['s', 1000]];
+  let rest = ms;
+  let text = '';
+  for (const [unit, size] of units) {
+    const count = Math.floor(rest / size);
+    if (count > 0) text += `${count}${unit}`;
+    rest -= count * size;
+  }
+  return text || '0s';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Private-address guard
+
+class PrivateAddressError extends Error {
+  constructor(readonly address: string) {
+    super(`${address} is a private address`);
+    this.name = 'PrivateAddressError';
+  }
+}
+
+/**
+ * A connector that refuses private addresses at connection time, for every hop of a redirect.
+ * IP literals are checked here because net.connect does not call `lookup` for them; names are
+ * checked in the lookup, on the addresses actually connected to (no DNS-rebinding window).
+ */
+function guardedConnector(settings: FetchSettings, timeoutMs: number): buildConnector.connector {
+  const isPrivate = settings.isPrivate ?? isPrivateAddress;
+  const connect = buildConnector({ timeout: timeoutMs, lookup: guardedLookup(settings.lookup ?? dnsLookup, isPrivate) });
+  return (options, callback) => {
+    if (isIP(options.hostname) !== 0 && isPrivate(options.hostname)) {
+      callback(new PrivateAddressError(options.hostname), null);
+      return;
+    }
+    connect(options, callback);
+  };
+}
+
+/** A net.connect lookup that fails when any address of the name is private. */
+function guardedLookup(resolveName: typeof dnsLookup, isPrivate: (address: string) => boolean): LookupFunction {
+  return (hostname: string, options: LookupOptions, callback) => {
+    resolveName(hostname, { ...options, all: true }, (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => {
+      if (err) return callback(err, '', 0);
+      // Refuse when any address is private, so happy-eyeballs cannot pick the private one.
+      const refused = addresses.find((a) => isPrivate(a.address));
+      if (refused !== undefined) return callback(new PrivateAddressError(refused.address), '', 0);
+      const first = addresses[0];
+      if (options.all) return callback(null, addresses);
+      if (first === undefined) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
+      return callback(null, first.address, first.family);
+    });
+  };
+}
+
+/** Ranges a layer download must not reach when clair.indexer.denyprivate is on. */
+const PRIVATE_IPV4: ReadonlyArray<readonly [string, number]> = [
+  ['0.0.0.0', 8], // "this network", unspecified
+  ['10.0.0.0', 8], // private
+  ['100.64.0.0', 10], // carrier-grade NAT
+  ['127.0.0.0', 8], // loopback
+  ['169.254.0.0', 16], // link-local (cloud metadata services live here)
+  ['172.16.0.0', 12], // private
+  ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.168.0.0', 16], // private
+  ['198.18.0.0', 15], // benchmarking
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved, broadcast
+];
+const PRIVATE_IPV6: ReadonlyArray<readonly [string, number]> = [
+  ['::', 128], // unspecified
+  ['::1', 128], // loopback
+  ['fc00::', 7], // unique local
+  ['fe80::', 10], // link-local
+  ['fec0::', 10], // site-local (deprecated, still routed inside some networks)
+  ['ff00::', 8], // multicast
+];
+/** IPv6 prefixes that embed an IPv4 address in their last 32 bits: judged by that address. */
+const IPV4_EMBEDDING_PREFIXES = ['::ffff:', '::', '64:ff9b::']; // mapped, compatible, NAT64
+
+const privateRanges = buildPrivateRanges();
+
+function buildPrivateRanges(): BlockList {
+  const list = new BlockList();
+  for (const [network, prefix] of PRIVATE_IPV4) {
+    list.addSubnet(network, prefix, 'ipv4');
+    for (const embedding of IPV4_EMBEDDING_PREFIXES) list.addSubnet(`${embedding}${network}`, 96 + prefix, 'ipv6');
+  }
+  for (const [network, prefix] of PRIVATE_IPV6) list.addSubnet(network, prefix, 'ipv6');
+  return list;
+}
+
+/**
+ * True when `ip` is private, loopback, link-local, CGNAT, unspecified, multicast or reserved
+ * (IPv4 or IPv6, including IPv4-mapped forms). Anything that is not an IP address counts as
+ * private: the guard fails closed.
+ */
+export function isPrivateAddress(ip: string): boolean {
+  const address = ip.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, ''); // brackets, IPv6 zone id
+  const family = isIP(address);
+  if (family === 0) return true;
+  return privateRanges.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Local files
+
+const REFUSED_LOCAL = 'local layer paths are refused: add the directory to clair.api.localroots to allow them';
+
+function fileUrlToPath(path: string): string {
+  try {
+    return fileURLToPath(path);
+  } catch {
+    throw badRequest(`layer location ${redactLocation(path)} is not a local file URL: use file:///absolute/path`);
+  }
+}
+
+async function openLocal(path: string, settings: FetchSettings, signal: AbortSignal | undefined): Promise<OpenedLayer> {
+  if (settings.localRoots.length === 0) throw badRequest(REFUSED_LOCAL);
+  if (!isAbsolute(path)) {
+    throw badRequest(`local layer path ${path} is relative: give an absolute path under clair.api.localroots`);
+  }
+  const real = await resolveInsideRoots(path, settings.localRoots);
+  const handle = await openRegularFile(real, path);
+  const file = createReadStream(real, { fd: handle, highWaterMark: FILE_HIGH_WATER_MARK });
+  const stream = limitBytes(file, settings.maxLayerBytes, (err) =>
+    badRequest(`could not read the layer: ${path}: ${err instanceof Error ? err.message : String(err)}`, err),
+  );
+  if (signal) addAbortSignal(signal, stream);
+  return { stream, location: path };
+}
+
+/**
+ * The real path of `path` (symlinks resolved, so none can lead out), when it is inside a real
+ * root. A missing file is reported as missing only when its path lies inside a root, so the API
+ * cannot be used to probe which files exist elsewhere on the host.
+ */
+async function resolveInsideRoots(path: string, localRoots: readonly string[]): Promise<string> {
+  const roots = await Promise.all(localRoots.map(realRoot));
+  const outside = badRequest(`local layer path ${path} is outside clair.api.localroots: move the layer under one of them`);
+  let real: string;
+  try {
+    real = await realpath(path);
+  } catch (err) {
+    if (!isInsideAny(resolve(path), [...localRoots, ...roots])) throw outside;
+    if (errorCode(err) === 'ENOENT') throw badRequest(`could not open the layer: ${path} does not exist`);
+    throw badRequest(`could not open the layer: ${path}: ${errorCode(err) ?? String(err)}`, err);
+  }
+  if (!isInsideAny(real, roots)) throw outside;
+  return real;
+}
+
+/** A root's real path; a root that does not exist (yet) is kept as written. */
+async function realRoot(root: string): Promise<string> {
+  try {
+    return await realpath(root);
+  } catch {
+    return resolve(root);
+  }
+}
+
+function isInsideAny(path: string, roots: readonly string[]): boolean {
+  return roots.some((root) => {
+    const rel = relative(root, path);
+    return rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
+  });
+}
+
+/**
+ * Opens a regular file for reading. O_NONBLOCK: opening a FIFO must not hang the request.
+ * O_NOFOLLOW: the path was just resolved, a symlink swapped in since is refused.
+ */
+async function openRegularFile(real: string, shown: string): Promise<FileHandle> {
+  let handle: FileHandle;
+  try {
+    handle = await open(real, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+  } catch (err) {
+    throw badRequest(`could not open the layer: ${shown}: ${errorCode(err) ?? String(err)}`, err);
+  }
+  const stats = await handle.stat().catch(async (err: unknown) => {
+    await handle.close();
+    throw badRequest(`could not open the layer: ${shown}: ${errorCode(err) ?? String(err)}`, err);
+  });
+  if (!stats.isFile()) {
+    await handle.close();
+    throw badRequest(`could not open the layer: ${shown} is not a regular file: give the path of the layer archive`);
+  }
+  return handle;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Byte limit
+
+function tooLarge(maxBytes: number): TarsierError {
+  return unprocessable(`layer is larger than clair.indexer.maxlayerbytes (${maxBytes} bytes)`);
+}
+
+/**
+ * `source` as a stream that errors with a 422 once more than `maxBytes` have passed. Errors of
+ * the source go through `translate`; destroying the result (limit, abort, consumer) destroys the
+ * source, which closes its socket or file descriptor.
+ */
+function limitBytes(source: Readable, maxBytes: number, translate: (err: unknown) => Error): Readable {
+  let seen = 0;
+  const limited = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      seen += chunk.length;
+      if (seen > maxBytes) callback(tooLarge(maxBytes));
+      else callback(null, chunk);
+    },
+  });
+  // `on`, not `once`: a source destroyed by us may still emit an error, which must not go unheard.
+  source.on('error', (err) => limited.destroy(translate(err)));
+  limited.once('close', () => source.destroy());
+  return source.pipe(limited);
+}
