@@ -18,12 +18,28 @@ function octal(value: number, width: number): string {
   return value.toString(8).padStart(width - 1, '0') + '\0';
 }
 
+/** A PAX extended header carrying a path too long for the ustar fields (as GNU tar and Go write). */
+function paxPath(path: string): Buffer {
+  const record = (len: number) => `${len} path=${path}\n`;
+  let length = Buffer.byteLength(record(0));
+  while (Buffer.byteLength(record(length)) !== length) length = Buffer.byteLength(record(length));
+  const body = Buffer.from(record(length));
+  return Buffer.concat([ustarHeader('PaxHeader', 'x', body.length), padded(body)]);
+}
+
 function header(path: string, typeflag: string, size: number, linkpath = '', mode = 0o644): Buffer {
+  const cut = path.lastIndexOf('/', 155);
+  const fits = Buffer.byteLength(path) <= 100 || (cut > 0 && cut <= 155 && Buffer.byteLength(path) - cut - 1 <= 100);
+  if (!fits) return Buffer.concat([paxPath(path), ustarHeader(path.slice(-100), typeflag, size, linkpath, mode)]);
+  return ustarHeader(path, typeflag, size, linkpath, mode);
+}
+
+function ustarHeader(path: string, typeflag: string, size: number, linkpath = '', mode = 0o644): Buffer {
   const h = Buffer.alloc(BLOCK);
   let name = path;
   let prefix = '';
   if (Buffer.byteLength(name) > 100) {
-    const cut = path.lastIndexOf('/', 154);
+    const cut = path.lastIndexOf('/', 155);
     prefix = path.slice(0, cut);
     name = path.slice(cut + 1);
   }

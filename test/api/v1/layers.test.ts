@@ -360,6 +360,24 @@ describe('bad layers get a clear 4xx and leave the store unchanged', () => {
     expect((await t.app.inject({ url: '/v1/layers/kept' })).statusCode).toBe(200);
   });
 
+  it('reads hostile entries without letting them escape or confuse the scan', async () => {
+    const t = await localApp();
+    const hostile: TarEntry[] = [
+      { path: '../../etc/os-release', content: 'ID=alpine\nVERSION_ID=3.19.1\n' },
+      { path: '/usr/lib/os-release', content: debian12 },
+      { path: 'etc/os-release', type: 'symlink', target: 'loop' },
+      { path: 'etc/loop', type: 'symlink', target: 'os-release' },
+      { path: 'x/../../../var/lib/dpkg/status', content: 'Package: evil\nVersion: 1\n' },
+      { path: './var/lib/dpkg/status', content: status({ name: 'bash', version: '5.2.15-2+b2' }) },
+      { path: `${'d/'.repeat(200)}file`, content: 'deep' },
+    ];
+    const res = await post(t, { Name: 'hostile', Path: await layerFile('hostile', hostile) });
+    expect(res.statusCode).toBe(201);
+    const layer = await report(t, 'hostile', '?features');
+    expect(layer.NamespaceName).toBe('debian:12');
+    expect(summary(layer)).toEqual(['bash 5.2.15-2+b2 (hostile)']);
+  });
+
   it('refuses local files when no local roots are configured, saying how to allow them', async () => {
     const t = await testApp();
     const res = await post(t, { Name: 'x', Path: await layerFile('base', base) });

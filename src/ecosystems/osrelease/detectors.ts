@@ -1,0 +1,19 @@
+import type { NamespaceDetector } from '../../model/indexing.js';
+import { alpineReleaseDetector } from './alpine-release.js';
+import { aptSourcesDetector } from './apt-sources.js';
+import { lsbReleaseDetector } from './lsb-release.js';
+import { osReleaseDetector } from './os-release.js';
+import { redhatReleaseDetector } from './redhat-release.js';
+
+/**
+ * The namespace detectors in precedence order: a layer's namespace is the first one any of them
+ * returns. os-release is the standard and the most precise; the older per-distribution files
+ * follow; apt sources come last because third-party repositories can name other releases.
+ */
+export const NAMESPACE_DETECTORS: readonly NamespaceDetector[] = [
+  osReleaseDetector,
+  lsbReleaseDetector,
+  alpineReleaseDetector,
+  redhatReleaseDetector,
+  aptSourcesDetector,
+];
