@@ -1,0 +1,98 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import pino from 'pino';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/store/embedded.js';
+
+/** Benchmarks run real processes on a fresh database: DATABASE_URL's server, or an embedded one. */
+export const CACHE_DIR = fileURLToPath(new URL('./.cache/', import.meta.url));
+const CLI = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url));
+
+export interface BenchDatabase {
+  url: string;
+  close(): Promise<void>;
+}
+
+function urlOf(conn: pg.PoolConfig, database: string): string {
+  if (conn.connectionString) {
+    const url = new URL(conn.connectionString);
+    url.pathname = `/${database}`;
+    return url.toString();
+  }
+  return `postgres://${conn.user}:${encodeURIComponent(String(conn.password))}@${conn.host}:${conn.port}/${database}`;
+}
+
+export async function benchDatabase(env: Record<string, string | undefined>): Promise<BenchDatabase> {
+  let embedded: EmbeddedPostgres | undefined;
+  let admin: pg.PoolConfig;
+  if (env.DATABASE_URL) {
+    admin = { connectionString: env.DATABASE_URL };
+  } else {
+    await mkdir(CACHE_DIR, { recursive: true });
+    embedded = await startEmbeddedPostgres({ dataDir: `${CACHE_DIR}pg`, log: pino({ level: 'warn' }) });
+    admin = embedded.adminConnection;
+  }
+  const name = `tarsier_bench_${randomBytes(4).toString('hex')}`;
+  const client = new pg.Client(admin);
+  await client.connect();
+  await client.query(`CREATE DATABASE ${name}`);
+  return {
+    url: urlOf(admin, name),
+    async close() {
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+      await embedded?.stop();
+    },
+  };
+}
+
+export interface BenchServer {
+  apiPort: number;
+  pid: number;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts the built server (npm run build first) with a YAML config and waits until it listens. */
+export async function startBenchServer(databaseUrl: string, yaml: string): Promise<BenchServer> {
+  await mkdir(CACHE_DIR, { recursive: true });
+  const config = `${CACHE_DIR}config-${process.pid}.yaml`;
+  await writeFile(config, `clair:\n${yaml}\n`);
+  const child = spawn(process.execPath, [CLI, 'serve', '--config', config], {
+    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, TARSIER_API_PORT: '0', TARSIER_HEALTH_PORT: '0', TARSIER_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const apiPort = await new Promise<number>((resolve, reject) => {
+    let buffer = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      buffer += d.toString();
+      const match = /"apiPort":(\d+)/.exec(buffer);
+      if (match) resolve(Number(match[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${buffer}`)));
+  });
+  return {
+    apiPort,
+    pid: child.pid!,
+    child,
+    async stop() {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Resident set size of a process now and at its peak, in MiB (Linux /proc). */
+export async function memoryOf(pid: number): Promise<{ rssMiB: number; peakMiB: number }> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
+  return { rssMiB: kib('VmRSS') / 1024, peakMiB: kib('VmHWM') / 1024 };
+}
+
+/** Resets a process's peak RSS counter (VmHWM), so the next reading is the peak of what follows. */
+export async function resetPeakMemory(pid: number): Promise<void> {
+  await writeFile(`/proc/${pid}/clear_refs`, '5');
+}
