@@ -1,0 +1,98 @@
+/**
+ * Lists the packages of an rpm database, read natively in whichever of rpm's three formats the
+ * layer holds (SPEC §3.4): SQLite (rpm ≥ 4.16), ndb (SUSE) or Berkeley DB (rpm ≤ 4.15).
+ */
+import type { LayerFiles, Package, PackageLister } from '../../model/indexing.js';
+import { readBerkeleyDb } from './bdb.js';
+import { parseRpmHeader, type RpmHeader } from './header.js';
+import { readNdb } from './ndb.js';
+import { readSqliteRpmdb } from './sqlite.js';
+
+interface DatabaseFile {
+  readonly path: string;
+  readonly read: (content: Buffer) => Buffer[];
+}
+
+/**
+ * Where rpm keeps its database, in order of preference. When a layer holds several, the newest
+ * format wins: rpm converts old databases in place (`rpmdb --rebuilddb` after a backend change,
+ * Fedora 33's move to SQLite, SUSE's move to ndb, RHEL upgrades) and may leave the old file
+ * behind, but never goes back, so the older file is the stale one. Within a format,
+ * usr/lib/sysimage/rpm (the location rpm moved to; var/lib/rpm is usually a link to it there)
+ * comes first. usr/lib/sysimage/rpm/Packages also covers SLES 15 SP0–SP2, which kept Berkeley DB
+ * after the move.
+ */
+const DATABASES: readonly DatabaseFile[] = [
+  { path: 'usr/lib/sysimage/rpm/rpmdb.sqlite', read: readSqliteRpmdb },
+  { path: 'var/lib/rpm/rpmdb.sqlite', read: readSqliteRpmdb },
+  { path: 'usr/lib/sysimage/rpm/Packages.db', read: readNdb },
+  { path: 'var/lib/rpm/Packages.db', read: readNdb },
+  { path: 'usr/lib/sysimage/rpm/Packages', read: readBerkeleyDb },
+  { path: 'var/lib/rpm/Packages', read: readBerkeleyDb },
+];
+
+const WANTED = new Set(DATABASES.map((db) => db.path));
+
+/** rpm records imported signing keys as packages named gpg-pubkey; they are not installed software. */
+const GPG_PUBKEY = 'gpg-pubkey';
+
+export const rpmLister = {
+  name: 'rpm',
+  version: 1,
+  format: 'rpm',
+  databasePaths: ['var/lib/rpm/', 'usr/lib/sysimage/rpm/'],
+  wants: (path: string): boolean => WANTED.has(path),
+  list(files: LayerFiles): Package[] | undefined {
+    const db = DATABASES.find((candidate) => files.has(candidate.path));
+    if (!db) return undefined;
+    return uniquePackages(readHeaders(db, files.get(db.path)!));
+  },
+} satisfies PackageLister;
+
+/** Every header of the database; any corruption becomes an Error naming the file. */
+function readHeaders(db: DatabaseFile, content: Buffer): RpmHeader[] {
+  let blobs: Buffer[];
+  try {
+    blobs = db.read(content);
+  } catch (err) {
+    throw new Error(`${db.path}: ${messageOf(err)}`, { cause: err });
+  }
+  return blobs.map((blob, i) => {
+    try {
+      return parseRpmHeader(blob);
+    } catch (err) {
+      throw new Error(`${db.path}: package record ${i + 1}: ${messageOf(err)}`, { cause: err });
+    }
+  });
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Packages as matched against advisories, in database order, each name and version once: the
+ * same package installed for two architectures (multilib x86_64 + i686) is one feature.
+ */
+function uniquePackages(headers: readonly RpmHeader[]): Package[] {
+  const seen = new Set<string>();
+  const packages: Package[] = [];
+  for (const header of headers) {
+    if (header.name === GPG_PUBKEY) continue;
+    const pkg = { name: header.name, version: evr(header) };
+    const key = `${pkg.name}\0${pkg.version}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    packages.push(pkg);
+  }
+  return packages;
+}
+
+/**
+ * `[epoch:]version-release`. rpm compares a missing epoch as 0, so an explicit 0 is dropped too:
+ * one installed EVR always gets one spelling, whichever way the package was built.
+ */
+function evr(header: RpmHeader): string {
+  const epoch = header.epoch === null || header.epoch === 0 ? '' : `${header.epoch}:`;
+  return `${epoch}${header.version}-${header.release}`;
+}
