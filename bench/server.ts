@@ -61,15 +61,21 @@ export async function startBenchServer(databaseUrl: string, yaml: string): Promi
   const config = `${CACHE_DIR}config-${process.pid}.yaml`;
   await writeFile(config, `clair:\n${yaml}\n`);
   const child = spawn(process.execPath, [CLI, 'serve', '--config', config], {
-    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, TARSIER_API_PORT: '0', TARSIER_HEALTH_PORT: '0', TARSIER_LOG_LEVEL: 'warn' },
+    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, TARSIER_API_PORT: '0', TARSIER_HEALTH_PORT: '0', TARSIER_LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  // The port comes from the "tarsier listening" log line; later lines are read and dropped.
   const apiPort = await new Promise<number>((resolve, reject) => {
     let buffer = '';
+    let found = false;
     child.stdout!.on('data', (d: Buffer) => {
+      if (found) return;
       buffer += d.toString();
       const match = /"apiPort":(\d+)/.exec(buffer);
-      if (match) resolve(Number(match[1]));
+      if (match) {
+        found = true;
+        resolve(Number(match[1]));
+      }
     });
     child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${buffer}`)));
   });

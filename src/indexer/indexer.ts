@@ -77,10 +77,7 @@ export class Indexer {
   }
 
   async #indexOnce(request: IndexRequest): Promise<LayerRow> {
-    const parent = request.parentName ? ((await findLayer(this.#pool, request.parentName)) ?? null) : null;
-    if (request.parentName && !parent) {
-      throw badRequest(`parent layer ${request.parentName} is unknown: post it before its children`);
-    }
+    await this.#parentOf(request, await findLayer(this.#pool, request.name));
     const lease = `layer/${request.name}`;
     await this.#acquire(lease);
     const renewal = setInterval(() => {
@@ -93,6 +90,7 @@ export class Indexer {
       // Another replica may have finished this layer while we waited for the lease.
       const existing = await findLayer(this.#pool, request.name);
       if (existing && existing.indexedByVersion >= INDEXER_VERSION) return existing;
+      const parent = await this.#parentOf(request, existing);
       const scan = await this.scan(request);
       await withTransaction(this.#pool, (client) =>
         saveLayer(client, { name: request.name, parent, scan, indexedByVersion: INDEXER_VERSION, existing }),
@@ -109,6 +107,18 @@ export class Indexer {
       clearInterval(renewal);
       await releaseLease(this.#pool, lease, this.#owner).catch(() => undefined);
     }
+  }
+
+  /**
+   * The parent to index against. A layer indexed again keeps the parent it was stored with, as in
+   * Clair (a different ParentName in the new request is ignored), so the tree can never form a cycle.
+   */
+  async #parentOf(request: IndexRequest, existing: LayerRow | undefined): Promise<LayerRow | null> {
+    const parentName = existing ? existing.parentName : request.parentName;
+    if (!parentName) return null;
+    const parent = await findLayer(this.#pool, parentName);
+    if (!parent) throw badRequest(`parent layer ${parentName} is unknown: post it before its children`);
+    return parent;
   }
 
   /** Downloads and reads a layer; what its own files hold. */

@@ -257,8 +257,10 @@ describe('posting layers', () => {
     // Pretend base was indexed by an older indexer that missed bash; the new one finds it.
     await t.pool.query("UPDATE layer SET indexed_by_version = 1 WHERE name = 'base'");
     const newer = [...base.slice(0, 3), { path: 'var/lib/dpkg/status', content: status({ name: 'bash', version: '5.2.15-2+b7' }, { name: 'dash', version: '0.5.12-2' }) }];
-    const res = await post(t, { Name: 'base', Path: await layerFile('base-new', newer) });
+    // A ParentName in the new request is ignored: the stored tree stays as it was (no cycle).
+    const res = await post(t, { Name: 'base', Path: await layerFile('base-new', newer), ParentName: 'grand' });
     expect(res.statusCode).toBe(201);
+    expect((await report(t, 'base', '')).ParentName).toBeUndefined();
     expect(summary(await report(t, 'base'))).toEqual(['bash 5.2.15-2+b7 (base)', 'dash 0.5.12-2 (base)']);
     // child lists its own packages; grand inherits child's.
     const expectedChild = ['bash 5.2.15-2+b2 (child)', 'curl 7.88.1-10 (child)', 'openssl 3.0.13-1~deb12u1 (child)'];
