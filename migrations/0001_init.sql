@@ -182,6 +182,10 @@ CREATE TABLE lock (
   until timestamptz NOT NULL
 );
 
+-- Bumped after every committed change to vulnerabilities or layers: cached layer reports built at
+-- an older generation are stale. A sequence, so writers never wait on each other to bump it.
+CREATE SEQUENCE data_generation;
+
 CREATE TABLE keyvalue (
   key   text PRIMARY KEY,
   value text NOT NULL

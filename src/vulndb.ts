@@ -6,6 +6,7 @@ import { isVersionFormatName, knownNamespaceFormat, versionFormat } from './ecos
 import { badRequest, notFound } from './errors.js';
 import type { VersionFormatName } from './model/version-format.js';
 import { mergeFixedIn, sameVulnerability, type FixedIn, type Vulnerability } from './model/vulnerability.js';
+import { markDataChanged } from './store/generation.js';
 import { withTransaction, type Pool, type Queryable } from './store/pool.js';
 import {
   ensureNamespace,
@@ -89,7 +90,7 @@ async function change(
   context: WriteContext,
   decide: (current: StoredVulnerability | undefined, namespace: NamespaceRow) => Vulnerability,
 ): Promise<WriteResult> {
-  return withTransaction(pool, async (client) => {
+  const result = await withTransaction(pool, async (client): Promise<WriteResult> => {
     const namespace = await namespaceForWrite(client, namespaceName, clientFormat);
     const current = await lockVulnerability(client, namespace, name);
     const next = decide(current, namespace);
@@ -100,6 +101,8 @@ async function change(
     const { id, notification } = await replaceVulnerability(client, namespace, current, next, context);
     return { vulnerability: { ...next, id: id!, updater: context.updater }, changed: true, notification };
   });
+  if (result.changed) await markDataChanged(pool);
+  return result;
 }
 
 /** A submitted fixed-in list names each feature once (a merge would silently keep the last). */
@@ -147,6 +150,7 @@ export async function deleteVulnerability(pool: Pool, namespaceName: string, nam
     if (!current) throw notFound(`vulnerability ${name} does not exist in namespace ${namespaceName}`);
     await replaceVulnerability(client, namespace, current, null, API_WRITE);
   });
+  await markDataChanged(pool);
 }
 
 export async function getVulnerability(pool: Pool, namespaceName: string, name: string): Promise<StoredVulnerability> {

@@ -3,8 +3,11 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { badRequest, notFound } from '../../errors.js';
 import type { LayerFormat } from '../../indexer/archive.js';
 import type { Indexer } from '../../indexer/indexer.js';
+import { dataGeneration, markDataChanged } from '../../store/generation.js';
 import { affectingVulnerabilities, deleteLayer, findLayer, layerFeatures } from '../../store/layers.js';
 import { withTransaction, type Pool } from '../../store/pool.js';
+import { JSON_CONTENT_TYPE } from './errors.js';
+import type { ReportCache } from './report-cache.js';
 import { flag, revisionOf } from './request.js';
 import { AnyQuery, LayerEnvelope, LayerParams, type LayerInput } from './schemas.js';
 import * as serialize from './serialize.js';
@@ -14,6 +17,7 @@ export interface LayerRouteDeps {
   pool: Pool;
   indexer: Indexer;
   defaultRevision: Revision;
+  reports: ReportCache;
 }
 
 type App = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -62,12 +66,18 @@ export function registerLayerRoutes(app: App, deps: LayerRouteDeps): void {
     return reply.code(201).send({ Layer: { ...input, IndexedByVersion: layer.indexedByVersion } });
   });
 
-  app.get('/v1/layers/:name', { schema: { params: LayerParams, querystring: AnyQuery } }, async (request) => {
-    const layer = await findLayer(pool, request.params.name);
-    if (!layer) throw notFound(`layer ${request.params.name} does not exist`);
+  app.get('/v1/layers/:name', { schema: { params: LayerParams, querystring: AnyQuery } }, async (request, reply) => {
     const withVulnerabilities = flag(request.query, 'vulnerabilities');
     const withFeatures = withVulnerabilities || flag(request.query, 'features');
     const rev = revision(request);
+    // Reports only change when the data does: reuse the JSON built at the same data generation.
+    const generation = await dataGeneration(pool);
+    const key = `${request.params.name}\0${withFeatures}\0${withVulnerabilities}\0${rev}`;
+    const cached = deps.reports.get(key, generation);
+    if (cached !== undefined) return reply.type(JSON_CONTENT_TYPE).send(cached);
+
+    const layer = await findLayer(pool, request.params.name);
+    if (!layer) throw notFound(`layer ${request.params.name} does not exist`);
     const body: Record<string, unknown> = {
       Name: layer.name,
       [rev === 'A' ? 'Namespace' : 'NamespaceName']: layer.namespace ?? undefined,
@@ -81,12 +91,15 @@ export function registerLayerRoutes(app: App, deps: LayerRouteDeps): void {
         : [];
       body.Features = serialize.layerFeatures(features, vulnerabilities, rev, withVulnerabilities);
     }
-    return { Layer: body };
+    const text = JSON.stringify({ Layer: body });
+    deps.reports.set(key, generation, text);
+    return reply.type(JSON_CONTENT_TYPE).send(text);
   });
 
   app.delete('/v1/layers/:name', { schema: { params: LayerParams } }, async (request, reply) => {
     const deleted = await withTransaction(pool, (client) => deleteLayer(client, request.params.name));
     if (!deleted) throw notFound(`layer ${request.params.name} does not exist`);
+    await markDataChanged(pool);
     return reply.code(200).send();
   });
 }

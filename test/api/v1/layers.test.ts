@@ -196,6 +196,17 @@ describe('a parent → child → grandchild chain', () => {
     expect(summary(await report(t, 'base'))[1]).toBe('openssl 3.0.11-1~deb12u2 (base)');
   });
 
+  it('serves a report from the cache until the data generation changes', async () => {
+    const t = await localApp();
+    await post(t, { Name: 'base', Path: await layerFile('base', base) });
+    const before = summary(await report(t, 'base'));
+    // A change made behind the API's back (no generation bump) is not seen: the cached report is served.
+    await t.pool.query("UPDATE feature_version SET version = '9.9' WHERE version = '5.2.15-2+b2'");
+    expect(summary(await report(t, 'base'))).toEqual(before);
+    await t.pool.query("SELECT nextval('data_generation')");
+    expect(summary(await report(t, 'base'))[0]).toBe('bash 9.9 (base)');
+  });
+
   it('DELETE removes the layer and its descendants, and their scans', async () => {
     const t = await localApp();
     await post(t, { Name: 'base', Path: await layerFile('base', base) });

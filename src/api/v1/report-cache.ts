@@ -1,0 +1,57 @@
+/**
+ * Serialized layer reports, kept per replica and reused while the data generation is unchanged.
+ * CI pipelines and dashboards ask for the same reports again and again; a report of a large image
+ * is hundreds of KiB of JSON that costs tens of milliseconds to build.
+ */
+export interface CachedReport {
+  readonly generation: number;
+  readonly body: string;
+  readonly storedAt: number;
+}
+
+/** Bounds memory whatever the number of layers. */
+const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+/** A safety net: even without a generation bump (a replica died between commit and bump), reports are rebuilt this often. */
+const MAX_AGE_MS = 5 * 60_000;
+
+export class ReportCache {
+  readonly #entries = new Map<string, CachedReport>();
+  readonly #maxBytes: number;
+  #bytes = 0;
+
+  constructor(maxBytes = DEFAULT_MAX_BYTES) {
+    this.#maxBytes = maxBytes;
+  }
+
+  /** The report cached for key at this generation, if still fresh. */
+  get(key: string, generation: number, now = Date.now()): string | undefined {
+    const entry = this.#entries.get(key);
+    if (!entry) return undefined;
+    if (entry.generation !== generation || now - entry.storedAt > MAX_AGE_MS) {
+      this.#delete(key, entry);
+      return undefined;
+    }
+    // Re-insert: Map order is the LRU order.
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+    return entry.body;
+  }
+
+  set(key: string, generation: number, body: string, now = Date.now()): void {
+    const size = body.length * 2;
+    if (size > this.#maxBytes / 4) return;
+    const previous = this.#entries.get(key);
+    if (previous) this.#delete(key, previous);
+    this.#entries.set(key, { generation, body, storedAt: now });
+    this.#bytes += size;
+    for (const [oldest, entry] of this.#entries) {
+      if (this.#bytes <= this.#maxBytes) break;
+      this.#delete(oldest, entry);
+    }
+  }
+
+  #delete(key: string, entry: CachedReport): void {
+    this.#entries.delete(key);
+    this.#bytes -= entry.body.length * 2;
+  }
+}
