@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { Readable } from 'node:stream';
-import { createGunzip } from 'node:zlib';
+import type { Readable } from 'node:stream';
 import { Parser, type ReadEntry } from 'tar';
+import { decompressed } from '../decompress.js';
 import { unprocessable, TarsierError } from '../errors.js';
 
 /**
@@ -36,27 +35,8 @@ export interface LayerContents {
 const BLOCK = 512;
 /** Symlink chains longer than this are loops (Linux's own limit is 40). */
 const MAX_LINK_HOPS = 40;
-/** Chunks handed to the tar parser: large enough that per-chunk overhead vanishes. */
-const DECOMPRESS_CHUNK = 256 * 1024;
 const WHITEOUT_PREFIX = '.wh.';
 const OPAQUE_MARKER = '.wh..wh..opq';
-
-type Compression = 'gzip' | 'zstd' | 'bzip2' | 'xz' | 'none';
-
-function sniff(head: Buffer): Compression {
-  if (head[0] === 0x1f && head[1] === 0x8b) return 'gzip';
-  if (head.readUInt32LE(0) === 0xfd2fb528) return 'zstd';
-  if (head.subarray(0, 3).toString('latin1') === 'BZh') return 'bzip2';
-  if (head.subarray(0, 6).equals(Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]))) return 'xz';
-  return 'none';
-}
-
-/** Decompressors Node lacks (zstd on Node 20, bzip2, xz) run as the system's own programs. */
-const PROGRAMS: Record<Exclude<Compression, 'gzip' | 'none'>, { command: string; package: string }> = {
-  zstd: { command: 'zstd', package: 'zstd' },
-  bzip2: { command: 'bzip2', package: 'bzip2' },
-  xz: { command: 'xz', package: 'xz-utils' },
-};
 
 /**
  * Normalises an archive path: strips `./` and `/` prefixes and resolves `.` and `..`. Returns
@@ -106,69 +86,6 @@ export function isWhitedOut(path: string, whiteouts: Whiteouts): boolean {
 
 const notAnArchive = (detail: string, cause?: unknown): TarsierError =>
   unprocessable(`the layer is not a readable tar archive (${detail})`, cause);
-
-/** The decompressed byte stream of source, with the compression sniffed from its first bytes. */
-async function decompressed(source: Readable): Promise<Readable> {
-  const iterator = source[Symbol.asyncIterator]();
-  const chunks: Buffer[] = [];
-  let length = 0;
-  while (length < 6) {
-    const next = await iterator.next();
-    if (next.done) break;
-    chunks.push(next.value as Buffer);
-    length += (next.value as Buffer).length;
-  }
-  const head = Buffer.concat(chunks);
-  // Put the sniffed bytes back in front of the rest of the stream.
-  const rest = Readable.from(
-    (async function* () {
-      if (head.length > 0) yield head;
-      for (;;) {
-        const next = await iterator.next();
-        if (next.done) return;
-        yield next.value as Buffer;
-      }
-    })(),
-    { objectMode: false },
-  );
-  const compression = head.length >= 4 ? sniff(head) : 'none';
-  if (compression === 'none') return rest;
-  if (compression === 'gzip') {
-    const gunzip = createGunzip({ chunkSize: DECOMPRESS_CHUNK });
-    rest.on('error', (err) => gunzip.destroy(err));
-    return rest.pipe(gunzip);
-  }
-  return spawnDecompressor(rest, compression);
-}
-
-function spawnDecompressor(input: Readable, compression: Exclude<Compression, 'gzip' | 'none'>): Readable {
-  const program = PROGRAMS[compression];
-  const child = spawn(program.command, ['-dc'], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-500)));
-  const output = child.stdout;
-  child.on('error', (err: NodeJS.ErrnoException) => {
-    output.destroy(
-      err.code === 'ENOENT'
-        ? unprocessable(`the layer is ${compression}-compressed, but the ${program.command} program is not installed on the server (Debian package ${program.package})`)
-        : err,
-    );
-  });
-  child.on('close', (code) => {
-    if (code !== 0 && code !== null) output.destroy(notAnArchive(`${compression} data is corrupt or truncated: ${stderr.trim()}`));
-  });
-  input.on('error', (err) => {
-    child.kill();
-    output.destroy(err);
-  });
-  // The child may exit early (corrupt input); its closed stdin must not crash the process.
-  child.stdin.on('error', () => undefined);
-  input.pipe(child.stdin);
-  output.once('close', () => {
-    if (child.exitCode === null) child.kill();
-  });
-  return output;
-}
 
 interface Walk {
   readonly format: LayerFormat;
@@ -303,7 +220,7 @@ export async function readLayerArchive(
   // Not events.once: it would reject on the parser's 'error' events, which are recorded above.
   const closed = new Promise<void>((resolve) => parser.once('close', () => resolve()));
 
-  const stream = await decompressed(source);
+  const stream = await decompressed(source, (detail) => notAnArchive(detail));
   let total = 0;
   /** Bytes since the last non-zero byte, to see the end-of-archive zero block. */
   let trailingZeros = 0;
