@@ -7,6 +7,8 @@ import { Command } from 'commander';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './logger.js';
 import { openDatabase, startServer, stopOnSignals } from './server.js';
+import { formatSummary, runnerSettings, UpdaterRunner } from './updater/runner.js';
+import { enabledSources, SOURCES } from './updater/sources.js';
 
 function configFrom(options: { config?: string }): Config {
   try {
@@ -54,6 +56,36 @@ program
     } catch (err) {
       log.fatal({ err }, 'migration failed');
       process.exitCode = 1;
+    }
+  });
+
+program
+  .command('update')
+  .description('run the vulnerability updaters once, print a summary per source, and exit (1 if a source failed)')
+  .option('-c, --config <file>', 'YAML configuration file; also TARSIER_CONFIG')
+  .option('-s, --source <name>', 'run only this source (any of them, enabled or not)')
+  .action(async (options: { config?: string; source?: string }) => {
+    const config = configFrom(options);
+    // The summary goes to stdout; logs go to stderr.
+    const log = createLogger(config.log.level, 2);
+    let sources = enabledSources(config.updater.enabledUpdaters);
+    if (options.source !== undefined) {
+      const named = SOURCES.find((s) => s.name === options.source);
+      if (!named) {
+        process.stderr.write(`tarsier: unknown source ${options.source}; sources: ${SOURCES.map((s) => s.name).join(', ')}\n`);
+        process.exit(2);
+      }
+      sources = [named];
+    }
+    const database = await openDatabase(config, log);
+    try {
+      const runner = new UpdaterRunner({ pool: database.pool, settings: runnerSettings(config), log });
+      const summaries = [];
+      for (const source of sources) summaries.push(await runner.run(source));
+      process.stdout.write(formatSummary(summaries));
+      if (summaries.some((s) => s.status === 'failed' || s.status === 'busy')) process.exitCode = 1;
+    } finally {
+      await database.close();
     }
   });
 

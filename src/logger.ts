@@ -4,8 +4,9 @@ import pino, { type Logger } from 'pino';
  * The process logger: JSON lines on stdout. Credentials never reach the log: request headers are
  * not logged by the request serializer, and these paths are redacted wherever they appear.
  */
-export function createLogger(level: string): Logger {
-  return pino({
+export function createLogger(level: string, destination: 1 | 2 = 1): Logger {
+  return pino(
+    {
     level,
     redact: {
       paths: [
@@ -19,5 +20,7 @@ export function createLogger(level: string): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+    },
+    pino.destination({ fd: destination, sync: true }),
+  );
 }

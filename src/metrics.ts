@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
  * Prometheus metrics of one Tarsier process. One registry per process (not prom-client's global
@@ -27,6 +27,41 @@ export class Metrics {
     help: 'Time to download, read and store a layer, by outcome (indexed, or the error code).',
     labelNames: ['outcome'] as const,
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900],
+    registers: [this.registry],
+  });
+
+  readonly updaterRuns = new Counter({
+    name: 'tarsier_updater_runs_total',
+    help: 'Updater runs by source and outcome (success, failure).',
+    labelNames: ['source', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly updaterDuration = new Gauge({
+    name: 'tarsier_updater_last_run_duration_seconds',
+    help: 'Duration of the last run of each updater source.',
+    labelNames: ['source'] as const,
+    registers: [this.registry],
+  });
+
+  readonly updaterLastSuccess = new Gauge({
+    name: 'tarsier_updater_last_success_timestamp_seconds',
+    help: 'Unix time of the last successful run of each updater source.',
+    labelNames: ['source'] as const,
+    registers: [this.registry],
+  });
+
+  readonly updaterRecords = new Gauge({
+    name: 'tarsier_updater_records',
+    help: 'Vulnerabilities (NVD: entries) each updater source holds after its last successful run.',
+    labelNames: ['source'] as const,
+    registers: [this.registry],
+  });
+
+  readonly updaterFailing = new Gauge({
+    name: 'tarsier_updater_last_run_failed',
+    help: '1 when the last run of the source failed (its error is in GET /status and the log), else 0.',
+    labelNames: ['source'] as const,
     registers: [this.registry],
   });
 

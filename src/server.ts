@@ -11,6 +11,9 @@ import { buildApp, buildHealthApp, type AppDeps } from './app.js';
 import type { Config } from './config.js';
 import { Indexer, indexerSettings } from './indexer/indexer.js';
 import { Metrics } from './metrics.js';
+import { runnerSettings, UpdaterRunner } from './updater/runner.js';
+import { UpdaterScheduler } from './updater/scheduler.js';
+import { enabledSources } from './updater/sources.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './store/embedded.js';
 import { migrate } from './store/migrate.js';
 import { createPool, type Pool } from './store/pool.js';
@@ -80,6 +83,10 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     const pageTokens = new PageTokens(await loadPageTokenKey(pool, config.api.paginationKey));
     const metrics = new Metrics();
     const indexer = new Indexer({ pool, settings: indexerSettings(config), log, metrics });
+    const runner = new UpdaterRunner({ pool, settings: runnerSettings(config), log, metrics });
+    const scheduler = config.updater.intervalMs > 0
+      ? new UpdaterScheduler({ runner, pool, sources: enabledSources(config.updater.enabledUpdaters), log })
+      : undefined;
     const api = buildApp({ config, pool, log, pageTokens, metrics, indexer, tls: await readTls(config) });
     const health = buildHealthApp({ pool, log });
     await api.listen({ host: config.api.host, port: config.api.port });
@@ -88,6 +95,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     started.push(health);
     const apiPort = portOf(api);
     const healthPort = portOf(health);
+    scheduler?.start();
     log.info({ apiPort, healthPort }, 'tarsier listening');
 
     let stopping: Promise<void> | undefined;
@@ -99,6 +107,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       stop() {
         // Drain in-flight requests first, then release the database they were using.
         stopping ??= (async () => {
+          await scheduler?.stop();
           await api.close();
           await health.close();
           await database.close();

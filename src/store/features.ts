@@ -5,6 +5,17 @@ import type { VersionFormatName } from '../model/version-format.js';
 
 /** Advisory lock class for features (pg_advisory_xact_lock(class, id)). */
 const FEATURE_LOCK_CLASS = 1;
+/**
+ * Advisory lock class for namespaces: an updater rewriting a namespace holds it exclusively;
+ * single writes (API, layer indexing) hold it shared, taken before they change any row.
+ */
+export const NAMESPACE_LOCK_CLASS = 2;
+const LOCK_NAMESPACE_SHARED = `SELECT pg_advisory_xact_lock_shared(${NAMESPACE_LOCK_CLASS}, $1)`;
+
+/** Lets single writers into a namespace that no updater is rewriting (re-entrant within a transaction). */
+export async function shareNamespace(client: pg.PoolClient, namespaceId: number): Promise<void> {
+  await client.query(LOCK_NAMESPACE_SHARED, [namespaceId]);
+}
 
 const INSERT_FEATURES = `
   INSERT INTO feature (namespace_id, name) SELECT $1, unnest($2::text[]) ON CONFLICT (namespace_id, name) DO NOTHING`;
@@ -42,6 +53,7 @@ export async function lockFeatures(
   names: readonly string[],
 ): Promise<Map<string, number>> {
   const unique = [...new Set(names)];
+  await shareNamespace(client, namespaceId);
   await client.query(INSERT_FEATURES, [namespaceId, unique]);
   const { rows } = await client.query<{ id: number; name: string }>(SELECT_FEATURES, [namespaceId, unique]);
   await client.query(LOCK_FEATURES, [rows.map((r) => r.id)]);

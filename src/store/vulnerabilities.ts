@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { versionFormat } from '../ecosystems/index.js';
 import type { VersionFormatName } from '../model/version-format.js';
 import type { FixedIn, Severity, Vulnerability } from '../model/vulnerability.js';
-import { lockFeatures } from './features.js';
+import { lockFeatures, shareNamespace } from './features.js';
 import type { Queryable } from './pool.js';
 
 export interface NamespaceRow {
@@ -43,8 +43,8 @@ const SELECT_FIXEDIN = `
 const LOCK_NAME = 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))';
 const SOFT_DELETE = 'UPDATE vulnerability SET deleted_at = now() WHERE id = $1';
 const INSERT_VULNERABILITY = `
-  INSERT INTO vulnerability (namespace_id, name, description, link, severity, metadata, updater)
-  VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`;
+  INSERT INTO vulnerability (namespace_id, name, description, link, severity, metadata, updater, source_severity)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $5) RETURNING id`;
 const INSERT_FIXEDIN = `
   INSERT INTO vulnerability_fixedin (vulnerability_id, feature_id, fixed_version)
   SELECT $1, f, v FROM unnest($2::int[], $3::text[]) AS t(f, v)
@@ -142,6 +142,7 @@ export async function lockVulnerability(
   namespace: NamespaceRow,
   name: string,
 ): Promise<StoredVulnerability | undefined> {
+  await shareNamespace(client, namespace.id);
   await client.query(LOCK_NAME, [`vulnerability/${namespace.id}/${name}`]);
   return findLiveVulnerability(client, namespace, name);
 }

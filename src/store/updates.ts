@@ -1,0 +1,229 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { versionFormat } from '../ecosystems/index.js';
+import { sameVulnerability, type FixedIn, type Severity, type Vulnerability } from '../model/vulnerability.js';
+import { NAMESPACE_LOCK_CLASS } from './features.js';
+import type { NamespaceRow } from './vulnerabilities.js';
+
+/**
+ * Writing an updater's complete data for one namespace in bulk: one transaction, a handful of
+ * set-based statements whatever the number of vulnerabilities, under an exclusive lock on the
+ * namespace (single writers hold it shared), with the same versioning and notifications as
+ * single writes.
+ */
+const LOCK_NAMESPACE = `SELECT pg_advisory_xact_lock(${NAMESPACE_LOCK_CLASS}, $1)`;
+const SELECT_LIVE = `
+  SELECT id, name, description, link, severity, metadata, updater, source_severity
+  FROM vulnerability WHERE namespace_id = $1 AND deleted_at IS NULL`;
+const SELECT_LIVE_FIXES = `
+  SELECT fi.vulnerability_id, f.name AS feature, fi.fixed_version
+  FROM vulnerability_fixedin fi
+  JOIN vulnerability v ON v.id = fi.vulnerability_id AND v.namespace_id = $1 AND v.deleted_at IS NULL
+  JOIN feature f ON f.id = fi.feature_id`;
+const SOFT_DELETE = 'UPDATE vulnerability SET deleted_at = now() WHERE id = ANY($1::bigint[])';
+const INSERT_VERSIONS = `
+  INSERT INTO vulnerability (namespace_id, name, description, link, severity, metadata, updater, source_severity)
+  SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::severity[], $6::jsonb[], $7::text[], $8::severity[])
+  RETURNING id, name`;
+const INSERT_FEATURES = `
+  INSERT INTO feature (namespace_id, name) SELECT $1, unnest($2::text[]) ON CONFLICT (namespace_id, name) DO NOTHING`;
+const SELECT_FEATURES = 'SELECT id, name FROM feature WHERE namespace_id = $1 AND name = ANY($2::text[])';
+const INSERT_FIXEDIN = `
+  INSERT INTO vulnerability_fixedin (vulnerability_id, feature_id, fixed_version)
+  SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[])
+  RETURNING id, vulnerability_id, feature_id, fixed_version`;
+const SELECT_FEATURE_VERSIONS = 'SELECT id, feature_id, version FROM feature_version WHERE feature_id = ANY($1::int[])';
+const INSERT_AFFECTS = `
+  INSERT INTO vulnerability_affects (vulnerability_id, feature_version_id, fixedin_id)
+  SELECT * FROM unnest($1::bigint[], $2::int[], $3::bigint[])`;
+const INSERT_NOTIFICATIONS = `
+  INSERT INTO notification (name, old_vulnerability_id, new_vulnerability_id)
+  SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])`;
+
+/** A vulnerability to write, with the severity its source gave (before NVD filled an Unknown one). */
+export interface DesiredVulnerability extends Vulnerability {
+  readonly sourceSeverity: Severity;
+}
+
+export interface NamespaceUpdate {
+  readonly namespace: NamespaceRow;
+  readonly desired: readonly DesiredVulnerability[];
+  readonly updater: string;
+  /** Write notifications (false on a source's first run). */
+  readonly notify: boolean;
+  /** This updater's live vulnerabilities missing from desired were withdrawn upstream: delete them. */
+  readonly withdrawMissing: boolean;
+}
+
+export interface UpdateCounts {
+  inserted: number;
+  replaced: number;
+  deleted: number;
+  unchanged: number;
+}
+
+export interface LiveVulnerability extends Vulnerability {
+  readonly id: number;
+  readonly updater: string | null;
+  readonly sourceSeverity: Severity | null;
+}
+
+/** The live vulnerabilities of a namespace with their fixed-in lists, by name. */
+export async function liveVulnerabilities(client: pg.PoolClient, namespace: NamespaceRow): Promise<Map<string, LiveVulnerability>> {
+  const rows = (
+    await client.query<{
+      id: number;
+      name: string;
+      description: string;
+      link: string;
+      severity: Severity;
+      metadata: Record<string, unknown> | null;
+      updater: string | null;
+      source_severity: Severity | null;
+    }>(SELECT_LIVE, [namespace.id])
+  ).rows;
+  const fixes = new Map<number, FixedIn[]>();
+  for (const f of (await client.query<{ vulnerability_id: number; feature: string; fixed_version: string | null }>(SELECT_LIVE_FIXES, [namespace.id])).rows) {
+    const list = fixes.get(f.vulnerability_id) ?? [];
+    list.push({ feature: f.feature, version: f.fixed_version });
+    fixes.set(f.vulnerability_id, list);
+  }
+  return new Map(
+    rows.map((r) => [
+      r.name,
+      {
+        id: r.id,
+        namespace: namespace.name,
+        name: r.name,
+        description: r.description,
+        link: r.link,
+        severity: r.severity,
+        metadata: r.metadata,
+        fixedIn: fixes.get(r.id) ?? [],
+        updater: r.updater,
+        sourceSeverity: r.source_severity,
+      },
+    ]),
+  );
+}
+
+/** Locks the namespace against every other writer until the transaction ends. */
+export async function lockNamespace(client: pg.PoolClient, namespace: NamespaceRow): Promise<void> {
+  await client.query(LOCK_NAMESPACE, [namespace.id]);
+}
+
+/**
+ * Writes desired over what is live in the namespace. An unchanged vulnerability costs nothing; a
+ * changed one gets a new version (the old one stays readable) and a notification; with
+ * withdrawMissing, this updater's vulnerabilities that are gone upstream are deleted. Must run in
+ * a transaction that called lockNamespace.
+ */
+export async function applyNamespaceUpdate(
+  client: pg.PoolClient,
+  update: NamespaceUpdate,
+  live: ReadonlyMap<string, LiveVulnerability>,
+): Promise<UpdateCounts> {
+  const counts: UpdateCounts = { inserted: 0, replaced: 0, deleted: 0, unchanged: 0 };
+  const write: DesiredVulnerability[] = [];
+  const superseded: Array<number | null> = [];
+  const wanted = new Set<string>();
+  for (const v of update.desired) {
+    wanted.add(v.name);
+    const current = live.get(v.name);
+    if (current && sameVulnerability(current, v)) {
+      counts.unchanged++;
+      continue;
+    }
+    write.push(v);
+    superseded.push(current?.id ?? null);
+    if (current) counts.replaced++;
+    else counts.inserted++;
+  }
+  const withdrawn = update.withdrawMissing
+    ? [...live.values()].filter((v) => v.updater === update.updater && !wanted.has(v.name)).map((v) => v.id)
+    : [];
+  counts.deleted = withdrawn.length;
+  const retired = [...superseded.filter((id): id is number => id !== null), ...withdrawn];
+  if (retired.length > 0) await client.query(SOFT_DELETE, [retired]);
+  const ids = await insertVersions(client, update, write);
+  if (update.notify) {
+    await insertNotifications(client, [
+      ...write.map((_, i) => [superseded[i] ?? null, ids[i]!] as const),
+      ...withdrawn.map((id) => [id, null] as const),
+    ]);
+  }
+  return counts;
+}
+
+async function insertVersions(client: pg.PoolClient, update: NamespaceUpdate, write: readonly DesiredVulnerability[]): Promise<number[]> {
+  if (write.length === 0) return [];
+  const { rows } = await client.query<{ id: number; name: string }>(INSERT_VERSIONS, [
+    update.namespace.id,
+    write.map((v) => v.name),
+    write.map((v) => v.description),
+    write.map((v) => v.link),
+    write.map((v) => v.severity),
+    write.map((v) => (v.metadata === null ? null : JSON.stringify(v.metadata))),
+    write.map(() => update.updater),
+    write.map((v) => v.sourceSeverity),
+  ]);
+  const idByName = new Map(rows.map((r) => [r.name, r.id]));
+  const ids = write.map((v) => idByName.get(v.name)!);
+  await insertFixes(client, update.namespace, write, ids);
+  return ids;
+}
+
+async function insertFixes(
+  client: pg.PoolClient,
+  namespace: NamespaceRow,
+  write: readonly DesiredVulnerability[],
+  ids: readonly number[],
+): Promise<void> {
+  const names = [...new Set(write.flatMap((v) => v.fixedIn.map((f) => f.feature)))];
+  if (names.length === 0) return;
+  await client.query(INSERT_FEATURES, [namespace.id, names]);
+  const featureIds = new Map(
+    (await client.query<{ id: number; name: string }>(SELECT_FEATURES, [namespace.id, names])).rows.map((r) => [r.name, r.id]),
+  );
+  const vulnerabilityColumn: number[] = [];
+  const featureColumn: number[] = [];
+  const versionColumn: Array<string | null> = [];
+  write.forEach((v, i) => {
+    for (const fix of v.fixedIn) {
+      vulnerabilityColumn.push(ids[i]!);
+      featureColumn.push(featureIds.get(fix.feature)!);
+      versionColumn.push(fix.version);
+    }
+  });
+  const fixes = (
+    await client.query<{ id: number; vulnerability_id: number; feature_id: number; fixed_version: string | null }>(INSERT_FIXEDIN, [
+      vulnerabilityColumn,
+      featureColumn,
+      versionColumn,
+    ])
+  ).rows;
+  // Link the installed versions each fix leaves affected.
+  const versions = (
+    await client.query<{ id: number; feature_id: number; version: string }>(SELECT_FEATURE_VERSIONS, [[...new Set(featureColumn)]])
+  ).rows;
+  if (versions.length === 0) return;
+  const byFeature = new Map<number, Array<{ id: number; version: string }>>();
+  for (const fv of versions) byFeature.set(fv.feature_id, [...(byFeature.get(fv.feature_id) ?? []), fv]);
+  const compare = versionFormat(namespace.versionFormat).compare;
+  const affects: [number[], number[], number[]] = [[], [], []];
+  for (const fix of fixes) {
+    for (const fv of byFeature.get(fix.feature_id) ?? []) {
+      if (fix.fixed_version === null || compare(fv.version, fix.fixed_version) < 0) {
+        affects[0].push(fix.vulnerability_id);
+        affects[1].push(fv.id);
+        affects[2].push(fix.id);
+      }
+    }
+  }
+  if (affects[0].length > 0) await client.query(INSERT_AFFECTS, affects);
+}
+
+async function insertNotifications(client: pg.PoolClient, changes: ReadonlyArray<readonly [number | null, number | null]>): Promise<void> {
+  if (changes.length === 0) return;
+  await client.query(INSERT_NOTIFICATIONS, [changes.map(() => randomUUID()), changes.map((c) => c[0]), changes.map((c) => c[1])]);
+}

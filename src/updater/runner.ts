@@ -1,0 +1,345 @@
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { decompressed } from '../decompress.js';
+import { knownNamespaceFormat } from '../ecosystems/index.js';
+import { TarsierError } from '../errors.js';
+import type { Metrics } from '../metrics.js';
+import type { Vulnerability } from '../model/vulnerability.js';
+import { loadEnrichment, storeEnrichment } from '../store/enrichment.js';
+import { markDataChanged } from '../store/generation.js';
+import { acquireLease, releaseLease, renewLease } from '../store/locks.js';
+import { withTransaction, type Pool } from '../store/pool.js';
+import { recordFailure, recordSuccess, updaterState } from '../store/updater-state.js';
+import {
+  applyNamespaceUpdate,
+  liveVulnerabilities,
+  lockNamespace,
+  type DesiredVulnerability,
+  type UpdateCounts,
+} from '../store/updates.js';
+import { ensureNamespace, findNamespace, type NamespaceRow } from '../store/vulnerabilities.js';
+import { Downloader, type Validators } from './download.js';
+import type { Enrichment, SourceData } from './types.js';
+import type { Source, SourcePart } from './updater.js';
+
+export interface RunSummary {
+  readonly source: string;
+  /**
+   * updated: data written; unchanged: nothing new upstream; busy: another replica is running it;
+   * not-due: another replica ran it since the caller looked; failed: see error.
+   */
+  readonly status: 'updated' | 'unchanged' | 'busy' | 'not-due' | 'failed';
+  /** Vulnerabilities (or NVD entries) the source holds after the run. */
+  readonly records: number;
+  /** Vulnerabilities inserted, replaced or deleted. */
+  readonly changed: number;
+  readonly durationMs: number;
+  readonly error?: string;
+}
+
+export interface RunnerSettings {
+  readonly intervalMs: number;
+  readonly sources: Readonly<Record<string, { readonly url: string }>>;
+  /** Per request, headers to last byte. */
+  readonly downloadTimeoutMs: number;
+}
+
+/** The runner's settings from the configuration. */
+export function runnerSettings(config: Config): RunnerSettings {
+  return {
+    intervalMs: config.updater.intervalMs,
+    sources: config.updater.sources,
+    downloadTimeoutMs: config.indexer.downloadTimeoutMs,
+  };
+}
+
+/** Validators of every file of every part: { partKey: { url: validators } }. */
+type Fingerprint = Record<string, Record<string, Validators>>;
+
+const LEASE_TTL_MS = 60_000;
+/** First retry after a failure; doubles per consecutive failure, up to the interval. */
+const RETRY_BASE_MS = 60_000;
+/** Refuse to delete more than this share of a namespace's vulnerabilities in one run: the feed is more likely broken than the data gone. */
+const MAX_WITHDRAWN_SHARE = 0.5;
+const MIN_WITHDRAWALS_CHECKED = 100;
+
+const feedError = (detail: string): TarsierError => new TarsierError('unprocessable', `the feed is corrupt: ${detail}`);
+
+/** NVD's data on a vulnerability: its CVSS metadata, and its severity where the source gave none. */
+export function enrich(v: Vulnerability, e: Enrichment | undefined): DesiredVulnerability {
+  if (!e) return { ...v, sourceSeverity: v.severity };
+  return {
+    ...v,
+    sourceSeverity: v.severity,
+    severity: v.severity === 'Unknown' ? e.severity : v.severity,
+    metadata: { ...(v.metadata ?? {}), NVD: e.nvd },
+  };
+}
+
+/**
+ * Runs sources: each under a lease (one replica at a time), fetching only the parts whose files
+ * changed, writing each namespace in one transaction, and recording the outcome for the
+ * scheduler, the status route and the metrics. A failure keeps the last good data.
+ */
+export class UpdaterRunner {
+  readonly #pool: Pool;
+  readonly #settings: RunnerSettings;
+  readonly #log: Logger;
+  readonly #metrics: Metrics | undefined;
+  readonly #owner = `updater-${randomUUID()}`;
+
+  constructor(deps: { pool: Pool; settings: RunnerSettings; log: Logger; metrics?: Metrics }) {
+    this.#pool = deps.pool;
+    this.#settings = deps.settings;
+    this.#log = deps.log.child({ component: 'updater' });
+    this.#metrics = deps.metrics;
+  }
+
+  /** Runs one source now if no other replica is running it; due: only if its next run time has come. */
+  async run(source: Source, options: { onlyIfDue?: boolean } = {}): Promise<RunSummary> {
+    const lease = `updater/${source.name}`;
+    if (!(await acquireLease(this.#pool, lease, this.#owner, LEASE_TTL_MS))) {
+      return { source: source.name, status: 'busy', records: 0, changed: 0, durationMs: 0 };
+    }
+    const renewal = setInterval(() => {
+      renewLease(this.#pool, lease, this.#owner, LEASE_TTL_MS).catch((err: unknown) => this.#log.warn({ err, source: source.name }, 'updater lease renewal failed'));
+    }, LEASE_TTL_MS / 3);
+    try {
+      const state = await updaterState(this.#pool, source.name);
+      // Another replica may have run it while this one waited for the lease.
+      if (options.onlyIfDue && state?.nextRunAt && state.nextRunAt.getTime() > Date.now()) {
+        return { source: source.name, status: 'not-due', records: state.recordCount, changed: 0, durationMs: 0 };
+      }
+      return await this.#runLeased(source, state?.fingerprint ?? null, state?.lastSuccessAt == null, state?.consecutiveFailures ?? 0);
+    } finally {
+      clearInterval(renewal);
+      await releaseLease(this.#pool, lease, this.#owner).catch(() => undefined);
+    }
+  }
+
+  async #runLeased(source: Source, stored: string | null, firstRun: boolean, failures: number): Promise<RunSummary> {
+    const started = performance.now();
+    const fingerprint: Fingerprint = stored ? (JSON.parse(stored) as Fingerprint) : {};
+    const workDir = await mkdtemp(join(tmpdir(), `tarsier-${source.name}-`));
+    const downloader = new Downloader(workDir, this.#settings.downloadTimeoutMs);
+    let changed = 0;
+    let updatedParts = 0;
+    try {
+      const base = this.#settings.sources[source.name]?.url;
+      if (!base) throw new Error(`no location configured for source ${source.name} (updater.sources.${source.name}.url)`);
+      const parts = await source.parts(base, (url) => downloader.text(url));
+      for (const part of parts) {
+        const files = await this.#download(downloader, part, fingerprint[part.key]);
+        if (!files) continue;
+        try {
+          const streams = await Promise.all(files.paths.map((p) => decompressed(createReadStream(p), feedError)));
+          changed += await this.#apply(source, part, streams, firstRun);
+        } finally {
+          await Promise.all(files.temporary.map((p) => rm(p, { force: true })));
+        }
+        fingerprint[part.key] = files.validators;
+        updatedParts++;
+      }
+      const records = await this.#records(source);
+      const durationMs = performance.now() - started;
+      await recordSuccess(this.#pool, source.name, {
+        fingerprint: JSON.stringify(fingerprint),
+        records,
+        changed,
+        durationMs,
+        nextRunInMs: this.#nextRunIn(),
+      });
+      if (changed > 0) await markDataChanged(this.#pool);
+      this.#observe(source.name, 'success', durationMs, records);
+      const status = updatedParts > 0 ? 'updated' : 'unchanged';
+      this.#log.info({ source: source.name, status, records, changed, ms: Math.round(durationMs) }, 'updater run done');
+      return { source: source.name, status, records, changed, durationMs };
+    } catch (err) {
+      const durationMs = performance.now() - started;
+      const message = (err as Error).message;
+      // Parts written before the failure stay written (and keep their new fingerprint).
+      await recordFailure(this.#pool, source.name, {
+        fingerprint: Object.keys(fingerprint).length > 0 ? JSON.stringify(fingerprint) : null,
+        error: message,
+        durationMs,
+        nextRunInMs: Math.min(this.#settings.intervalMs || Number.MAX_SAFE_INTEGER, RETRY_BASE_MS * 2 ** failures),
+      }).catch((e: unknown) => this.#log.error({ err: e }, 'recording an updater failure failed'));
+      if (changed > 0) await markDataChanged(this.#pool).catch(() => undefined);
+      this.#observe(source.name, 'failure', durationMs);
+      this.#log.warn({ source: source.name, err }, 'updater run failed');
+      return { source: source.name, status: 'failed', records: 0, changed, durationMs, error: message };
+    } finally {
+      await downloader.close();
+      await rm(workDir, { recursive: true, force: true });
+    }
+  }
+
+  /** The part's files when any changed since `previous` (all of them: a part is parsed whole), else undefined. */
+  async #download(
+    downloader: Downloader,
+    part: SourcePart<unknown>,
+    previous: Record<string, Validators> | undefined,
+  ): Promise<{ paths: string[]; temporary: string[]; validators: Record<string, Validators> } | undefined> {
+    const results = await Promise.all(part.urls.map((url) => downloader.download(url, previous?.[url])));
+    const missing = part.urls.filter((_, i) => results[i]!.status === 'missing');
+    if (missing.length > 0 && !part.optional) throw new Error(`${missing.join(', ')} does not exist upstream`);
+    const present = part.urls.filter((_, i) => results[i]!.status !== 'missing');
+    const changedFiles = results.some((r) => r.status === 'downloaded');
+    const goneFiles = Object.keys(previous ?? {}).some((url) => !present.includes(url));
+    if (present.length === 0 || (!changedFiles && !goneFiles)) return undefined;
+    const paths: string[] = [];
+    const temporary: string[] = [];
+    const validators: Record<string, Validators> = {};
+    for (const [i, url] of part.urls.entries()) {
+      let result = results[i]!;
+      if (result.status === 'missing') continue;
+      // An unchanged file of a changed part: fetch it again, unconditionally, to parse the part whole.
+      if (result.status === 'unchanged') result = await downloader.download(url);
+      if (result.status !== 'downloaded') throw new Error(`${url} vanished while it was being downloaded`);
+      paths.push(result.path);
+      if (result.temporary) temporary.push(result.path);
+      validators[url] = result.validators;
+    }
+    return { paths, temporary, validators };
+  }
+
+  /** Parses a part and writes it; the number of vulnerabilities changed. */
+  async #apply(source: Source, part: SourcePart<unknown>, streams: Readable[], firstRun: boolean): Promise<number> {
+    if (source.kind === 'enrichment') {
+      const data = await (part as SourcePart<Map<string, Enrichment>>).parse(streams);
+      return this.#applyEnrichment(source.name, data, firstRun);
+    }
+    const data = await (part as SourcePart<SourceData>).parse(streams);
+    let changed = 0;
+    for (const namespace of data.namespaces) {
+      const desired = data.vulnerabilities.filter((v) => v.namespace === namespace);
+      const counts = await this.#writeNamespace(source.name, namespace, desired, { notify: !firstRun, withdrawMissing: true });
+      changed += counts.inserted + counts.replaced + counts.deleted;
+    }
+    return changed;
+  }
+
+  async #writeNamespace(
+    updater: string,
+    namespaceName: string,
+    vulnerabilities: readonly Vulnerability[],
+    options: { notify: boolean; withdrawMissing: boolean },
+  ): Promise<UpdateCounts> {
+    const format = knownNamespaceFormat(namespaceName);
+    if (!format) throw new Error(`namespace ${namespaceName} is of no known distribution`);
+    const enrichment = await loadEnrichment(this.#pool, vulnerabilities.map((v) => v.name).filter((n) => n.startsWith('CVE-')));
+    const desired = vulnerabilities.map((v) => enrich(v, enrichment.get(v.name)));
+    return withTransaction(this.#pool, async (client) => {
+      const namespace = await ensureNamespace(client, namespaceName, format);
+      await lockNamespace(client, namespace);
+      const live = await liveVulnerabilities(client, namespace);
+      if (options.withdrawMissing) guardWithdrawals(updater, namespace, live, desired);
+      return applyNamespaceUpdate(client, { namespace, desired, updater, ...options }, live);
+    });
+  }
+
+  /** Stores NVD's data and re-writes the updater-owned vulnerabilities whose NVD data changed. */
+  async #applyEnrichment(source: string, data: ReadonlyMap<string, Enrichment>, firstRun: boolean): Promise<number> {
+    const changedCves = await withTransaction(this.#pool, (client) => storeEnrichment(client, data));
+    if (changedCves.length === 0) return 0;
+    const { rows } = await this.#pool.query<{ namespace: string; updater: string }>(
+      `SELECT DISTINCT n.name AS namespace, v.updater FROM vulnerability v JOIN namespace n ON n.id = v.namespace_id
+       WHERE v.name = ANY($1::text[]) AND v.deleted_at IS NULL AND v.updater IS NOT NULL`,
+      [changedCves],
+    );
+    let changed = 0;
+    const wanted = new Set(changedCves);
+    for (const { namespace: name, updater } of rows) {
+      const namespace = (await findNamespace(this.#pool, name))!;
+      changed += await this.#reEnrich(namespace, updater, wanted, !firstRun);
+    }
+    this.#log.info({ source, cves: changedCves.length, vulnerabilities: changed }, 'enrichment applied');
+    return changed;
+  }
+
+  async #reEnrich(namespace: NamespaceRow, updater: string, cves: ReadonlySet<string>, notify: boolean): Promise<number> {
+    return withTransaction(this.#pool, async (client) => {
+      await lockNamespace(client, namespace);
+      const live = await liveVulnerabilities(client, namespace);
+      const targets = [...live.values()].filter((v) => v.updater === updater && cves.has(v.name));
+      const enrichment = await loadEnrichment(client, targets.map((v) => v.name));
+      const desired = targets.map((v) => {
+        const { NVD: _previous, ...sourceMetadata } = v.metadata ?? {};
+        const original: Vulnerability = {
+          ...v,
+          severity: v.sourceSeverity ?? v.severity,
+          metadata: Object.keys(sourceMetadata).length > 0 ? sourceMetadata : null,
+        };
+        return enrich(original, enrichment.get(v.name));
+      });
+      const counts = await applyNamespaceUpdate(client, { namespace, desired, updater, notify, withdrawMissing: false }, live);
+      return counts.replaced;
+    });
+  }
+
+  /** How many vulnerabilities (or NVD entries) the source holds now. */
+  async #records(source: Source): Promise<number> {
+    const { rows } =
+      source.kind === 'enrichment'
+        ? await this.#pool.query<{ n: number }>('SELECT count(*)::int AS n FROM nvd_enrichment')
+        : await this.#pool.query<{ n: number }>('SELECT count(*)::int AS n FROM vulnerability WHERE updater = $1 AND deleted_at IS NULL', [source.name]);
+    return rows[0]!.n;
+  }
+
+  /** The interval with ±10 % jitter, so replicas and sources spread out. */
+  #nextRunIn(): number {
+    const interval = this.#settings.intervalMs || 24 * 3600_000;
+    return Math.round(interval * (0.9 + Math.random() * 0.2));
+  }
+
+  #observe(source: string, outcome: 'success' | 'failure', durationMs: number, records?: number): void {
+    if (!this.#metrics) return;
+    this.#metrics.updaterRuns.inc({ source, outcome });
+    this.#metrics.updaterDuration.set({ source }, durationMs / 1000);
+    if (outcome === 'success') {
+      this.#metrics.updaterLastSuccess.set({ source }, Date.now() / 1000);
+      this.#metrics.updaterRecords.set({ source }, records ?? 0);
+      this.#metrics.updaterFailing.set({ source }, 0);
+    } else {
+      this.#metrics.updaterFailing.set({ source }, 1);
+    }
+  }
+}
+
+/** The table `tarsier update` prints: one line per source. */
+export function formatSummary(summaries: readonly RunSummary[]): string {
+  const rows = [
+    ['source', 'status', 'records', 'changed', 'duration', 'error'],
+    ...summaries.map((s) => [s.source, s.status, String(s.records), String(s.changed), `${(s.durationMs / 1000).toFixed(1)}s`, s.error ?? '']),
+  ];
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((r) => r[column]!.length)));
+  return rows.map((r) => r.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+/** A feed that suddenly lacks most of a namespace is broken, not a mass withdrawal: keep the data. */
+function guardWithdrawals(
+  updater: string,
+  namespace: NamespaceRow,
+  live: ReadonlyMap<string, { updater: string | null }>,
+  desired: readonly Vulnerability[],
+): void {
+  const wanted = new Set(desired.map((v) => v.name));
+  let owned = 0;
+  let missing = 0;
+  for (const [name, v] of live) {
+    if (v.updater !== updater) continue;
+    owned++;
+    if (!wanted.has(name)) missing++;
+  }
+  if (missing >= MIN_WITHDRAWALS_CHECKED && missing > owned * MAX_WITHDRAWN_SHARE) {
+    throw new Error(
+      `the feed lacks ${missing} of the ${owned} vulnerabilities it had in ${namespace.name}; refusing to delete them (the feed is more likely incomplete)`,
+    );
+  }
+}
