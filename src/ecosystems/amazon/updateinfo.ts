@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { TextDecoder } from 'node:util';
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import type { FixedIn, Severity, Vulnerability } from '../../model/vulnerability.js';
 import type { SourceData } from '../../updater/types.js';
