@@ -1,12 +1,15 @@
 #!/usr/bin/env node
 /**
- * tarsier serve | migrate. The process environment is read here and handed to loadConfig; no other
+ * tarsier serve | migrate | update | export | import. The process environment is read here and handed to loadConfig; no other
  * module reads process.env.
  */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Command } from 'commander';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './logger.js';
 import { openDatabase, startServer, stopOnSignals } from './server.js';
+import { exportBundle, importBundle } from './updater/bundle.js';
 import { formatSummary, runnerSettings, UpdaterRunner } from './updater/runner.js';
 import { enabledSources, SOURCES } from './updater/sources.js';
 
@@ -89,4 +92,59 @@ program
     }
   });
 
-await program.parseAsync(process.argv);
+program
+  .command('export')
+  .description('write every source\'s vulnerability data to an offline bundle FILE (gzip JSON lines), for tarsier import elsewhere')
+  .argument('<file>', 'bundle to write')
+  .option('-c, --config <file>', 'YAML configuration file; also TARSIER_CONFIG')
+  .action(async (file: string, options: { config?: string }) => {
+    const config = configFrom(options);
+    const log = createLogger(config.log.level, 2);
+    const database = await openDatabase(config, log);
+    try {
+      await exportBundle(database.pool, SOURCES, file);
+      process.stdout.write(`exported to ${file}\n`);
+    } finally {
+      await database.close();
+    }
+  });
+
+program
+  .command('import')
+  .description(
+    'load vulnerability data offline: a bundle written by tarsier export, or with --source, that source\'s native files (a file, or a directory laid out as upstream)',
+  )
+  .argument('<path>', 'bundle file, or native file or directory with --source')
+  .option('-c, --config <file>', 'YAML configuration file; also TARSIER_CONFIG')
+  .option('-s, --source <name>', 'read <path> as this source\'s native data')
+  .action(async (path: string, options: { config?: string; source?: string }) => {
+    const config = configFrom(options);
+    const log = createLogger(config.log.level, 2);
+    const database = await openDatabase(config, log);
+    try {
+      const runner = new UpdaterRunner({ pool: database.pool, settings: runnerSettings(config), log });
+      let summaries;
+      if (options.source !== undefined) {
+        const source = SOURCES.find((s) => s.name === options.source);
+        if (!source) {
+          process.stderr.write(`tarsier: unknown source ${options.source}; sources: ${SOURCES.map((s) => s.name).join(', ')}\n`);
+          process.exit(2);
+        }
+        summaries = [await runner.run(source, { base: pathToFileURL(resolve(path)).toString() })];
+      } else {
+        summaries = await importBundle(runner, SOURCES, path);
+      }
+      process.stdout.write(formatSummary(summaries));
+      if (summaries.some((s) => s.status === 'failed' || s.status === 'busy')) process.exitCode = 1;
+    } finally {
+      await database.close();
+    }
+  });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  // A command that cannot go on says why in one line; the stack is for the log.
+  process.stderr.write(`tarsier: ${(err as Error).message}\n`);
+  process.exitCode = 1;
+}

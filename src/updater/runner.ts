@@ -101,8 +101,12 @@ export class UpdaterRunner {
     this.#metrics = deps.metrics;
   }
 
-  /** Runs one source now if no other replica is running it; due: only if its next run time has come. */
-  async run(source: Source, options: { onlyIfDue?: boolean } = {}): Promise<RunSummary> {
+  /**
+   * Runs one source now if no other replica is running it. onlyIfDue: only if its next run time
+   * has come. base: read the source from this location instead of the configured one (a file://
+   * directory laid out as upstream: how `tarsier import` loads a source's native files).
+   */
+  async run(source: Source, options: { onlyIfDue?: boolean; base?: string } = {}): Promise<RunSummary> {
     const lease = `updater/${source.name}`;
     if (!(await acquireLease(this.#pool, lease, this.#owner, LEASE_TTL_MS))) {
       return { source: source.name, status: 'busy', records: 0, changed: 0, durationMs: 0 };
@@ -116,14 +120,23 @@ export class UpdaterRunner {
       if (options.onlyIfDue && state?.nextRunAt && state.nextRunAt.getTime() > Date.now()) {
         return { source: source.name, status: 'not-due', records: state.recordCount, changed: 0, durationMs: 0 };
       }
-      return await this.#runLeased(source, state?.fingerprint ?? null, state?.lastSuccessAt == null, state?.consecutiveFailures ?? 0);
+      return await this.#runLeased(source, {
+        stored: options.base ? null : (state?.fingerprint ?? null),
+        firstRun: state?.lastSuccessAt == null,
+        failures: state?.consecutiveFailures ?? 0,
+        base: options.base ?? this.#settings.sources[source.name]?.url,
+      });
     } finally {
       clearInterval(renewal);
       await releaseLease(this.#pool, lease, this.#owner).catch(() => undefined);
     }
   }
 
-  async #runLeased(source: Source, stored: string | null, firstRun: boolean, failures: number): Promise<RunSummary> {
+  async #runLeased(
+    source: Source,
+    run: { stored: string | null; firstRun: boolean; failures: number; base: string | undefined },
+  ): Promise<RunSummary> {
+    const { stored, firstRun, failures, base } = run;
     const started = performance.now();
     const fingerprint: Fingerprint = stored ? (JSON.parse(stored) as Fingerprint) : {};
     const workDir = await mkdtemp(join(tmpdir(), `tarsier-${source.name}-`));
@@ -131,7 +144,6 @@ export class UpdaterRunner {
     let changed = 0;
     let updatedParts = 0;
     try {
-      const base = this.#settings.sources[source.name]?.url;
       if (!base) throw new Error(`no location configured for source ${source.name} (updater.sources.${source.name}.url)`);
       const parts = await source.parts(base, (url) => downloader.text(url));
       for (const part of parts) {
@@ -178,6 +190,32 @@ export class UpdaterRunner {
       await downloader.close();
       await rm(workDir, { recursive: true, force: true });
     }
+  }
+
+  /**
+   * Writes data a bundle carries for a source, as a run of that source would (same versioning,
+   * notifications unless it is the source's first data, withdrawals), and records the run.
+   */
+  async writeBundle(source: Source, data: SourceData | Map<string, Enrichment>): Promise<RunSummary> {
+    const started = performance.now();
+    const state = await updaterState(this.#pool, source.name);
+    const firstRun = state?.lastSuccessAt == null;
+    let changed = 0;
+    if (data instanceof Map) {
+      changed = await this.#applyEnrichment(source.name, data, firstRun);
+    } else {
+      for (const namespace of data.namespaces) {
+        const desired = data.vulnerabilities.filter((v) => v.namespace === namespace);
+        const counts = await this.#writeNamespace(source.name, namespace, desired, { notify: !firstRun, withdrawMissing: true });
+        changed += counts.inserted + counts.replaced + counts.deleted;
+      }
+    }
+    const records = await this.#records(source);
+    const durationMs = performance.now() - started;
+    // An imported source keeps no upstream fingerprint: the next online run downloads it whole.
+    await recordSuccess(this.#pool, source.name, { fingerprint: '{}', records, changed, durationMs, nextRunInMs: this.#nextRunIn() });
+    if (changed > 0) await markDataChanged(this.#pool);
+    return { source: source.name, status: changed > 0 ? 'updated' : 'unchanged', records, changed, durationMs };
   }
 
   /** The part's files when any changed since `previous` (all of them: a part is parsed whole), else undefined. */
