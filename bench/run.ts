@@ -2,6 +2,7 @@
  * npm run bench: runs every benchmark in turn; each writes its own section of docs/benchmarks.md.
  * `npm run bench -- NAME ...` runs only the named ones.
  */
+import { run as debianImport } from './debian-import.js';
 import { run as layerIndex } from './layer-index.js';
 import { run as layerReport } from './layer-report.js';
 import { run as versionCompare } from './version-compare.js';
@@ -10,6 +11,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'version-compare': versionCompare,
   'layer-index': layerIndex,
   'layer-report': layerReport,
+  'debian-import': debianImport,
 };
 
 const wanted = process.argv.slice(2);

@@ -275,6 +275,24 @@ const oneOf = <T extends string>(values: readonly T[], aliases: Readonly<Record<
 };
 
 const URL_EXPECTED = 'an http:// or https:// URL';
+const SOURCE_URL_EXPECTED = 'an http://, https:// or file:// URL';
+/** Updater sources may also be local files (mirrors, tests, air-gapped copies laid out as upstream). */
+const sourceUrl: Parser<string> = {
+  expected: SOURCE_URL_EXPECTED,
+  parse(v, ctx) {
+    const s = scalarText(v, ctx, SOURCE_URL_EXPECTED).trim();
+    let u: URL;
+    try {
+      u = new URL(s);
+    } catch {
+      throw must(SOURCE_URL_EXPECTED, v);
+    }
+    if (u.protocol === 'file:' && u.pathname !== '') return s;
+    if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.hostname === '') throw must(SOURCE_URL_EXPECTED, v);
+    return s;
+  },
+};
+
 const httpUrl: Parser<string> = {
   expected: URL_EXPECTED,
   parse(v, ctx) {
@@ -437,7 +455,7 @@ const SCHEMA: SectionSpec = section({
   updater: section({
     interval: leaf(duration, '2h'),
     enabledupdaters: leaf(list(text()), [...UPDATER_NAMES]),
-    sources: { kind: 'map', name: updaterName, value: section({ url: leaf(httpUrl) }) },
+    sources: { kind: 'map', name: updaterName, value: section({ url: leaf(sourceUrl) }) },
   }),
   notifier: section({
     attempts: leaf(integer(1), 5),

@@ -300,8 +300,12 @@ describe('Tarsier keys', () => {
   });
 
   it('a configured source merges over the defaults', () => {
-    const cfg = parseConfig('clair:\n  updater:\n    sources:\n      Alpine:\n        url: http://localhost:8080/secdb/\n      ubuntu: {}\n');
-    expect(cfg.updater.sources).toEqual({ ...DEFAULT_SOURCES, alpine: { url: 'http://localhost:8080/secdb/' } });
+    const cfg = parseConfig('clair:\n  updater:\n    sources:\n      Alpine:\n        url: http://localhost:8080/secdb/\n      ubuntu: {}\n      debian: {url: "file:///srv/mirror/debian.json"}\n');
+    expect(cfg.updater.sources).toEqual({
+      ...DEFAULT_SOURCES,
+      alpine: { url: 'http://localhost:8080/secdb/' },
+      debian: { url: 'file:///srv/mirror/debian.json' },
+    });
   });
 
   it('log.level accepts Clair (logrus) spellings', () => {
@@ -464,7 +468,7 @@ describe('errors name the key', () => {
     ['clair:\n  updater:\n    enabledupdaters: debian\n', 'clair.updater.enabledupdaters: must be a list of strings (got "debian") (line 3)'],
     ['clair:\n  updater:\n    sources:\n      suse: {url: "http://x"}\n', `clair.updater.sources.suse: unknown updater "suse" (valid: ${UPDATERS}) (line 4)`],
     ['clair:\n  updater:\n    sources:\n      debian: {uri: "http://x"}\n', 'clair.updater.sources.debian.uri: unknown key (known keys under clair.updater.sources.debian: url) (line 4)'],
-    ['clair:\n  updater:\n    sources:\n      debian: {url: "ftp://x"}\n', 'clair.updater.sources.debian.url: must be an http:// or https:// URL (got "ftp://x") (line 4)'],
+    ['clair:\n  updater:\n    sources:\n      debian: {url: "ftp://x"}\n', 'clair.updater.sources.debian.url: must be an http://, https:// or file:// URL (got "ftp://x") (line 4)'],
     ['clair:\n  notifier:\n    endpoints:\n      - http://ok.example\n      - file:///tmp/x\n', 'clair.notifier.endpoints[1]: must be an http:// or https:// URL (got "file:///tmp/x") (line 5)'],
     ['clair:\n  notifier:\n    http:\n      endpoint: hooks.example.com/x\n', 'clair.notifier.http.endpoint: must be an http:// or https:// URL (got "hooks.example.com/x") (line 4)'],
     ['clair:\n  notifier:\n    attempts: 0\n', 'clair.notifier.attempts: must be an integer >= 1 (got 0) (line 3)'],

@@ -1,0 +1,131 @@
+/**
+ * Full-size updater import: a generated Debian Security Tracker document of realistic size
+ * (~60 MB, ≥ 300,000 package/release entries), imported by `tarsier update --source debian`
+ * into an empty database, then run again unchanged. Wall time and peak RSS of the process.
+ */
+import { spawnSync } from 'node:child_process';
+import { createWriteStream, existsSync, statSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { prng } from '../test/helpers/prng.js';
+import { machineInfo, median, writeBenchmarkSection } from './lib.js';
+import { benchDatabase, CACHE_DIR } from './server.js';
+
+const COMMAND = 'npm run bench -- debian-import';
+const CLI = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url));
+const FEED = join(CACHE_DIR, 'debian-tracker.json');
+const PACKAGES = 28_000;
+const RELEASES = ['buster', 'bullseye', 'bookworm', 'trixie', 'sid'] as const;
+const RUNS = 3;
+
+/**
+ * Source packages with a few CVEs each; each CVE has an entry per release: resolved with a
+ * version (most), open, not affected ("0"), or undetermined, as in the real tracker.
+ */
+async function generate(): Promise<{ entries: number }> {
+  const random = prng(7);
+  const out = createWriteStream(FEED);
+  const write = async (text: string) => {
+    if (!out.write(text)) await once(out, 'drain');
+  };
+  let entries = 0;
+  let cve = 0;
+  await write('{');
+  for (let p = 0; p < PACKAGES; p++) {
+    await write(`${p ? ',' : ''}"pkg${p}-${Math.floor(random() * 1e6).toString(36)}":{`);
+    const count = 1 + Math.floor(random() * 5);
+    for (let c = 0; c < count; c++) {
+      const id = `CVE-${2000 + Math.floor(random() * 26)}-${String(cve++).padStart(5, '0')}`;
+      const releases: string[] = [];
+      for (const release of RELEASES) {
+        const roll = random();
+        const version = `${1 + Math.floor(random() * 9)}.${Math.floor(random() * 30)}-${1 + Math.floor(random() * 5)}`;
+        const urgency = ['low', 'medium', 'high', 'not yet assigned', 'unimportant'][Math.floor(random() * 5)];
+        const state =
+          roll < 0.65
+            ? `"status":"resolved","fixed_version":"${version}+deb${Math.floor(random() * 13)}u${Math.floor(random() * 9)}"`
+            : roll < 0.85
+              ? '"status":"open"'
+              : roll < 0.95
+                ? '"status":"resolved","fixed_version":"0"'
+                : '"status":"undetermined"';
+        releases.push(`"${release}":{${state},"repositories":{"${release}":"${version}"},"urgency":"${urgency}"}`);
+        entries++;
+      }
+      await write(
+        `${c ? ',' : ''}"${id}":{"description":"Synthetic ${id}: a flaw in the parsing of untrusted input may allow a remote attacker to cause a denial of service.","scope":"remote","releases":{${releases.join(',')}}}`,
+      );
+    }
+    await write('}');
+  }
+  await write('}');
+  out.end();
+  await once(out, 'finish');
+  return { entries };
+}
+
+interface Measured {
+  seconds: number;
+  peakMiB: number;
+  stdout: string;
+}
+
+/** Runs `tarsier update --source debian` under GNU time, which reports the peak RSS. */
+function update(databaseUrl: string, config: string): Measured {
+  const started = process.hrtime.bigint();
+  const result = spawnSync('/usr/bin/time', ['-f', 'MAXRSS %M', process.execPath, CLI, 'update', '--source', 'debian', '--config', config], {
+    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, TARSIER_LOG_LEVEL: 'warn' },
+    encoding: 'utf8',
+    maxBuffer: 1 << 26,
+  });
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  if (result.status !== 0) throw new Error(`tarsier update failed (${result.status}): ${result.stderr}${result.stdout}`);
+  const kib = Number(/MAXRSS (\d+)/.exec(result.stderr)?.[1] ?? NaN);
+  return { seconds, peakMiB: kib / 1024, stdout: result.stdout };
+}
+
+export async function run(): Promise<void> {
+  await mkdir(CACHE_DIR, { recursive: true });
+  const entries = existsSync(FEED) ? undefined : (await generate()).entries;
+  const size = statSync(FEED).size;
+  const config = join(CACHE_DIR, 'debian-import.yaml');
+  await writeFile(config, `clair:\n  updater:\n    sources:\n      debian: { url: "${pathToFileURL(FEED).toString()}" }\n`);
+  const first: Measured[] = [];
+  const again: Measured[] = [];
+  let summary = '';
+  for (let i = 0; i < RUNS; i++) {
+    const database = await benchDatabase(process.env);
+    try {
+      const a = update(database.url, config);
+      const b = update(database.url, config);
+      first.push(a);
+      again.push(b);
+      summary = a.stdout.trim();
+    } finally {
+      await database.close();
+    }
+  }
+  const records = /^debian\s+\S+\s+(\d+)/m.exec(summary)?.[1] ?? '?';
+  const row = (label: string, runs: Measured[]) =>
+    `| ${label} | ${median(runs.map((r) => r.seconds)).toFixed(1)} s | ${runs.map((r) => r.seconds.toFixed(1)).join(', ')} | ${median(runs.map((r) => r.peakMiB)).toFixed(0)} MiB |`;
+  const body = [
+    `Command: \`${COMMAND}\``,
+    '',
+    `Machine: ${machineInfo()}`,
+    '',
+    `Feed: a generated Debian Security Tracker document (\`bench/debian-import.ts\`), ${(size / 2 ** 20).toFixed(0)} MiB of JSON, ${PACKAGES.toLocaleString('en')} source packages${entries ? `, ${entries.toLocaleString('en')} package/release entries` : ''} over ${RELEASES.length} releases (resolved, open, not affected and undetermined, as upstream), read from a file:// location. Each run: \`tarsier update --source debian\` (node dist/src/cli.js, a process of its own) into an empty database, then the same command again with the feed unchanged. ${records} vulnerabilities stored. Median of ${RUNS} runs; peak RSS is the process's maximum resident set size (GNU time).`,
+    '',
+    '| Run | Wall time (median) | Runs | Peak RSS (median) |',
+    '|---|---|---|---|',
+    row('First import', first),
+    row('Unchanged re-run', again),
+  ].join('\n');
+  await writeBenchmarkSection('Debian feed import', body);
+  console.log(body);
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await run();
+}
