@@ -6,6 +6,7 @@ import type { PageTokens } from './api/paging.js';
 import { JSON_CONTENT_TYPE, errorBody, v1ErrorHandler } from './api/v1/errors.js';
 import { normalizeFieldNames } from './api/v1/schemas.js';
 import { registerLayerRoutes } from './api/v1/layers.js';
+import { registerNotificationRoutes } from './api/v1/notifications.js';
 import { ReportCache } from './api/v1/report-cache.js';
 import { registerVulnerabilityRoutes } from './api/v1/vulnerabilities.js';
 import type { Config } from './config.js';
@@ -109,6 +110,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const defaultRevision = config.api.v1Revision;
   registerVulnerabilityRoutes(app, { pool, pageTokens: deps.pageTokens, defaultRevision });
   registerLayerRoutes(app, { pool, indexer: deps.indexer, defaultRevision, reports: new ReportCache() });
+  registerNotificationRoutes(app, { pool, pageTokens: deps.pageTokens, defaultRevision });
   return app;
 }
 

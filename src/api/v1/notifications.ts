@@ -1,0 +1,102 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { badRequest, notFound } from '../../errors.js';
+import { findNotification, layersIntroducing, markNotificationRead, type IntroducingLayer } from '../../store/notifications.js';
+import type { Pool } from '../../store/pool.js';
+import { findNamespace, findVulnerabilityById } from '../../store/vulnerabilities.js';
+import type { PageTokens } from '../paging.js';
+import { pageLimit, pageToken, revisionOf } from './request.js';
+import { AnyQuery } from './schemas.js';
+import * as serialize from './serialize.js';
+import type { Revision } from './serialize.js';
+
+export interface NotificationRouteDeps {
+  pool: Pool;
+  pageTokens: PageTokens;
+  defaultRevision: Revision;
+}
+
+type App = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Notification pages hold up to 100 layers per side unless the client asks otherwise. */
+const DEFAULT_LIMIT = 100;
+/** A side with no more layers (or no vulnerability) in a page token, as in Clair. */
+const EXHAUSTED = -1;
+
+/** Clair's notification token: where each side's next page starts (a layer id, or -1). */
+interface NotificationPage {
+  OldVulnerability: number;
+  NewVulnerability: number;
+}
+
+function notificationPage(payload: unknown): NotificationPage {
+  const p = payload as Partial<NotificationPage> | null;
+  const valid = (n: unknown) => typeof n === 'number' && Number.isSafeInteger(n) && n >= EXHAUSTED;
+  if (!p || typeof p !== 'object' || !valid(p.OldVulnerability) || !valid(p.NewVulnerability)) {
+    throw badRequest('page is not a token of a notification; start again from the first page');
+  }
+  return { OldVulnerability: p.OldVulnerability!, NewVulnerability: p.NewVulnerability! };
+}
+
+const unixSeconds = (d: Date | null): string | undefined => (d ? String(Math.floor(d.getTime() / 1000)) : undefined);
+
+interface Side {
+  layers: IntroducingLayer[];
+  next: number;
+}
+
+export function registerNotificationRoutes(app: App, deps: NotificationRouteDeps): void {
+  const { pool, pageTokens } = deps;
+  const revision = (request: FastifyRequest): Revision => revisionOf(request, deps.defaultRevision);
+
+  /** One side's page: limit layers from start, and where the next page starts. */
+  const side = async (vulnerabilityId: number | null, start: number, limit: number): Promise<Side> => {
+    if (vulnerabilityId === null || start === EXHAUSTED) return { layers: [], next: EXHAUSTED };
+    const rows = await layersIntroducing(pool, vulnerabilityId, start, limit + 1);
+    return { layers: rows.slice(0, limit), next: rows.length > limit ? rows[limit]!.id : EXHAUSTED };
+  };
+
+  const vulnerabilityWithLayers = async (id: number | null, page: Side, rev: Revision) => {
+    if (id === null) return undefined;
+    const v = (await findVulnerabilityById(pool, id))!;
+    const format = (await findNamespace(pool, v.namespace))?.versionFormat;
+    return {
+      Vulnerability: serialize.vulnerability(v, rev, { fixedIn: true, versionFormat: format }),
+      OrderedLayersIntroducingVulnerability: page.layers.map((l) => ({ Index: l.id, LayerName: l.name })),
+      LayersIntroducingVulnerability: page.layers.map((l) => l.name),
+    };
+  };
+
+  app.get('/v1/notifications/:name', { schema: { params: Type.Object({ name: Type.String() }), querystring: AnyQuery } }, async (request) => {
+    const limit = pageLimit(request.query, DEFAULT_LIMIT);
+    const token = pageToken(request.query);
+    const start: NotificationPage = token ? notificationPage(pageTokens.decode(token)) : { OldVulnerability: 0, NewVulnerability: 0 };
+    const notification = await findNotification(pool, request.params.name);
+    if (!notification) throw notFound(`notification ${request.params.name} does not exist`);
+    const [oldSide, newSide] = await Promise.all([
+      side(notification.oldVulnerabilityId, start.OldVulnerability, limit),
+      side(notification.newVulnerabilityId, start.NewVulnerability, limit),
+    ]);
+    const rev = revision(request);
+    const done = oldSide.next === EXHAUSTED && newSide.next === EXHAUSTED;
+    return {
+      Notification: {
+        Name: notification.name,
+        Created: unixSeconds(notification.createdAt),
+        Notified: unixSeconds(notification.notifiedAt),
+        Deleted: unixSeconds(notification.deletedAt),
+        Limit: limit,
+        Page: token ?? pageTokens.encode(start),
+        ...(done ? {} : { NextPage: pageTokens.encode({ OldVulnerability: oldSide.next, NewVulnerability: newSide.next }) }),
+        Old: await vulnerabilityWithLayers(notification.oldVulnerabilityId, oldSide, rev),
+        New: await vulnerabilityWithLayers(notification.newVulnerabilityId, newSide, rev),
+      },
+    };
+  });
+
+  app.delete('/v1/notifications/:name', { schema: { params: Type.Object({ name: Type.String() }) } }, async (request, reply) => {
+    if (!(await markNotificationRead(pool, request.params.name))) throw notFound(`notification ${request.params.name} does not exist`);
+    return reply.code(200).send();
+  });
+}

@@ -1,0 +1,77 @@
+import type { Queryable } from './pool.js';
+
+export interface NotificationRow {
+  id: number;
+  name: string;
+  createdAt: Date;
+  notifiedAt: Date | null;
+  deletedAt: Date | null;
+  oldVulnerabilityId: number | null;
+  newVulnerabilityId: number | null;
+}
+
+export interface IntroducingLayer {
+  /** The layer's id: increases with every layer stored, so pages can resume from it. */
+  id: number;
+  name: string;
+}
+
+const SELECT = `
+  SELECT id, name, created_at, notified_at, deleted_at, old_vulnerability_id, new_vulnerability_id
+  FROM notification WHERE name = $1`;
+/** Marks read; a notification read before keeps its first read time. */
+const MARK_READ = 'UPDATE notification SET deleted_at = coalesce(deleted_at, now()) WHERE name = $1';
+/**
+ * The layers whose own diff adds a feature version the vulnerability version affects, in id order
+ * from startId. One ordered index range scan per affected feature version (LATERAL ... LIMIT), so
+ * a page costs O(limit × versions) however many layers the vulnerability reaches.
+ */
+const SELECT_INTRODUCING = `
+  SELECT l.id, l.name
+  FROM (
+    SELECT DISTINCT x.layer_id
+    FROM vulnerability_affects a
+    CROSS JOIN LATERAL (
+      SELECT d.layer_id FROM layer_diff d
+      WHERE d.feature_version_id = a.feature_version_id AND d.modification = 'add' AND d.layer_id >= $2
+      ORDER BY d.layer_id LIMIT $3
+    ) x
+    WHERE a.vulnerability_id = $1
+    ORDER BY x.layer_id LIMIT $3
+  ) ids JOIN layer l ON l.id = ids.layer_id
+  ORDER BY l.id`;
+
+export async function findNotification(db: Queryable, name: string): Promise<NotificationRow | undefined> {
+  const row = (
+    await db.query<{
+      id: number;
+      name: string;
+      created_at: Date;
+      notified_at: Date | null;
+      deleted_at: Date | null;
+      old_vulnerability_id: number | null;
+      new_vulnerability_id: number | null;
+    }>(SELECT, [name])
+  ).rows[0];
+  return (
+    row && {
+      id: row.id,
+      name: row.name,
+      createdAt: row.created_at,
+      notifiedAt: row.notified_at,
+      deletedAt: row.deleted_at,
+      oldVulnerabilityId: row.old_vulnerability_id,
+      newVulnerabilityId: row.new_vulnerability_id,
+    }
+  );
+}
+
+/** Up to limit layers introducing the vulnerability version, from layer id startId on. */
+export async function layersIntroducing(db: Queryable, vulnerabilityId: number, startId: number, limit: number): Promise<IntroducingLayer[]> {
+  return (await db.query<IntroducingLayer>(SELECT_INTRODUCING, [vulnerabilityId, startId, limit])).rows;
+}
+
+/** false when there is no such notification. */
+export async function markNotificationRead(db: Queryable, name: string): Promise<boolean> {
+  return ((await db.query(MARK_READ, [name])).rowCount ?? 0) > 0;
+}
