@@ -1,0 +1,11 @@
+import { directory, type Updater } from '../../updater/updater.js';
+import { parseOracleOval } from './oval.js';
+
+/** Oracle's ELSA OVAL, every release in one file. */
+export const oracleUpdater = {
+  name: 'oracle',
+  kind: 'vulnerabilities',
+  async parts(base) {
+    return [{ key: 'elsa-all', urls: [`${directory(base)}com.oracle.elsa-all.xml.bz2`], parse: ([file]) => parseOracleOval(file!) }];
+  },
+} satisfies Updater;

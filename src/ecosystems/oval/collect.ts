@@ -1,0 +1,123 @@
+/**
+ * Assembling parsed OVAL definitions into vulnerability records: one record per (namespace, name),
+ * FixedIn merged per feature, and a deterministic order.
+ */
+import type { VersionFormat } from '../../model/version-format.js';
+import type { FixedIn, Severity, Vulnerability } from '../../model/vulnerability.js';
+import type { SourceData } from '../../updater/types.js';
+import type { OvalReference } from './reader.js';
+
+export interface VulnerabilityHead {
+  readonly namespace: string;
+  readonly name: string;
+  readonly description: string;
+  readonly link: string;
+  readonly severity: Severity;
+}
+
+interface Draft {
+  readonly head: VulnerabilityHead;
+  readonly fixedIn: Map<string, string | null>;
+}
+
+/**
+ * Collects FixedIn entries per (namespace, vulnerability name). When a feature is named twice for
+ * one vulnerability, the lowest fixed version under the format is kept, and any version is kept
+ * over null (null — no fix — sorts above every version, as Clair's #MAXV# did). The first
+ * definition seen for a (namespace, name) supplies its description, link and severity.
+ */
+export class VulnerabilityCollector {
+  private readonly drafts = new Map<string, Draft>();
+  private readonly namespaceSet = new Set<string>();
+
+  constructor(private readonly format: VersionFormat) {}
+
+  /** Records a namespace the document covers, even if no vulnerability ends up in it. */
+  addNamespace(namespace: string): void {
+    this.namespaceSet.add(namespace);
+  }
+
+  /**
+   * Adds one FixedIn entry. A version the format refuses is skipped (false is returned); null
+   * (no fix yet) is always accepted.
+   */
+  add(head: VulnerabilityHead, feature: string, version: string | null): boolean {
+    if (feature === '') return false;
+    if (version !== null && !this.format.valid(version)) return false;
+    this.namespaceSet.add(head.namespace);
+    const key = `${head.namespace}\u0000${head.name}`;
+    let draft = this.drafts.get(key);
+    if (!draft) {
+      draft = { head, fixedIn: new Map() };
+      this.drafts.set(key, draft);
+    }
+    if (!draft.fixedIn.has(feature)) {
+      draft.fixedIn.set(feature, version);
+      return true;
+    }
+    const current = draft.fixedIn.get(feature) ?? null;
+    if (version !== null && (current === null || this.format.compare(version, current) < 0)) {
+      draft.fixedIn.set(feature, version);
+    }
+    return true;
+  }
+
+  /**
+   * Vulnerabilities with at least one FixedIn entry, sorted by namespace then name (numbers in
+   * natural order); FixedIn sorted by feature name; namespaces sorted.
+   */
+  result(): SourceData {
+    const vulnerabilities: Vulnerability[] = [...this.drafts.values()]
+      .filter((d) => d.fixedIn.size > 0)
+      .map((d) => ({
+        namespace: d.head.namespace,
+        name: d.head.name,
+        description: d.head.description,
+        link: d.head.link,
+        severity: d.head.severity,
+        metadata: null,
+        fixedIn: [...d.fixedIn.entries()]
+          .sort(([a], [b]) => compareStrings(a, b))
+          .map(([feature, version]): FixedIn => ({ feature, version })),
+      }))
+      .sort((a, b) => compareNames(a.namespace, b.namespace) || compareNames(a.name, b.name));
+    const namespaces = [...this.namespaceSet].sort(compareNames);
+    return { namespaces, vulnerabilities };
+  }
+}
+
+/** Code-unit order: locale-independent, so output is identical on every machine. */
+export function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Names with numbers in natural order (`CVE-2099-999` before `CVE-2099-1000`, `oracle:7` before
+ * `oracle:10`), ties broken by code-unit order.
+ */
+export function compareNames(a: string, b: string): number {
+  const x = a.split(/(\d+)/);
+  const y = b.split(/(\d+)/);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const p = x[i] as string;
+    const q = y[i] as string;
+    if (p === q) continue;
+    if (i % 2 === 1) {
+      const byLength = p.replace(/^0+/, '').length - q.replace(/^0+/, '').length;
+      if (byLength !== 0) return byLength < 0 ? -1 : 1;
+    }
+    return compareStrings(p, q);
+  }
+  return x.length - y.length || compareStrings(a, b);
+}
+
+/** Trims and turns every run of whitespace (newlines and indentation included) into one space. */
+export function normalizeText(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/** The first reference whose source matches (case-insensitive). */
+export function findReference(references: readonly OvalReference[], source: string): OvalReference | undefined {
+  const wanted = source.toLowerCase();
+  return references.find((r) => r.source.trim().toLowerCase() === wanted);
+}

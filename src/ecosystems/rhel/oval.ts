@@ -1,0 +1,160 @@
+/**
+ * Red Hat OVAL (data-sources §4.4): the OVAL v2 streams (`RHEL<N>/rhel-<N>-including-unpatched.oval.xml`,
+ * or the patched-only `rhel-<N>.oval.xml`) and, in the same shape, the frozen OVAL v1 files.
+ * Every record lands in `rhel:<major>` (CentOS, Rocky and AlmaLinux layers match against it).
+ *
+ * - `class="patch"` (RHSA, and RHBA/RHEA that carry fixes): named by the advisory id (the title
+ *   before ": ", e.g. `RHSA-2020:1980`), link = the `source="RHSA"` reference. FixedIn from the
+ *   criteria "<pkg> is earlier than <evr>".
+ * - `class="vulnerability"` (`oval:com.redhat.cve:def:*`, unpatched): named by the CVE id, link =
+ *   the CVE reference. FixedIn null (no fix) for each "<pkg> is installed" criterion, only when
+ *   `advisory/affected/resolution@state` is Affected, Fix deferred, Will not fix, Out of support
+ *   scope or Under investigation (all "affected, no fix"). A component listed only under another
+ *   state is left out.
+ * - `oval:com.redhat.unaffected:def:*` and every other class: skipped.
+ *
+ * Criteria are read as Clair read them (clair-behaviour §6.6), from the comments: the tree's
+ * alternatives (AND = product, OR = union) are considered only as far as needed to know which
+ * facts hold beside a package criterion. "is signed with Red Hat … key", arch and "must be
+ * installed" criteria are ignored. A package criterion is dropped when every alternative holding
+ * it also holds "Module <name:stream> is enabled" (Tarsier does not read module metadata from
+ * layers, so module-stream fixes would be matched against the non-module package of the same name
+ * and produce false positives) or "Red Hat Enterprise Linux <M> is installed" for another major.
+ *
+ * Metadata is null (CVSS comes from NVD); descriptions have their whitespace collapsed.
+ */
+import type { Readable } from 'node:stream';
+import type { Severity } from '../../model/vulnerability.js';
+import type { SourceData } from '../../updater/types.js';
+import { rpm } from '../rpm/version.js';
+import { reachCriteria } from '../oval/criteria.js';
+import { findReference, normalizeText, VulnerabilityCollector, type VulnerabilityHead } from '../oval/collect.js';
+import { readOval, type OvalCriterion, type OvalDefinition } from '../oval/reader.js';
+
+/** resolution@state values that mean "affected, no fix available" (compared lower-cased). */
+const AFFECTED_STATES = new Set(['affected', 'fix deferred', 'will not fix', 'out of support scope', 'under investigation']);
+
+const EARLIER_THAN = /^\s*(\S+) is earlier than (\S+)\s*$/;
+const INSTALLED = /^\s*(\S+) is installed\s*$/;
+const MODULE = /^\s*Module \S+ is enabled\s*$/;
+const RHEL_MAJOR = /^\s*Red Hat Enterprise Linux (\d+)\b.* is installed\s*$/;
+
+/** Parses one Red Hat OVAL document into `rhel:<major>`. */
+export async function parseRedHatOval(input: Readable, major: number): Promise<SourceData> {
+  if (!Number.isInteger(major) || major < 1) throw new Error(`Red Hat OVAL: invalid major release ${String(major)}`);
+  const namespace = `rhel:${major}`;
+  const collector = new VulnerabilityCollector(rpm);
+  collector.addNamespace(namespace);
+  await readOval(input, {
+    label: `Red Hat OVAL (${namespace})`,
+    onDefinition: (def) => addDefinition(def, major, namespace, collector),
+  });
+  return collector.result();
+}
+
+function addDefinition(def: OvalDefinition, major: number, namespace: string, collector: VulnerabilityCollector): void {
+  if (def.criteria === null || def.id.includes(':com.redhat.unaffected:')) return;
+  const kind = def.class.trim().toLowerCase();
+  if (kind === 'patch') addPatch(def, major, namespace, collector);
+  else if (kind === 'vulnerability') addUnpatched(def, major, namespace, collector);
+}
+
+function addPatch(def: OvalDefinition, major: number, namespace: string, collector: VulnerabilityCollector): void {
+  const name = advisoryName(def);
+  if (name === '') return;
+  const head: VulnerabilityHead = {
+    namespace,
+    name,
+    description: normalizeText(def.description),
+    link: (findReference(def.references, 'RHSA') ?? def.references[0])?.refUrl.trim() ?? '',
+    severity: redHatSeverity(def.severity, def.title),
+  };
+  for (const criterion of packageCriteria(def, major, EARLIER_THAN)) {
+    const [, pkg, evr] = EARLIER_THAN.exec(criterion.comment) as RegExpExecArray;
+    collector.add(head, pkg as string, evr as string);
+  }
+}
+
+function addUnpatched(def: OvalDefinition, major: number, namespace: string, collector: VulnerabilityCollector): void {
+  const affected = new Set<string>();
+  const other = new Set<string>();
+  let anyAffected = false;
+  for (const resolution of def.resolutions) {
+    const isAffected = AFFECTED_STATES.has(resolution.state.toLowerCase());
+    anyAffected ||= isAffected;
+    for (const component of resolution.components) (isAffected ? affected : other).add(component);
+  }
+  if (!anyAffected) return;
+  const name = cveName(def);
+  if (name === '') return;
+  const head: VulnerabilityHead = {
+    namespace,
+    name,
+    description: normalizeText(def.description),
+    link: (findReference(def.references, 'CVE') ?? def.references[0])?.refUrl.trim() ?? '',
+    severity: redHatSeverity(def.severity, def.title),
+  };
+  for (const criterion of packageCriteria(def, major, INSTALLED)) {
+    const pkg = (INSTALLED.exec(criterion.comment) as RegExpExecArray)[1] as string;
+    if (other.has(pkg) && !affected.has(pkg)) continue;
+    collector.add(head, pkg, null);
+  }
+}
+
+/** The criteria matching `pattern` that hold in at least one non-module alternative of this major. */
+function packageCriteria(def: OvalDefinition, major: number, pattern: RegExp): OvalCriterion[] {
+  if (def.criteria === null) return [];
+  const reached = reachCriteria(def.criteria, {
+    fact: (c) => {
+      if (MODULE.test(c.comment)) return 'module';
+      const m = RHEL_MAJOR.exec(c.comment);
+      return m ? `major:${Number(m[1])}` : undefined;
+    },
+    wanted: (c) => pattern.test(c.comment),
+  });
+  const target = `major:${major}`;
+  return reached
+    .filter(({ contexts }) =>
+      contexts.some((facts) => !facts.includes('module') && facts.every((f) => !f.startsWith('major:') || f === target)),
+    )
+    .map(({ criterion }) => criterion);
+}
+
+const ADVISORY_ID = /^\s*(RH[A-Z]A-\d{4}:\d+)/;
+
+function advisoryName(def: OvalDefinition): string {
+  const fromTitle = ADVISORY_ID.exec(def.title)?.[1];
+  if (fromTitle) return fromTitle;
+  const ref = findReference(def.references, 'RHSA')?.refId.trim();
+  if (ref) return ref;
+  const colon = def.title.indexOf(': ');
+  return (colon < 0 ? def.title : def.title.slice(0, colon)).trim();
+}
+
+const CVE_ID = /\bCVE-\d{4}-\d{4,}\b/;
+
+function cveName(def: OvalDefinition): string {
+  return findReference(def.references, 'CVE')?.refId.trim() || CVE_ID.exec(def.title)?.[0] || '';
+}
+
+/**
+ * `advisory/severity`, else the title's trailing "(…)": None → Negligible, Low, Moderate → Medium,
+ * Important → High, Critical; anything else Unknown.
+ */
+export function redHatSeverity(raw: string, title = ''): Severity {
+  const value = raw.trim() || (/\((\w+)\)\s*$/.exec(title)?.[1] ?? '');
+  switch (value.toLowerCase()) {
+    case 'none':
+      return 'Negligible';
+    case 'low':
+      return 'Low';
+    case 'moderate':
+      return 'Medium';
+    case 'important':
+      return 'High';
+    case 'critical':
+      return 'Critical';
+    default:
+      return 'Unknown';
+  }
+}

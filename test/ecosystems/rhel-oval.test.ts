@@ -1,0 +1,445 @@
+import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { readOval } from '../../src/ecosystems/oval/reader.js';
+import { parseRedHatOval, redHatSeverity } from '../../src/ecosystems/rhel/oval.js';
+
+const fixture = (path: string) => createReadStream(new URL(`../fixtures/feeds/redhat/${path}`, import.meta.url));
+
+const parse = (xml: string, major = 9) => parseRedHatOval(Readable.from([Buffer.from(xml)]), major);
+
+const doc = (definitions: string) =>
+  `<?xml version="1.0" encoding="utf-8"?><oval_definitions xmlns="http://oval.mitre.org/XMLSchema/oval-definitions-5" ` +
+  `xmlns:red-def="http://oval.mitre.org/XMLSchema/oval-definitions-5#linux"><definitions>${definitions}</definitions>` +
+  `<tests/><objects/><states/></oval_definitions>`;
+
+const c = (comment: string, negate = false) => `<criterion comment="${comment}" test_ref="oval:t:tst:1"${negate ? ' negate="true"' : ''}/>`;
+const and = (...children: string[]) => `<criteria operator="AND">${children.join('')}</criteria>`;
+const or = (...children: string[]) => `<criteria operator="OR">${children.join('')}</criteria>`;
+const pkg = (name: string, evr: string) => and(c(`${name} is earlier than ${evr}`), c(`${name} is signed with Red Hat redhatrelease2 key`));
+const installed = (name: string) => and(c(`${name} is installed`), c(`${name} is signed with Red Hat redhatrelease2 key`));
+
+function patch(opts: { id: string; title: string; severity?: string; description?: string; criteria: string }): string {
+  const advisory = opts.title.split(': ')[0] as string;
+  return (
+    `<definition class="patch" id="oval:com.redhat.rhsa:def:${opts.id}" version="635"><metadata><title>${opts.title}</title>` +
+    `<affected family="unix"><platform>Red Hat Enterprise Linux 9</platform></affected>` +
+    `<reference ref_id="${advisory}" ref_url="https://access.redhat.com/errata/${advisory}" source="RHSA"/>` +
+    `<reference ref_id="CVE-2099-0001" ref_url="https://access.redhat.com/security/cve/CVE-2099-0001" source="CVE"/>` +
+    `<description>${opts.description ?? 'Example.'}</description><advisory from="secalert@redhat.com">` +
+    (opts.severity === undefined ? '' : `<severity>${opts.severity}</severity>`) +
+    `<affected_cpe_list><cpe>cpe:/o:redhat:enterprise_linux:9</cpe></affected_cpe_list></advisory></metadata>${opts.criteria}</definition>`
+  );
+}
+
+function unpatched(opts: { id: string; cve: string; resolutions: string; severity?: string; criteria: string; idPrefix?: string }): string {
+  return (
+    `<definition class="vulnerability" id="oval:com.redhat.${opts.idPrefix ?? 'cve'}:def:${opts.id}" version="635"><metadata>` +
+    `<title>${opts.cve} libfoo: example issue (low)</title>` +
+    `<reference ref_id="${opts.cve}" ref_url="https://access.redhat.com/security/cve/${opts.cve}" source="CVE"/>` +
+    `<description>Unpatched ${opts.cve}.</description><advisory from="secalert@redhat.com"><severity>${opts.severity ?? 'Low'}</severity>` +
+    `<affected>${opts.resolutions}</affected></advisory></metadata>${opts.criteria}</definition>`
+  );
+}
+
+const resolution = (state: string, ...components: string[]) =>
+  `<resolution state="${state}">${components.map((x) => `<component>${x}</component>`).join('')}</resolution>`;
+
+const rhel9 = (...children: string[]) =>
+  or(c('Red Hat Enterprise Linux must be installed'), and(c('Red Hat Enterprise Linux 9 is installed'), ...children));
+
+describe('parseRedHatOval on real excerpts', () => {
+  it('reads RHSA-2020:1980 (single-advisory OVAL): 15 git packages, High, errata link', async () => {
+    const data = await parseRedHatOval(fixture('oval/com.redhat.rhsa-20201980.xml'), 8);
+    expect(data.namespaces).toEqual(['rhel:8']);
+    expect(data.vulnerabilities).toHaveLength(1);
+    const [v] = data.vulnerabilities;
+    expect(v?.namespace).toBe('rhel:8');
+    expect(v?.name).toBe('RHSA-2020:1980');
+    expect(v?.severity).toBe('High');
+    expect(v?.link).toBe('https://access.redhat.com/errata/RHSA-2020:1980');
+    expect(v?.metadata).toBeNull();
+    expect(v?.description).toBe(
+      'Git is a distributed revision control system with a decentralized architecture. As opposed to centralized version control systems with a client-server model, Git ensures that each working copy of a Git repository is an exact copy with complete revision history. This not only allows the user to work on and contribute to projects without the need to have permission to push the changes to their official repositories, but also makes it possible for the user to work with no network connection. The following packages have been upgraded to a later upstream version: git (2.18.4). (BZ#1826008) Security Fix(es): * git: Crafted URL containing new lines, empty host or lacks a scheme can cause credential leak (CVE-2020-11008) For more details about the security issue(s), including the impact, a CVSS score, acknowledgments, and other related information, refer to the CVE page(s) listed in the References section.',
+    );
+    const fixed = '0:2.18.4-2.el8_2';
+    expect(v?.fixedIn).toEqual(
+      [
+        'git',
+        'git-all',
+        'git-core',
+        'git-core-doc',
+        'git-daemon',
+        'git-debugsource',
+        'git-email',
+        'git-gui',
+        'git-instaweb',
+        'git-subtree',
+        'git-svn',
+        'gitk',
+        'gitweb',
+        'perl-Git',
+        'perl-Git-SVN',
+      ].map((feature) => ({ feature, version: fixed })),
+    );
+  });
+
+  it('reads the same advisory as nothing for another major', async () => {
+    const data = await parseRedHatOval(fixture('oval/com.redhat.rhsa-20201980.xml'), 7);
+    expect(data).toEqual({ namespaces: ['rhel:7'], vulnerabilities: [] });
+  });
+
+  it('reads CVE-2021-35937 (unpatched stream, "Affected"): 16 rpm packages with no fix', async () => {
+    const data = await parseRedHatOval(fixture('oval-v2/rhel-8-rpm-unpatched-excerpt.xml'), 8);
+    expect(data.namespaces).toEqual(['rhel:8']);
+    expect(data.vulnerabilities).toHaveLength(1);
+    const [v] = data.vulnerabilities;
+    expect(v?.name).toBe('CVE-2021-35937');
+    expect(v?.namespace).toBe('rhel:8');
+    expect(v?.severity).toBe('Medium');
+    expect(v?.link).toBe('https://access.redhat.com/security/cve/CVE-2021-35937');
+    expect(v?.metadata).toBeNull();
+    expect(v?.description.startsWith('DOCUMENTATION: A race condition vulnerability was found in rpm. A local unprivileged user')).toBe(true);
+    expect(v?.description).toContain('considerably. MITIGATION: Mitigation for this issue');
+    expect(v?.description).not.toMatch(/\s{2}|\n/);
+    expect(v?.fixedIn).toEqual(
+      [
+        'python3-rpm',
+        'rpm',
+        'rpm-apidocs',
+        'rpm-build',
+        'rpm-build-libs',
+        'rpm-cron',
+        'rpm-debugsource',
+        'rpm-devel',
+        'rpm-libs',
+        'rpm-plugin-fapolicyd',
+        'rpm-plugin-ima',
+        'rpm-plugin-prioreset',
+        'rpm-plugin-selinux',
+        'rpm-plugin-syslog',
+        'rpm-plugin-systemd-inhibit',
+        'rpm-sign',
+      ].map((feature) => ({ feature, version: null })),
+    );
+  });
+
+  it('skips the module-stream advisories of the abbreviated RHEL 8 stream (idm:DL1, nodejs:12)', async () => {
+    const data = await parseRedHatOval(fixture('oval-v2/rhel-8.oval-abbreviated.xml'), 8);
+    expect(data).toEqual({ namespaces: ['rhel:8'], vulnerabilities: [] });
+  });
+
+  it('reads the abbreviated stream\'s packages once the module criteria are gone (RHBA/RHEA, severity None)', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const xml = (await readFile(new URL('../fixtures/feeds/redhat/oval-v2/rhel-8.oval-abbreviated.xml', import.meta.url), 'utf8')).replace(
+      /<criterion comment="Module [^"]*"[^>]*\/>/g,
+      '',
+    );
+    const data = await parse(xml, 8);
+    expect(data.vulnerabilities.map((v) => [v.name, v.severity, v.link, v.fixedIn.length])).toEqual([
+      ['RHBA-2019:4268', 'Negligible', 'https://access.redhat.com/errata/RHBA-2019:4268', 32],
+      ['RHEA-2020:0330', 'Negligible', 'https://access.redhat.com/errata/RHEA-2020:0330', 7],
+    ]);
+    expect(data.vulnerabilities[0]?.description).toBe(
+      'Bug Fix(es): * IPA upgrade fails for latest ipa package when adtrust is installed (BZ#1773516)',
+    );
+    expect(data.vulnerabilities[1]?.fixedIn).toEqual([
+      { feature: 'nodejs', version: '1:12.14.1-1.module+el8.1.0+5466+30f75629' },
+      { feature: 'nodejs-debugsource', version: '1:12.14.1-1.module+el8.1.0+5466+30f75629' },
+      { feature: 'nodejs-devel', version: '1:12.14.1-1.module+el8.1.0+5466+30f75629' },
+      { feature: 'nodejs-docs', version: '1:12.14.1-1.module+el8.1.0+5466+30f75629' },
+      { feature: 'nodejs-nodemon', version: '0:1.18.3-1.module+el8.1.0+3369+37ae6a45' },
+      { feature: 'nodejs-packaging', version: '0:17-3.module+el8.1.0+3369+37ae6a45' },
+      { feature: 'npm', version: '1:6.13.4-1.12.14.1.1.module+el8.1.0+5466+30f75629' },
+    ]);
+  });
+});
+
+describe('parseRedHatOval rules', () => {
+  it('patch: name, severity, link, collapsed description and every "is earlier than" package', async () => {
+    const data = await parse(
+      doc(
+        patch({
+          id: '20990001',
+          title: 'RHSA-2099:0001: openssl security update (Important)',
+          severity: 'Important',
+          description: 'OpenSSL fix.\n\n  Security Fix(es):\n\n* openssl: example (CVE-2099-0001)',
+          criteria: rhel9(or(pkg('openssl', '1:3.0.7-99.el9_4'), pkg('openssl-libs', '1:3.0.7-99.el9_4'))),
+        }),
+      ),
+    );
+    expect(data).toEqual({
+      namespaces: ['rhel:9'],
+      vulnerabilities: [
+        {
+          namespace: 'rhel:9',
+          name: 'RHSA-2099:0001',
+          description: 'OpenSSL fix. Security Fix(es): * openssl: example (CVE-2099-0001)',
+          link: 'https://access.redhat.com/errata/RHSA-2099:0001',
+          severity: 'High',
+          metadata: null,
+          fixedIn: [
+            { feature: 'openssl', version: '1:3.0.7-99.el9_4' },
+            { feature: 'openssl-libs', version: '1:3.0.7-99.el9_4' },
+          ],
+        },
+      ],
+    });
+  });
+
+  it('drops packages that only occur beside "Module … is enabled", keeps the others', async () => {
+    const data = await parse(
+      doc(
+        patch({
+          id: '20990002',
+          title: 'RHSA-2099:0002: mixed update (Moderate)',
+          severity: 'Moderate',
+          criteria: or(
+            c('Red Hat Enterprise Linux must be installed'),
+            and(c('Red Hat Enterprise Linux 9 is installed'), c('Module nodejs:18 is enabled'), or(pkg('nodejs', '1:18.19.0-1.module+el9'))),
+            and(c('Red Hat Enterprise Linux 9 is installed'), or(pkg('nodejs', '1:16.20.2-4.el9'), pkg('libuv', '1:1.42.0-2.el9'))),
+          ),
+        }),
+      ),
+    );
+    expect(data.vulnerabilities).toHaveLength(1);
+    expect(data.vulnerabilities[0]?.severity).toBe('Medium');
+    expect(data.vulnerabilities[0]?.fixedIn).toEqual([
+      { feature: 'libuv', version: '1:1.42.0-2.el9' },
+      { feature: 'nodejs', version: '1:16.20.2-4.el9' },
+    ]);
+  });
+
+  it('keeps a package that holds in a module alternative and in a plain one (OR of facts)', async () => {
+    const data = await parse(
+      doc(
+        patch({
+          id: '20990003',
+          title: 'RHSA-2099:0003: either way (Low)',
+          severity: 'Low',
+          criteria: and(c('Red Hat Enterprise Linux 9 is installed'), or(c('Module perl:5.32 is enabled'), c('Red Hat Enterprise Linux must be installed')), or(pkg('perl', '4:5.32.1-480.el9'))),
+        }),
+      ),
+    );
+    expect(data.vulnerabilities[0]?.fixedIn).toEqual([{ feature: 'perl', version: '4:5.32.1-480.el9' }]);
+  });
+
+  it('drops packages beside another major; accepts packages with no major criterion', async () => {
+    const data = await parse(
+      doc(
+        patch({
+          id: '20990004',
+          title: 'RHSA-2099:0004: two majors (Critical)',
+          severity: 'Critical',
+          criteria: or(
+            and(c('Red Hat Enterprise Linux 8 is installed'), or(pkg('bash', '0:4.4.20-5.el8'))),
+            and(c('Red Hat Enterprise Linux 9 is installed'), or(pkg('bash', '0:5.1.8-9.el9'))),
+            pkg('zsh', '0:5.8-9.el9'),
+          ),
+        }),
+      ),
+    );
+    expect(data.vulnerabilities[0]?.severity).toBe('Critical');
+    expect(data.vulnerabilities[0]?.fixedIn).toEqual([
+      { feature: 'bash', version: '0:5.1.8-9.el9' },
+      { feature: 'zsh', version: '0:5.8-9.el9' },
+    ]);
+  });
+
+  it('skips invalid versions and negated criteria, and keeps the lowest version of a duplicate', async () => {
+    const data = await parse(
+      doc(
+        patch({
+          id: '20990005',
+          title: 'RHSA-2099:0005: cleanup (Low)',
+          severity: 'Low',
+          criteria: rhel9(
+            or(
+              pkg('broken', '0:1.0#2-1.el9'),
+              pkg('badepoch', 'x:1.0-1.el9'),
+              and(c('negated is earlier than 0:1.0-1.el9', true)),
+              and(c('arch-pkg is earlier than 0:2.0-3.el9'), c('arch-pkg is signed with Red Hat redhatrelease2 key')),
+              and(c('arch-pkg is earlier than 0:2.0-1.el9'), c('arch-pkg is signed with Red Hat redhatrelease2 key')),
+              pkg('good', '0:1.0-1.el9'),
+            ),
+          ),
+        }),
+      ),
+    );
+    expect(data.vulnerabilities[0]?.fixedIn).toEqual([
+      { feature: 'arch-pkg', version: '0:2.0-1.el9' },
+      { feature: 'good', version: '0:1.0-1.el9' },
+    ]);
+  });
+
+  it('unpatched: every affected resolution state gives null FixedIn; other states and unaffected ids are skipped', async () => {
+    const states = ['Affected', 'Fix deferred', 'Will not fix', 'Out of support scope', 'Under investigation'];
+    const defs = states.map((state, i) =>
+      unpatched({
+        id: `2099100${i}`,
+        cve: `CVE-2099-100${i}`,
+        resolutions: resolution(state, 'libfoo'),
+        criteria: rhel9(or(installed('libfoo'))),
+      }),
+    );
+    defs.push(
+      unpatched({ id: '20991010', cve: 'CVE-2099-1010', resolutions: resolution('Not affected', 'libfoo'), criteria: rhel9(or(installed('libfoo'))) }),
+      unpatched({ id: '20991011', cve: 'CVE-2099-1011', resolutions: '', criteria: rhel9(or(installed('libfoo'))) }),
+      unpatched({
+        id: '20991012',
+        cve: 'CVE-2099-1012',
+        idPrefix: 'unaffected',
+        resolutions: resolution('Affected', 'libfoo'),
+        criteria: rhel9(or(installed('libfoo'))),
+      }),
+    );
+    const data = await parse(doc(defs.join('')));
+    expect(data.vulnerabilities.map((v) => [v.name, v.link, v.severity, v.description, v.fixedIn])).toEqual(
+      states.map((_, i) => [
+        `CVE-2099-100${i}`,
+        `https://access.redhat.com/security/cve/CVE-2099-100${i}`,
+        'Low',
+        `Unpatched CVE-2099-100${i}.`,
+        [{ feature: 'libfoo', version: null }],
+      ]),
+    );
+  });
+
+  it('unpatched: a component listed only under a non-affected state is left out; module streams skipped', async () => {
+    const data = await parse(
+      doc(
+        unpatched({
+          id: '20992000',
+          cve: 'CVE-2099-2000',
+          severity: 'Important',
+          resolutions: resolution('Will not fix', 'pkg-a') + resolution('Not affected', 'pkg-b'),
+          criteria: or(
+            c('Red Hat Enterprise Linux must be installed'),
+            and(c('Red Hat Enterprise Linux 9 is installed'), or(installed('pkg-a'), installed('pkg-b'), installed('pkg-c'))),
+            and(c('Red Hat Enterprise Linux 9 is installed'), c('Module php:8.1 is enabled'), or(installed('php'))),
+          ),
+        }),
+      ),
+    );
+    expect(data.vulnerabilities).toEqual([
+      {
+        namespace: 'rhel:9',
+        name: 'CVE-2099-2000',
+        description: 'Unpatched CVE-2099-2000.',
+        link: 'https://access.redhat.com/security/cve/CVE-2099-2000',
+        severity: 'High',
+        metadata: null,
+        fixedIn: [
+          { feature: 'pkg-a', version: null },
+          { feature: 'pkg-c', version: null },
+        ],
+      },
+    ]);
+  });
+
+  it('merges definitions with the same advisory name and sorts by name', async () => {
+    const data = await parse(
+      doc(
+        patch({ id: '20990011', title: 'RHSA-2099:0011: b (Low)', severity: 'Low', criteria: rhel9(or(pkg('b', '0:2-1.el9'))) }) +
+          patch({ id: '20990010', title: 'RHSA-2099:0010: a (Low)', severity: 'Low', criteria: rhel9(or(pkg('a', '0:1-1.el9'))) }) +
+          patch({ id: '20990012', title: 'RHSA-2099:0011: b again (Critical)', severity: 'Critical', criteria: rhel9(or(pkg('b', '0:1-1.el9'), pkg('b2', '0:1-1.el9'))) }),
+      ),
+    );
+    expect(data.vulnerabilities.map((v) => [v.name, v.severity, v.fixedIn])).toEqual([
+      ['RHSA-2099:0010', 'Low', [{ feature: 'a', version: '0:1-1.el9' }]],
+      [
+        'RHSA-2099:0011',
+        'Low',
+        [
+          { feature: 'b', version: '0:1-1.el9' },
+          { feature: 'b2', version: '0:1-1.el9' },
+        ],
+      ],
+    ]);
+  });
+
+  it('falls back to the title for severity when the advisory has none', async () => {
+    const data = await parse(doc(patch({ id: '20990020', title: 'RHSA-2099:0020: x (Low)', criteria: rhel9(or(pkg('x', '0:1-1.el9'))) })));
+    expect(data.vulnerabilities[0]?.severity).toBe('Low');
+  });
+
+  it('rejects malformed XML and an invalid major with clear errors', async () => {
+    await expect(parse(doc('<definition class="patch" id="x"><metadata>'))).rejects.toThrow(/^Red Hat OVAL \(rhel:9\): malformed XML at \d+:\d+: /);
+    await expect(parse('<oval_definitions><definitions><definition></definitions></oval_definitions>')).rejects.toThrow(
+      /^Red Hat OVAL \(rhel:9\): malformed XML at 1:\d+: unexpected close tag/,
+    );
+    await expect(parse('{"not":"xml"}')).rejects.toThrow(/^Red Hat OVAL \(rhel:9\): malformed XML/);
+    await expect(parse(doc(''), 0)).rejects.toThrow('Red Hat OVAL: invalid major release 0');
+  });
+
+  it('refuses a criteria tree whose alternatives explode, naming the definition', async () => {
+    // 13 independent choices of an OS-major fact: 2^13 distinct fact sets.
+    const choices = Array.from({ length: 13 }, (_, i) => or(c(`Red Hat Enterprise Linux ${i + 10} is installed`), c('Red Hat Enterprise Linux must be installed')));
+    await expect(
+      parse(doc(patch({ id: '20990099', title: 'RHSA-2099:0099: x (Low)', criteria: and(...choices, or(pkg('x', '0:1-1.el9'))) }))),
+    ).rejects.toThrow('Red Hat OVAL (rhel:9): definition oval:com.redhat.rhsa:def:20990099: OVAL criteria too complex (more than 4096 fact sets)');
+  });
+});
+
+describe('redHatSeverity', () => {
+  it('maps every Red Hat impact', () => {
+    expect(['None', 'Low', 'Moderate', 'Important', 'Critical', 'Unknown', ''].map((s) => redHatSeverity(s))).toEqual([
+      'Negligible',
+      'Low',
+      'Medium',
+      'High',
+      'Critical',
+      'Unknown',
+      'Unknown',
+    ]);
+  });
+});
+
+describe('parseRedHatOval streaming', () => {
+  it('parses a ~20 MB document generated as a stream, emitting definitions before the input ends', async () => {
+    const COUNT = 7000;
+    let produced = 0;
+    let definitionsSeen = 0;
+    let seenWhenDone = -1;
+    const text = 'Security Fix(es): ' + 'y'.repeat(1200);
+    function* generate(): Generator<Buffer> {
+      const emit = (s: string): Buffer => {
+        produced += s.length;
+        return Buffer.from(s);
+      };
+      yield emit(
+        '<?xml version="1.0"?><oval_definitions xmlns="http://oval.mitre.org/XMLSchema/oval-definitions-5"><definitions>',
+      );
+      for (let i = 0; i < COUNT; i++) {
+        const pkgs = Array.from({ length: 10 }, (_, p) => pkg(`pkg${p}-${i % 300}`, `0:1.${i}-${p}.el9`)).join('');
+        yield emit(
+          patch({
+            id: String(20990000 + i),
+            title: `RHSA-2099:${10000 + i}: synthetic update (Moderate)`,
+            severity: 'Moderate',
+            description: text,
+            criteria: rhel9(or(pkgs)),
+          }),
+        );
+      }
+      seenWhenDone = definitionsSeen;
+      yield emit('</definitions></oval_definitions>');
+    }
+    // The reader hands definitions over while the generator is still producing.
+    await readOval(Readable.from(generate()), { label: 'test', onDefinition: () => definitionsSeen++ });
+    expect(definitionsSeen).toBe(COUNT);
+    expect(seenWhenDone).toBeGreaterThan(COUNT - 100);
+    expect(produced).toBeGreaterThan(20_000_000);
+
+    const started = Date.now();
+    const data = await parseRedHatOval(Readable.from(generate()), 9);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(data.vulnerabilities).toHaveLength(COUNT);
+    expect(data.vulnerabilities.reduce((n, v) => n + v.fixedIn.length, 0)).toBe(COUNT * 10);
+    const v = data.vulnerabilities[4321];
+    expect(v?.name).toBe('RHSA-2099:14321');
+    expect(v?.severity).toBe('Medium');
+    expect(v?.fixedIn[0]).toEqual({ feature: 'pkg0-121', version: '0:1.4321-0.el9' });
+    expect(v?.fixedIn[9]).toEqual({ feature: 'pkg9-121', version: '0:1.4321-9.el9' });
+  });
+});
