@@ -65,6 +65,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly deliveries = new Counter({
+    name: 'tarsier_notifier_deliveries_total',
+    help: 'Webhook delivery tries of notifications, by outcome (delivered, failed).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly deliveryDuration = new Histogram({
+    name: 'tarsier_notifier_delivery_duration_seconds',
+    help: 'Time to deliver one notification to every endpoint.',
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'tarsier_' });
   }

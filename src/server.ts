@@ -11,6 +11,7 @@ import { buildApp, buildHealthApp, type AppDeps } from './app.js';
 import type { Config } from './config.js';
 import { Indexer, indexerSettings } from './indexer/indexer.js';
 import { Metrics } from './metrics.js';
+import { Notifier, notifierSettings, type NotifierTls } from './notifier/notifier.js';
 import { runnerSettings, UpdaterRunner } from './updater/runner.js';
 import { UpdaterScheduler } from './updater/scheduler.js';
 import { enabledSources } from './updater/sources.js';
@@ -20,6 +21,8 @@ import { createPool, type Pool } from './store/pool.js';
 
 export interface Database {
   pool: Pool;
+  /** The connection settings (for connections outside the pool, such as LISTEN). */
+  connection: pg.PoolConfig;
   close(): Promise<void>;
 }
 
@@ -43,6 +46,7 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
   }
   return {
     pool,
+    connection,
     async close() {
       await pool.end();
       await embedded?.stop();
@@ -58,6 +62,17 @@ async function readTls(config: Config): Promise<AppDeps['tls']> {
     cert: await readFile(certFile),
     key: await readFile(keyFile),
     ...(caFile ? { ca: await readFile(caFile) } : {}),
+  };
+}
+
+/** Client TLS and proxy for webhook deliveries (Clair's notifier.http settings). */
+async function readNotifierTls(config: Config): Promise<NotifierTls> {
+  const { caFile, certFile, keyFile, serverName, proxy } = config.notifier.http;
+  return {
+    ...(caFile ? { ca: await readFile(caFile) } : {}),
+    ...(certFile && keyFile ? { cert: await readFile(certFile), key: await readFile(keyFile) } : {}),
+    ...(serverName ? { serverName } : {}),
+    ...(proxy ? { proxy } : {}),
   };
 }
 
@@ -87,6 +102,14 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     const scheduler = config.updater.intervalMs > 0
       ? new UpdaterScheduler({ runner, pool, sources: enabledSources(config.updater.enabledUpdaters), log })
       : undefined;
+    const notifier = new Notifier({
+      pool,
+      connection: database.connection,
+      settings: notifierSettings(config),
+      log,
+      metrics,
+      tls: await readNotifierTls(config),
+    });
     const api = buildApp({ config, pool, log, pageTokens, metrics, indexer, tls: await readTls(config) });
     const health = buildHealthApp({ pool, log });
     await api.listen({ host: config.api.host, port: config.api.port });
@@ -96,6 +119,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     const apiPort = portOf(api);
     const healthPort = portOf(health);
     scheduler?.start();
+    await notifier.start();
     log.info({ apiPort, healthPort }, 'tarsier listening');
 
     let stopping: Promise<void> | undefined;
@@ -108,6 +132,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         // Drain in-flight requests first, then release the database they were using.
         stopping ??= (async () => {
           await scheduler?.stop();
+          await notifier.stop();
           await api.close();
           await health.close();
           await database.close();

@@ -75,3 +75,67 @@ export async function layersIntroducing(db: Queryable, vulnerabilityId: number, 
 export async function markNotificationRead(db: Queryable, name: string): Promise<boolean> {
   return ((await db.query(MARK_READ, [name])).rowCount ?? 0) > 0;
 }
+
+export interface ClaimedNotification {
+  id: number;
+  name: string;
+  /** Consecutive failed tries so far. */
+  attempts: number;
+}
+
+/**
+ * Takes the most overdue unread notification for delivery: its next delivery time moves a lease
+ * ahead, so other replicas skip it now, and pick it up again if this replica dies mid-delivery.
+ */
+const CLAIM = `
+  UPDATE notification SET next_delivery_at = now() + $1 * interval '1 millisecond'
+  WHERE id = (
+    SELECT id FROM notification WHERE deleted_at IS NULL AND next_delivery_at <= now()
+    ORDER BY next_delivery_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
+  RETURNING id, name, delivery_attempts AS attempts`;
+const DELIVERED = `
+  UPDATE notification SET notified_at = now(), delivery_attempts = 0, next_delivery_at = now() + $2 * interval '1 millisecond'
+  WHERE id = $1`;
+const FAILED = `
+  UPDATE notification SET delivery_attempts = delivery_attempts + 1, next_delivery_at = now() + $2 * interval '1 millisecond'
+  WHERE id = $1`;
+const PURGE_READ = `
+  DELETE FROM notification WHERE id IN (
+    SELECT id FROM notification WHERE deleted_at < now() - $1 * interval '1 millisecond' LIMIT $2)`;
+/** Superseded vulnerability versions no notification shows any more (their fixes and links go with them). */
+const PURGE_VERSIONS = `
+  DELETE FROM vulnerability WHERE id IN (
+    SELECT v.id FROM vulnerability v
+    WHERE v.deleted_at IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM notification n WHERE n.old_vulnerability_id = v.id)
+      AND NOT EXISTS (SELECT 1 FROM notification n WHERE n.new_vulnerability_id = v.id)
+    LIMIT $1)`;
+
+export async function claimNotification(db: Queryable, leaseMs: number): Promise<ClaimedNotification | undefined> {
+  return (await db.query<ClaimedNotification>(CLAIM, [leaseMs])).rows[0];
+}
+
+export async function recordDelivered(db: Queryable, id: number, renotifyInMs: number): Promise<void> {
+  await db.query(DELIVERED, [id, renotifyInMs]);
+}
+
+export async function recordDeliveryFailed(db: Queryable, id: number, retryInMs: number): Promise<void> {
+  await db.query(FAILED, [id, retryInMs]);
+}
+
+/** Deletes read notifications older than retentionMs, then the vulnerability versions only they showed; counts both. */
+export async function purgeNotifications(db: Queryable, retentionMs: number, batch = 10_000): Promise<{ notifications: number; versions: number }> {
+  let notifications = 0;
+  for (;;) {
+    const n = (await db.query(PURGE_READ, [retentionMs, batch])).rowCount ?? 0;
+    notifications += n;
+    if (n < batch) break;
+  }
+  let versions = 0;
+  for (;;) {
+    const n = (await db.query(PURGE_VERSIONS, [batch])).rowCount ?? 0;
+    versions += n;
+    if (n < batch) break;
+  }
+  return { notifications, versions };
+}

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { versionFormat } from '../ecosystems/index.js';
 import { sameVulnerability, type FixedIn, type Severity, type Vulnerability } from '../model/vulnerability.js';
 import { NAMESPACE_LOCK_CLASS } from './features.js';
-import type { NamespaceRow } from './vulnerabilities.js';
+import { WAKE_NOTIFIERS, type NamespaceRow } from './vulnerabilities.js';
 
 /**
  * Writing an updater's complete data for one namespace in bulk: one transaction, a handful of
@@ -39,6 +39,18 @@ const INSERT_AFFECTS = `
 const INSERT_NOTIFICATIONS = `
   INSERT INTO notification (name, old_vulnerability_id, new_vulnerability_id)
   SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])`;
+
+/**
+ * Rows per statement: large enough that a namespace of tens of thousands of vulnerabilities takes
+ * a handful of round trips, small enough that the parameter arrays stay a few MiB.
+ */
+const CHUNK = 5_000;
+
+function chunks<T>(items: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
+  return out;
+}
 
 /** A vulnerability to write, with the severity its source gave (before NVD filled an Unknown one). */
 export interface DesiredVulnerability extends Vulnerability {
@@ -156,20 +168,23 @@ export async function applyNamespaceUpdate(
 }
 
 async function insertVersions(client: pg.PoolClient, update: NamespaceUpdate, write: readonly DesiredVulnerability[]): Promise<number[]> {
-  if (write.length === 0) return [];
-  const { rows } = await client.query<{ id: number; name: string }>(INSERT_VERSIONS, [
-    update.namespace.id,
-    write.map((v) => v.name),
-    write.map((v) => v.description),
-    write.map((v) => v.link),
-    write.map((v) => v.severity),
-    write.map((v) => (v.metadata === null ? null : JSON.stringify(v.metadata))),
-    write.map(() => update.updater),
-    write.map((v) => v.sourceSeverity),
-  ]);
-  const idByName = new Map(rows.map((r) => [r.name, r.id]));
-  const ids = write.map((v) => idByName.get(v.name)!);
-  await insertFixes(client, update.namespace, write, ids);
+  const ids: number[] = [];
+  for (const batch of chunks(write)) {
+    const { rows } = await client.query<{ id: number; name: string }>(INSERT_VERSIONS, [
+      update.namespace.id,
+      batch.map((v) => v.name),
+      batch.map((v) => v.description),
+      batch.map((v) => v.link),
+      batch.map((v) => v.severity),
+      batch.map((v) => (v.metadata === null ? null : JSON.stringify(v.metadata))),
+      batch.map(() => update.updater),
+      batch.map((v) => v.sourceSeverity),
+    ]);
+    const idByName = new Map(rows.map((r) => [r.name, r.id]));
+    const batchIds = batch.map((v) => idByName.get(v.name)!);
+    await insertFixes(client, update.namespace, batch, batchIds);
+    ids.push(...batchIds);
+  }
   return ids;
 }
 
@@ -220,10 +235,15 @@ async function insertFixes(
       }
     }
   }
-  if (affects[0].length > 0) await client.query(INSERT_AFFECTS, affects);
+  for (let i = 0; i < affects[0].length; i += CHUNK) {
+    await client.query(INSERT_AFFECTS, affects.map((column) => column.slice(i, i + CHUNK)));
+  }
 }
 
 async function insertNotifications(client: pg.PoolClient, changes: ReadonlyArray<readonly [number | null, number | null]>): Promise<void> {
   if (changes.length === 0) return;
-  await client.query(INSERT_NOTIFICATIONS, [changes.map(() => randomUUID()), changes.map((c) => c[0]), changes.map((c) => c[1])]);
+  for (const batch of chunks(changes)) {
+    await client.query(INSERT_NOTIFICATIONS, [batch.map(() => randomUUID()), batch.map((c) => c[0]), batch.map((c) => c[1])]);
+  }
+  await client.query(WAKE_NOTIFIERS);
 }

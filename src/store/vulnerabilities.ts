@@ -55,6 +55,8 @@ const INSERT_AFFECTS = `
   SELECT $1, fv, fi FROM unnest($2::int[], $3::bigint[]) AS t(fv, fi)`;
 const INSERT_NOTIFICATION = `
   INSERT INTO notification (name, old_vulnerability_id, new_vulnerability_id) VALUES ($1, $2, $3) RETURNING name`;
+/** Wakes the notifiers of every replica when the transaction commits (NOTIFY is transactional). */
+export const WAKE_NOTIFIERS = "SELECT pg_notify('tarsier_notifications', '')";
 
 interface NamespaceRecord {
   id: number;
@@ -180,6 +182,7 @@ export async function replaceVulnerability(
   if (options.notify && (current || id !== null)) {
     const { rows } = await client.query<{ name: string }>(INSERT_NOTIFICATION, [randomUUID(), current?.id ?? null, id]);
     notification = rows[0]?.name ?? null;
+    await client.query(WAKE_NOTIFIERS);
   }
   return { id, notification };
 }

@@ -201,15 +201,8 @@ export class UpdaterRunner {
     const state = await updaterState(this.#pool, source.name);
     const firstRun = state?.lastSuccessAt == null;
     let changed = 0;
-    if (data instanceof Map) {
-      changed = await this.#applyEnrichment(source.name, data, firstRun);
-    } else {
-      for (const namespace of data.namespaces) {
-        const desired = data.vulnerabilities.filter((v) => v.namespace === namespace);
-        const counts = await this.#writeNamespace(source.name, namespace, desired, { notify: !firstRun, withdrawMissing: true });
-        changed += counts.inserted + counts.replaced + counts.deleted;
-      }
-    }
+    if (data instanceof Map) changed = await this.#applyEnrichment(source.name, data, firstRun);
+    else changed = await this.#writeGroups(source.name, groupByNamespace(data), !firstRun);
     const records = await this.#records(source);
     const durationMs = performance.now() - started;
     // An imported source keeps no upstream fingerprint: the next online run downloads it whole.
@@ -253,11 +246,20 @@ export class UpdaterRunner {
       const data = await (part as SourcePart<Map<string, Enrichment>>).parse(streams);
       return this.#applyEnrichment(source.name, data, firstRun);
     }
-    const data = await (part as SourcePart<SourceData>).parse(streams);
+    // The parsed array is never held here: once grouped, each namespace's records are freed as they are written.
+    return this.#writeGroups(source.name, groupByNamespace(await (part as SourcePart<SourceData>).parse(streams)), !firstRun);
+  }
+
+  /**
+   * Writes a source's data namespace by namespace; each namespace's records are let go once
+   * written, so memory peaks at the parsed data plus one namespace's statements, not more.
+   */
+  async #writeGroups(updater: string, groups: Map<string, Vulnerability[]>, notify: boolean): Promise<number> {
     let changed = 0;
-    for (const namespace of data.namespaces) {
-      const desired = data.vulnerabilities.filter((v) => v.namespace === namespace);
-      const counts = await this.#writeNamespace(source.name, namespace, desired, { notify: !firstRun, withdrawMissing: true });
+    for (const namespace of [...groups.keys()]) {
+      const desired = groups.get(namespace)!;
+      groups.delete(namespace);
+      const counts = await this.#writeNamespace(updater, namespace, desired, { notify, withdrawMissing: true });
       changed += counts.inserted + counts.replaced + counts.deleted;
     }
     return changed;
@@ -348,6 +350,13 @@ export class UpdaterRunner {
       this.#metrics.updaterFailing.set({ source }, 1);
     }
   }
+}
+
+/** A source's records by namespace; every namespace the data is complete for has a (maybe empty) list. */
+function groupByNamespace(data: SourceData): Map<string, Vulnerability[]> {
+  const groups = new Map<string, Vulnerability[]>(data.namespaces.map((ns) => [ns, []]));
+  for (const v of data.vulnerabilities) groups.get(v.namespace)?.push(v);
+  return groups;
 }
 
 /** The table `tarsier update` prints: one line per source. */
