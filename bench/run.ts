@@ -5,6 +5,7 @@
 import { run as debianImport } from './debian-import.js';
 import { run as layerIndex } from './layer-index.js';
 import { run as layerReport } from './layer-report.js';
+import { run as notificationFanout } from './notification-fanout.js';
 import { run as versionCompare } from './version-compare.js';
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
@@ -12,6 +13,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'layer-index': layerIndex,
   'layer-report': layerReport,
   'debian-import': debianImport,
+  'notification-fanout': notificationFanout,
 };
 
 const wanted = process.argv.slice(2);

@@ -205,7 +205,7 @@ const featureKey = (format: string, name: string, version: string): string => `$
  * packages. A package the parent already had keeps the parent's feature version (so its namespace
  * and AddedBy survive a distribution upgrade, as in Clair); new ones go to the layer's namespace.
  */
-async function featuresFor(
+export async function featuresFor(
   client: pg.PoolClient,
   scan: LayerScan,
   namespace: string | null,
@@ -265,7 +265,8 @@ async function writeDiff(client: pg.PoolClient, layerId: number, parent: readonl
   if (ids.length > 0) await client.query(INSERT_DIFF, [layerId, ids, modifications]);
 }
 
-async function saveScan(client: pg.PoolClient, key: string, scan: LayerScan, indexedByVersion: number): Promise<number> {
+/** Stores what a layer's own files hold under key (v1: 'v1/<name>'; ancestry API: the layer hash). */
+export async function saveScan(client: pg.PoolClient, key: string, scan: LayerScan, indexedByVersion: number): Promise<number> {
   const states = Object.fromEntries(Object.entries(scan.packageDbs).map(([format, db]) => [format, db.state]));
   const id = (await client.query<{ id: number }>(UPSERT_SCAN, [key, indexedByVersion, scan.namespace, states])).rows[0]!.id;
   await client.query(DELETE_SCAN_PACKAGES, [id]);
@@ -280,7 +281,7 @@ async function saveScan(client: pg.PoolClient, key: string, scan: LayerScan, ind
   return id;
 }
 
-async function loadScan(db: Queryable, scanId: number): Promise<LayerScan> {
+export async function loadScan(db: Queryable, scanId: number): Promise<LayerScan> {
   const scan = (await db.query<{ namespace: string | null; package_dbs: Record<string, 'present' | 'deleted'> }>(SELECT_SCAN, [scanId])).rows[0]!;
   const packages = (await db.query<{ format: VersionFormatName; name: string; version: string }>(SELECT_SCAN_PACKAGES, [scanId])).rows;
   const packageDbs: Partial<Record<VersionFormatName, PackageDatabase>> = {};
