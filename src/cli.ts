@@ -3,6 +3,7 @@
  * tarsier serve | migrate | update | export | import. The process environment is read here and handed to loadConfig; no other
  * module reads process.env.
  */
+import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command } from 'commander';
@@ -12,6 +13,27 @@ import { openDatabase, startServer, stopOnSignals } from './server.js';
 import { exportBundle, importBundle } from './updater/bundle.js';
 import { formatSummary, runnerSettings, UpdaterRunner } from './updater/runner.js';
 import { enabledSources, SOURCES } from './updater/sources.js';
+
+/**
+ * Feed imports allocate far more short-lived garbage than they keep (a full Debian import keeps
+ * ~150 MiB live), and with V8's default heap limit on a large machine the process grows to several
+ * times its live data before collecting. `update` and `import` therefore run with a bounded heap,
+ * unless the operator chose a limit (NODE_OPTIONS or node flags).
+ */
+const IMPORT_HEAP_MIB = 448;
+
+function runWithBoundedHeap(): void {
+  const command = process.argv[2];
+  if (command !== 'update' && command !== 'import') return;
+  const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  if (flags.some((f) => f.startsWith('--max-old-space-size'))) return;
+  const child = spawnSync(process.execPath, [...process.execArgv, `--max-old-space-size=${IMPORT_HEAP_MIB}`, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+  });
+  process.exit(child.status ?? 1);
+}
+
+runWithBoundedHeap();
 
 function configFrom(options: { config?: string }): Config {
   try {
