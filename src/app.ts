@@ -6,6 +6,8 @@ import type { PageTokens } from './api/paging.js';
 import { JSON_CONTENT_TYPE, errorBody, v1ErrorHandler } from './api/v1/errors.js';
 import { normalizeFieldNames } from './api/v1/schemas.js';
 import { registerLayerRoutes } from './api/v1/layers.js';
+import { GRPC, grpcErrorBody, isAncestryApiUrl, v3NotFoundHandler } from './api/v3/errors.js';
+import { registerAncestryApi } from './api/v3/index.js';
 import { registerNotificationRoutes } from './api/v1/notifications.js';
 import { ReportCache } from './api/v1/report-cache.js';
 import { registerVulnerabilityRoutes } from './api/v1/vulnerabilities.js';
@@ -79,10 +81,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     const timer = setTimeout(() => {
       if (reply.sent) return;
       request.log.warn({ timeoutMs: config.api.timeoutMs }, 'request timed out');
+      const message = 'the server did not finish the request within the configured timeout (clair.api.timeout)';
       void reply
         .code(503)
         .type(JSON_CONTENT_TYPE)
-        .send(errorBody('the server did not finish the request within the configured timeout (clair.api.timeout)'));
+        .send(isAncestryApiUrl(request.url) ? grpcErrorBody(GRPC.Unavailable, message) : errorBody(message));
     }, config.api.timeoutMs);
     reply.raw.once('close', () => clearTimeout(timer));
   });
@@ -100,7 +103,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   app.setErrorHandler(v1ErrorHandler);
   app.setNotFoundHandler((request, reply) =>
-    reply.code(404).type(JSON_CONTENT_TYPE).send(errorBody(`no route for ${request.method} ${request.url.split('?')[0]}`)),
+    isAncestryApiUrl(request.url)
+      ? v3NotFoundHandler(request, reply)
+      : reply.code(404).type(JSON_CONTENT_TYPE).send(errorBody(`no route for ${request.method} ${request.url.split('?')[0]}`)),
   );
 
   app.get('/metrics', async (_request, reply) =>
@@ -111,6 +116,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerVulnerabilityRoutes(app, { pool, pageTokens: deps.pageTokens, defaultRevision });
   registerLayerRoutes(app, { pool, indexer: deps.indexer, defaultRevision, reports: new ReportCache() });
   registerNotificationRoutes(app, { pool, pageTokens: deps.pageTokens, defaultRevision });
+  registerAncestryApi(app, { pool, indexer: deps.indexer, pageTokens: deps.pageTokens, config });
   return app;
 }
 

@@ -85,6 +85,9 @@ describe('errors and routing', () => {
       payload: { Vulnerability: { Name: 'CVE-1', Severity: 'Low' } },
     });
     expect(write.statusCode).toBe(503);
+    const status = await app.inject({ url: '/status' });
+    expect(status.statusCode).toBe(503);
+    expect(json(status)).toEqual({ error: 'the database is unavailable; retry shortly', code: 14, message: 'the database is unavailable; retry shortly' });
     const sick = await health.inject({ url: '/health' });
     expect(sick.statusCode).toBe(503);
     expect(json(sick)).toEqual({ status: 'unavailable', message: 'the database does not answer' });

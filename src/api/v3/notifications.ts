@@ -1,0 +1,148 @@
+import type { FastifyInstance } from 'fastify';
+import { badRequest, notFound, TarsierError } from '../../errors.js';
+import { ancestriesAffectedBy, type AffectedAncestry } from '../../store/ancestries.js';
+import { findNotification, markNotificationRead } from '../../store/notifications.js';
+import type { Pool } from '../../store/pool.js';
+import { findVulnerabilityById } from '../../store/vulnerabilities.js';
+import type { PageTokens } from '../paging.js';
+import { metadataText, unixSeconds, withoutDefaults } from './proto-json.js';
+
+type App = FastifyInstance<any, any, any, any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Query = Record<string, string | string[] | undefined>;
+
+export interface NotificationRouteDeps {
+  pool: Pool;
+  pageTokens: PageTokens;
+}
+
+/** Ancestries per side and page unless the client asks otherwise, and the most it may ask for. */
+const DEFAULT_LIMIT = 100;
+const MAX_LIMIT = 1000;
+
+type SideName = 'old' | 'new';
+
+/**
+ * A side's page token: where its next page starts (an ancestry id), as Clair v3's {"StartID": n},
+ * plus the side and the notification it belongs to, so a token passed for the other side or for
+ * another notification is refused instead of silently skipping ancestries. Tokens holding only
+ * StartID (Clair's shape) are accepted.
+ */
+interface SidePage {
+  StartID: number;
+  Side?: SideName;
+  Notification?: string;
+}
+
+const PAGE_PARAMETERS: Readonly<Record<SideName, string>> = { old: 'old_vulnerability_page', new: 'new_vulnerability_page' };
+/** lowerCamelCase spellings, also accepted (grpc-gateway matched only the proto names). */
+const CAMEL_PARAMETERS: Readonly<Record<SideName, string>> = { old: 'oldVulnerabilityPage', new: 'newVulnerabilityPage' };
+
+function single(query: Query, name: string): string | undefined {
+  const value = query[name];
+  return Array.isArray(value) ? value[value.length - 1] : value;
+}
+
+function pageLimit(query: Query): number {
+  const raw = single(query, 'limit');
+  if (raw === undefined || raw === '') return DEFAULT_LIMIT;
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1 || Number(raw) > MAX_LIMIT) {
+    throw badRequest(`limit must be an integer from 1 to ${MAX_LIMIT} (got ${JSON.stringify(raw)})`);
+  }
+  return Number(raw);
+}
+
+/** The side's token as given ('' or absent: first page) and where it starts. */
+function sideStart(query: Query, side: SideName, notification: string, tokens: PageTokens): { token: string | undefined; start: number } {
+  const parameter = PAGE_PARAMETERS[side];
+  const token = single(query, parameter) || single(query, CAMEL_PARAMETERS[side]) || undefined;
+  if (token === undefined) return { token, start: 0 };
+  let payload: Partial<SidePage> | null;
+  try {
+    payload = tokens.decode(token, parameter) as Partial<SidePage> | null;
+  } catch (err) {
+    // The shared decoder speaks of the v1 field; here the page tokens come from next_page.
+    if (err instanceof TarsierError) throw new TarsierError(err.code, err.message.replace('NextPage', 'next_page'), { cause: err });
+    throw err;
+  }
+  const start = payload && typeof payload === 'object' ? payload.StartID : undefined;
+  if (typeof start !== 'number' || !Number.isSafeInteger(start) || start < 0) {
+    throw badRequest(`${parameter} is not a page token of a notification; start again from the first page`);
+  }
+  if (payload!.Side !== undefined && payload!.Side !== side) {
+    throw badRequest(`${parameter} is a page token of the ${payload!.Side} side: pass it as ${PAGE_PARAMETERS[payload!.Side as SideName] ?? 'the other parameter'}`);
+  }
+  if (payload!.Notification !== undefined && payload!.Notification !== notification) {
+    throw badRequest(`${parameter} is a page token of another notification; start again from the first page`);
+  }
+  return { token, start };
+}
+
+export function registerNotificationRoutes(app: App, deps: NotificationRouteDeps): void {
+  const { pool, pageTokens } = deps;
+  const mint = (side: SideName, notification: string, start: number): string =>
+    pageTokens.encode({ StartID: start, Side: side, Notification: notification } satisfies SidePage);
+
+  /** PagedVulnerableAncestries of one side, or undefined when the side has no vulnerability. */
+  const pagedSide = async (
+    side: SideName,
+    notification: string,
+    vulnerabilityId: number | null,
+    page: { token: string | undefined; start: number },
+    limit: number,
+  ): Promise<Record<string, unknown> | undefined> => {
+    if (vulnerabilityId === null) return undefined;
+    const [v, rows] = await Promise.all([
+      findVulnerabilityById(pool, vulnerabilityId),
+      ancestriesAffectedBy(pool, vulnerabilityId, page.start, limit + 1),
+    ]);
+    if (!v) return undefined; // purged meanwhile
+    const ancestries: AffectedAncestry[] = rows.slice(0, limit);
+    const next = rows.length > limit ? rows[limit]!.id : undefined;
+    return {
+      current_page: page.token ?? mint(side, notification, page.start),
+      next_page: next === undefined ? undefined : mint(side, notification, next),
+      limit,
+      vulnerability: {
+        name: v.name,
+        namespace_name: v.namespace,
+        description: v.description,
+        link: v.link,
+        severity: v.severity,
+        metadata: metadataText(v.metadata),
+      },
+      ancestries: ancestries.map((a) => ({ index: a.id, name: a.name })),
+    };
+  };
+
+  app.get<{ Params: { name: string }; Querystring: Query }>('/notifications/:name', async (request) => {
+    const name = request.params.name;
+    if (name === '') throw badRequest('notification name should not be empty');
+    const query = request.query ?? {};
+    const limit = pageLimit(query);
+    const oldPage = sideStart(query, 'old', name, pageTokens);
+    const newPage = sideStart(query, 'new', name, pageTokens);
+    const notification = await findNotification(pool, name);
+    if (!notification) throw notFound(`requested notification '${name}' is not found`);
+    const [oldSide, newSide] = await Promise.all([
+      pagedSide('old', name, notification.oldVulnerabilityId, oldPage, limit),
+      pagedSide('new', name, notification.newVulnerabilityId, newPage, limit),
+    ]);
+    return withoutDefaults({
+      notification: {
+        name: notification.name,
+        created: unixSeconds(notification.createdAt),
+        notified: unixSeconds(notification.notifiedAt),
+        deleted: unixSeconds(notification.deletedAt),
+        old: oldSide,
+        new: newSide,
+      },
+    });
+  });
+
+  app.delete<{ Params: { name: string } }>('/notifications/:name', async (request) => {
+    const name = request.params.name;
+    if (name === '') throw badRequest('notification name should not be empty');
+    if (!(await markNotificationRead(pool, name))) throw notFound(`requested notification '${name}' is not found`);
+    return {};
+  });
+}

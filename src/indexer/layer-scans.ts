@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto';
+import { INDEXER_VERSION } from '../ecosystems/index.js';
+import { TarsierError } from '../errors.js';
+import type { LayerScan } from '../model/layer.js';
+import { findScanByHash } from '../store/ancestries.js';
+import { loadScan, saveScan } from '../store/layers.js';
+import { acquireLease, releaseLease, renewLease } from '../store/locks.js';
+import { withTransaction, type Pool } from '../store/pool.js';
+import type { LayerFormat } from './archive.js';
+import { redactLocation } from './fetch.js';
+import type { Indexer } from './indexer.js';
+
+/** A layer of the ancestry API, identified by its hash. */
+export interface LayerScanRequest {
+  readonly hash: string;
+  readonly path: string;
+  /** HTTP headers for the download (Authorization and the like); never stored or logged. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly format: LayerFormat;
+}
+
+export interface ScannedLayer {
+  /** The layer_scan row (key = the hash). */
+  readonly scanId: number;
+  readonly scan: LayerScan;
+}
+
+interface ScanLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/** A replica renews its lease on a hash while scanning it; a dead replica's lease lapses after this. */
+const LEASE_TTL_MS = 60_000;
+const LEASE_POLL_MS = 200;
+/** How long to wait for another replica's scan of the same hash when no download timeout is known. */
+const DEFAULT_LEASE_WAIT_MS = 15 * 60_000 + LEASE_TTL_MS;
+
+/**
+ * Scans by layer hash for the ancestry API. A hash already scanned by the current indexer version
+ * is reused and never downloaded again; the same hash requested concurrently is downloaded once:
+ * in one process later requests join the first, across replicas a lease (`scan/<hash>` in the
+ * lock table) makes the others wait and then reuse the stored scan. The download and the reading
+ * are the Indexer's (`scan()`), so limits and error messages are those of the v1 API.
+ */
+export class LayerScans {
+  readonly #pool: Pool;
+  readonly #indexer: Pick<Indexer, 'scan'>;
+  readonly #log: ScanLog | undefined;
+  readonly #leaseWaitMs: number;
+  readonly #owner = `layer-scans-${randomUUID()}`;
+  readonly #inFlight = new Map<string, Promise<ScannedLayer>>();
+
+  constructor(deps: { pool: Pool; indexer: Pick<Indexer, 'scan'>; log?: ScanLog; leaseWaitMs?: number }) {
+    this.#pool = deps.pool;
+    this.#indexer = deps.indexer;
+    this.#log = deps.log;
+    this.#leaseWaitMs = deps.leaseWaitMs ?? DEFAULT_LEASE_WAIT_MS;
+  }
+
+  /** The scan of the layer: the stored one when current, else downloaded, read and stored. */
+  async scan(request: LayerScanRequest): Promise<ScannedLayer> {
+    const stored = await this.#current(request.hash);
+    if (stored) return stored;
+    let running = this.#inFlight.get(request.hash);
+    if (!running) {
+      running = this.#scanOnce(request).finally(() => this.#inFlight.delete(request.hash));
+      this.#inFlight.set(request.hash, running);
+    }
+    return running;
+  }
+
+  async #current(hash: string): Promise<ScannedLayer | undefined> {
+    const stored = await findScanByHash(this.#pool, hash);
+    if (!stored || stored.indexedByVersion < INDEXER_VERSION) return undefined;
+    return { scanId: stored.id, scan: await loadScan(this.#pool, stored.id) };
+  }
+
+  async #scanOnce(request: LayerScanRequest): Promise<ScannedLayer> {
+    const lease = `scan/${request.hash}`;
+    await this.#acquire(lease);
+    const renewal = setInterval(() => {
+      renewLease(this.#pool, lease, this.#owner, LEASE_TTL_MS).catch((err: unknown) =>
+        this.#log?.warn({ err, hash: request.hash }, 'layer scan lease renewal failed'),
+      );
+    }, LEASE_TTL_MS / 3);
+    try {
+      // Another replica may have scanned this hash while we waited for the lease.
+      const stored = await this.#current(request.hash);
+      if (stored) return stored;
+      const started = performance.now();
+      const scan = await this.#indexer.scan(request);
+      const scanId = await withTransaction(this.#pool, (client) => saveScan(client, request.hash, scan, INDEXER_VERSION));
+      this.#log?.info(
+        { hash: request.hash, location: redactLocation(request.path), seconds: (performance.now() - started) / 1000 },
+        'layer scanned',
+      );
+      return { scanId, scan };
+    } finally {
+      clearInterval(renewal);
+      await releaseLease(this.#pool, lease, this.#owner).catch(() => undefined);
+    }
+  }
+
+  async #acquire(lease: string): Promise<void> {
+    const deadline = Date.now() + this.#leaseWaitMs;
+    while (!(await acquireLease(this.#pool, lease, this.#owner, LEASE_TTL_MS))) {
+      if (Date.now() > deadline) {
+        throw new TarsierError('unavailable', 'the layer is being scanned by another server for too long; retry later');
+      }
+      await new Promise((resolve) => setTimeout(resolve, LEASE_POLL_MS));
+    }
+  }
+}

@@ -1,0 +1,161 @@
+import type pg from 'pg';
+import type { VersionFormatName } from '../model/version-format.js';
+import { affectingVulnerabilities, type AffectingVulnerability, type LayerFeature } from './layers.js';
+import type { Pool, Queryable } from './pool.js';
+
+/**
+ * The ancestry API's store: ancestries assembled from the scans of their layers (layer_scan rows
+ * keyed by the layer hash), each resolved feature attributed to the position of the layer that
+ * introduced it.
+ */
+
+export interface StoredScan {
+  id: number;
+  indexedByVersion: number;
+}
+
+export interface AncestryFeatureRow {
+  featureVersionId: number;
+  /** Position (0 = the base layer) of the layer that introduced it. */
+  position: number;
+}
+
+export interface AncestryReport {
+  id: number;
+  name: string;
+  /** Layer hashes, in ancestry order (parent first). */
+  layers: string[];
+  /** The ancestry's features, each with the position of the layer that introduced it. */
+  features: Array<LayerFeature & { position: number }>;
+  /** The live vulnerabilities affecting those features. */
+  vulnerabilities: AffectingVulnerability[];
+}
+
+export interface AffectedAncestry {
+  /** The ancestry's id: grows with every ancestry stored, so pages resume from it. */
+  id: number;
+  name: string;
+}
+
+const SELECT_SCAN = 'SELECT id, indexed_by_version FROM layer_scan WHERE key = $1';
+/** Serialises writers of one ancestry name for the rest of the transaction. */
+const LOCK_NAME = 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))';
+const DELETE_ANCESTRY = 'DELETE FROM ancestry WHERE name = $1';
+const INSERT_ANCESTRY = 'INSERT INTO ancestry (name) VALUES ($1) RETURNING id';
+const INSERT_LAYERS = `
+  INSERT INTO ancestry_layer (ancestry_id, position, layer_scan_id)
+  SELECT $1, * FROM unnest($2::int[], $3::bigint[])`;
+const INSERT_FEATURES = `
+  INSERT INTO ancestry_feature (ancestry_id, feature_version_id, position)
+  SELECT $1, * FROM unnest($2::int[], $3::int[])`;
+
+const SELECT_ANCESTRY = 'SELECT id, name FROM ancestry WHERE name = $1';
+const SELECT_LAYERS = `
+  SELECT s.key AS hash FROM ancestry_layer al JOIN layer_scan s ON s.id = al.layer_scan_id
+  WHERE al.ancestry_id = $1 ORDER BY al.position`;
+const SELECT_FEATURES = `
+  SELECT af.position, fv.id AS feature_version_id, f.name, fv.version, n.name AS namespace, n.version_format
+  FROM ancestry_feature af
+  JOIN feature_version fv ON fv.id = af.feature_version_id
+  JOIN feature f ON f.id = fv.feature_id
+  JOIN namespace n ON n.id = f.namespace_id
+  WHERE af.ancestry_id = $1
+  ORDER BY af.position, f.name, fv.version, n.name`;
+
+/**
+ * The ancestries holding a feature version the vulnerability version affects, in id order from
+ * startId. One ordered range scan of ancestry_feature_fan_out per affected feature version
+ * (LATERAL ... LIMIT), so a page costs O(limit × versions) however many ancestries it reaches.
+ */
+const SELECT_AFFECTED = `
+  SELECT a.id, a.name
+  FROM (
+    SELECT DISTINCT x.ancestry_id
+    FROM vulnerability_affects va
+    CROSS JOIN LATERAL (
+      SELECT af.ancestry_id FROM ancestry_feature af
+      WHERE af.feature_version_id = va.feature_version_id AND af.ancestry_id >= $2
+      ORDER BY af.ancestry_id LIMIT $3
+    ) x
+    WHERE va.vulnerability_id = $1
+    ORDER BY x.ancestry_id LIMIT $3
+  ) ids JOIN ancestry a ON a.id = ids.ancestry_id
+  ORDER BY a.id`;
+
+/** The stored scan of a layer hash, if any. */
+export async function findScanByHash(db: Queryable, hash: string): Promise<StoredScan | undefined> {
+  const row = (await db.query<{ id: number; indexed_by_version: number }>(SELECT_SCAN, [hash])).rows[0];
+  return row && { id: row.id, indexedByVersion: row.indexed_by_version };
+}
+
+/** Takes the per-name write lock of an ancestry until the transaction ends. */
+export async function lockAncestryName(client: pg.PoolClient, name: string): Promise<void> {
+  await client.query(LOCK_NAME, [`ancestry/${name}`]);
+}
+
+/**
+ * Stores an ancestry, replacing one of the same name (its rows go with it; the new one gets a new
+ * id, as Clair's did). scanIds: the layers' scans by position. Runs in the caller's transaction,
+ * which must hold lockAncestryName.
+ */
+export async function replaceAncestry(
+  client: pg.PoolClient,
+  input: { name: string; scanIds: readonly number[]; features: readonly AncestryFeatureRow[] },
+): Promise<number> {
+  await client.query(DELETE_ANCESTRY, [input.name]);
+  const id = (await client.query<{ id: number }>(INSERT_ANCESTRY, [input.name])).rows[0]!.id;
+  await client.query(INSERT_LAYERS, [id, input.scanIds.map((_, i) => i), input.scanIds]);
+  if (input.features.length > 0) {
+    await client.query(INSERT_FEATURES, [id, input.features.map((f) => f.featureVersionId), input.features.map((f) => f.position)]);
+  }
+  return id;
+}
+
+/** An ancestry with its layers, features and their vulnerabilities, read from one snapshot. */
+export async function readAncestry(pool: Pool, name: string): Promise<AncestryReport | undefined> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const ancestry = (await client.query<{ id: number; name: string }>(SELECT_ANCESTRY, [name])).rows[0];
+    let report: AncestryReport | undefined;
+    if (ancestry) {
+      const layers = (await client.query<{ hash: string }>(SELECT_LAYERS, [ancestry.id])).rows.map((r) => r.hash);
+      const features = (
+        await client.query<{
+          position: number;
+          feature_version_id: number;
+          name: string;
+          version: string;
+          namespace: string;
+          version_format: VersionFormatName;
+        }>(SELECT_FEATURES, [ancestry.id])
+      ).rows.map((r) => ({
+        position: r.position,
+        featureVersionId: r.feature_version_id,
+        name: r.name,
+        version: r.version,
+        namespace: r.namespace,
+        versionFormat: r.version_format,
+      }));
+      const vulnerabilities = await affectingVulnerabilities(client, features.map((f) => f.featureVersionId));
+      report = { id: ancestry.id, name: ancestry.name, layers, features, vulnerabilities };
+    }
+    await client.query('COMMIT');
+    return report;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/** Up to limit ancestries affected by the vulnerability version, from ancestry id startId on. */
+export async function ancestriesAffectedBy(
+  db: Queryable,
+  vulnerabilityId: number,
+  startId: number,
+  limit: number,
+): Promise<AffectedAncestry[]> {
+  return (await db.query<AffectedAncestry>(SELECT_AFFECTED, [vulnerabilityId, startId, limit])).rows;
+}
