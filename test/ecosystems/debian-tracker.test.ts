@@ -26,6 +26,7 @@ function cve(releases: Record<string, Record<string, unknown>>, description?: st
 describe('Debian release table', () => {
   it('maps codenames to namespaces', () => {
     expect(DEBIAN_RELEASES).toEqual({
+      squeeze: '6',
       wheezy: '7',
       jessie: '8',
       stretch: '9',
@@ -36,6 +37,7 @@ describe('Debian release table', () => {
       forky: '14',
       duke: '15',
       sid: 'unstable',
+      unstable: 'unstable',
     });
     expect(debianNamespace('bookworm')).toBe('debian:12');
     expect(debianNamespace('sid')).toBe('debian:unstable');

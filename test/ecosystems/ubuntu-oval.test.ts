@@ -494,7 +494,7 @@ describe('UBUNTU_RELEASES', () => {
     expect(ubuntuNamespace('warty')).toBeUndefined();
     expect(ubuntuNamespace('toString')).toBeUndefined();
     expect(ubuntuCodename('20.04')).toBe('focal');
-    expect(Object.keys(UBUNTU_RELEASES)).toHaveLength(24);
+    expect(Object.keys(UBUNTU_RELEASES)).toHaveLength(32);
   });
 });
 

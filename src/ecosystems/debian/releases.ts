@@ -5,6 +5,7 @@
  * in the updater's summary until a line is added.
  */
 export const DEBIAN_RELEASES: Readonly<Record<string, string>> = Object.freeze({
+  squeeze: '6',
   wheezy: '7',
   jessie: '8',
   stretch: '9',
@@ -15,6 +16,7 @@ export const DEBIAN_RELEASES: Readonly<Record<string, string>> = Object.freeze({
   forky: '14',
   duke: '15',
   sid: 'unstable',
+  unstable: 'unstable',
 });
 
 /** `debian:<release>` for a known codename, undefined for any other. */

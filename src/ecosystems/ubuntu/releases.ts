@@ -5,6 +5,14 @@
  * https://api.launchpad.net/1.0/ubuntu/series. A new release needs a line here.
  */
 export const UBUNTU_RELEASES: Readonly<Record<string, string>> = Object.freeze({
+  lucid: '10.04',
+  maverick: '10.10',
+  natty: '11.04',
+  oneiric: '11.10',
+  precise: '12.04',
+  quantal: '12.10',
+  raring: '13.04',
+  saucy: '13.10',
   trusty: '14.04',
   utopic: '14.10',
   vivid: '15.04',
