@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
-import type { FixedIn, Severity, Vulnerability } from '../../model/vulnerability.js';
+import { severityVocabulary, type FixedIn, type Severity, type Vulnerability } from '../../model/vulnerability.js';
 import type { SourceData } from '../../updater/types.js';
 import { rpm } from '../rpm/version.js';
 
@@ -51,20 +51,7 @@ function decodeChunk(decoder: TextDecoder, chunk: Buffer | undefined, namespace:
 }
 
 /** low/medium/important/critical (any case); anything else is Unknown. */
-export function amazonSeverity(raw: string): Severity {
-  switch (raw.trim().toLowerCase()) {
-    case 'low':
-      return 'Low';
-    case 'medium':
-      return 'Medium';
-    case 'important':
-      return 'High';
-    case 'critical':
-      return 'Critical';
-    default:
-      return 'Unknown';
-  }
-}
+export const amazonSeverity = severityVocabulary({ low: 'Low', medium: 'Medium', important: 'High', critical: 'Critical' });
 
 /**
  * The advisory page on alas.aws.amazon.com. AL1 pages are `/<id>.html`; AL2 and AL2023 pages sit

@@ -9,7 +9,7 @@
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import streamObject from 'stream-json/streamers/stream-object.js';
-import { SEVERITIES, type Severity, type Vulnerability } from '../../model/vulnerability.js';
+import { SEVERITIES, severityVocabulary, type Severity, type Vulnerability } from '../../model/vulnerability.js';
 import type { SourceData } from '../../updater/types.js';
 import { dpkg } from '../dpkg/version.js';
 import { debianNamespace } from './releases.js';
@@ -119,21 +119,11 @@ function fixedVersion(release: Record<string, unknown>): string | null | undefin
  * The tracker's urgency → severity (Clair's table). Urgencies may carry `*` / `**` suffixes
  * (`low**`: the urgency was set without a closer look), which are ignored.
  */
+const urgencyWords = severityVocabulary({ unimportant: 'Negligible', 'end-of-life': 'Negligible', low: 'Low', medium: 'Medium', high: 'High' });
+
 export function urgencySeverity(urgency: unknown): Severity {
-  if (typeof urgency !== 'string') return 'Unknown';
-  switch (urgency.trim().replace(/\*+$/, '').trim().toLowerCase()) {
-    case 'unimportant':
-    case 'end-of-life':
-      return 'Negligible';
-    case 'low':
-      return 'Low';
-    case 'medium':
-      return 'Medium';
-    case 'high':
-      return 'High';
-    default: // `not yet assigned` and anything new
-      return 'Unknown';
-  }
+  // `not yet assigned` and anything new are Unknown.
+  return typeof urgency === 'string' ? urgencyWords(urgency.trim().replace(/\*+$/, '')) : 'Unknown';
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

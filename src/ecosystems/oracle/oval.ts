@@ -21,7 +21,7 @@
  * definitions); the per-year files only cover their year, so the updater should read elsa-all.
  */
 import type { Readable } from 'node:stream';
-import type { Severity } from '../../model/vulnerability.js';
+import { severityVocabulary, type Severity } from '../../model/vulnerability.js';
 import type { SourceData } from '../../updater/types.js';
 import { rpm } from '../rpm/version.js';
 import { reachCriteria } from '../oval/criteria.js';
@@ -103,19 +103,4 @@ function elsaName(def: OvalDefinition): string {
 }
 
 /** N/A → Negligible, LOW, MODERATE → Medium, IMPORTANT → High, CRITICAL (any case); else Unknown. */
-export function oracleSeverity(raw: string): Severity {
-  switch (raw.trim().toLowerCase()) {
-    case 'n/a':
-      return 'Negligible';
-    case 'low':
-      return 'Low';
-    case 'moderate':
-      return 'Medium';
-    case 'important':
-      return 'High';
-    case 'critical':
-      return 'Critical';
-    default:
-      return 'Unknown';
-  }
-}
+export const oracleSeverity = severityVocabulary({ 'n/a': 'Negligible', low: 'Low', moderate: 'Medium', important: 'High', critical: 'Critical' });

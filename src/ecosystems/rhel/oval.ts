@@ -24,7 +24,7 @@
  * Metadata is null (CVSS comes from NVD); descriptions have their whitespace collapsed.
  */
 import type { Readable } from 'node:stream';
-import type { Severity } from '../../model/vulnerability.js';
+import { severityVocabulary, type Severity } from '../../model/vulnerability.js';
 import type { SourceData } from '../../updater/types.js';
 import { rpm } from '../rpm/version.js';
 import { reachCriteria } from '../oval/criteria.js';
@@ -141,20 +141,8 @@ function cveName(def: OvalDefinition): string {
  * `advisory/severity`, else the title's trailing "(…)": None → Negligible, Low, Moderate → Medium,
  * Important → High, Critical; anything else Unknown.
  */
+const redHatWords = severityVocabulary({ none: 'Negligible', low: 'Low', moderate: 'Medium', important: 'High', critical: 'Critical' });
+
 export function redHatSeverity(raw: string, title = ''): Severity {
-  const value = raw.trim() || (/\((\w+)\)\s*$/.exec(title)?.[1] ?? '');
-  switch (value.toLowerCase()) {
-    case 'none':
-      return 'Negligible';
-    case 'low':
-      return 'Low';
-    case 'moderate':
-      return 'Medium';
-    case 'important':
-      return 'High';
-    case 'critical':
-      return 'Critical';
-    default:
-      return 'Unknown';
-  }
+  return redHatWords(raw.trim() || (/\((\w+)\)\s*$/.exec(title)?.[1] ?? ''));
 }

@@ -29,7 +29,7 @@
  * reduced to compact entries as they stream by and resolved once the document ends.
  */
 import type { Readable } from 'node:stream';
-import type { Severity } from '../../model/vulnerability.js';
+import { severityVocabulary, type Severity } from '../../model/vulnerability.js';
 import type { SourceData } from '../../updater/types.js';
 import { dpkg } from '../dpkg/version.js';
 import { findReference, normalizeText, VulnerabilityCollector, type VulnerabilityHead } from '../oval/collect.js';
@@ -186,20 +186,8 @@ function ubuntuDescription(description: string): string {
 }
 
 /** `advisory/severity` (or the title's "… - <priority>" when absent): Untriaged → Unknown. */
+const ubuntuWords = severityVocabulary({ negligible: 'Negligible', low: 'Low', medium: 'Medium', high: 'High', critical: 'Critical' });
+
 export function ubuntuSeverity(raw: string, title = ''): Severity {
-  const value = raw.trim() || (/ - (\w+)\.?\s*$/.exec(title)?.[1] ?? '');
-  switch (value.toLowerCase()) {
-    case 'negligible':
-      return 'Negligible';
-    case 'low':
-      return 'Low';
-    case 'medium':
-      return 'Medium';
-    case 'high':
-      return 'High';
-    case 'critical':
-      return 'Critical';
-    default:
-      return 'Unknown'; // untriaged, or anything unexpected
-  }
+  return ubuntuWords(raw.trim() || (/ - (\w+)\.?\s*$/.exec(title)?.[1] ?? ''));
 }
