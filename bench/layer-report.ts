@@ -138,7 +138,7 @@ function percentile(sorted: readonly number[], p: number): number {
 export async function run(): Promise<void> {
   const { names, sources } = await writeLayers();
   const database = await benchDatabase(process.env);
-  const server = await startBenchServer(database.url, `  api:\n    localroots: [${CACHE_DIR}]`);
+  const server = await startBenchServer(database.url, `  api:\n    localroots: [${CACHE_DIR}]\n  updater:\n    interval: 0`);
   const http = new HttpPool(`http://127.0.0.1:${server.apiPort}`, { connections: CONCURRENCY });
   try {
     const seedStarted = performance.now();

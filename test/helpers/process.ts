@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { afterAll } from 'vitest';
 
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+const NO_UPDATES_CONFIG = fileURLToPath(new URL('../fixtures/config/no-updates.yaml', import.meta.url));
 
 export interface TarsierProcess {
   child: ChildProcess;
@@ -28,8 +29,11 @@ export function databaseUrl(conn: pg.PoolConfig): string {
  * killed after the test file if it is still running.
  */
 export async function startTarsier(env: Record<string, string>, args: string[] = ['serve']): Promise<TarsierProcess> {
+  // Tests never let the updater reach the real upstream feeds: without a config of their own,
+  // processes get one that turns the schedule off.
+  const config = env.TARSIER_CONFIG ? {} : { TARSIER_CONFIG: NO_UPDATES_CONFIG };
   const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
-    env: { PATH: process.env.PATH, TARSIER_API_PORT: '0', TARSIER_HEALTH_PORT: '0', TARSIER_LOG_LEVEL: 'info', ...env },
+    env: { PATH: process.env.PATH, TARSIER_API_PORT: '0', TARSIER_HEALTH_PORT: '0', TARSIER_LOG_LEVEL: 'info', ...config, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   afterAll(() => {
