@@ -26,7 +26,7 @@ describe('migrations', () => {
     );
     expect(rows.map((r) => r.tablename)).toEqual([
       'ancestry', 'ancestry_feature', 'ancestry_layer', 'feature', 'feature_version', 'keyvalue', 'layer',
-      'layer_diff', 'layer_scan', 'layer_scan_package', 'lock', 'namespace', 'notification', 'schema_migrations',
+      'layer_diff', 'layer_scan', 'layer_scan_package', 'lock', 'namespace', 'notification', 'nvd_enrichment', 'schema_migrations',
       'updater_state', 'vulnerability', 'vulnerability_affects', 'vulnerability_fixedin',
     ]);
   });
