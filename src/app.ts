@@ -1,3 +1,5 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
@@ -36,7 +38,7 @@ function routeLabel(pattern: string | undefined): string {
 }
 
 /**
- * The API server: v1 routes and /metrics. Pure: no listen, no timers, no environment reads.
+ * The API server: v1 routes, the ancestry API, /metrics and /docs. Pure: no listen, no timers, no environment reads.
  */
 export function buildApp(deps: AppDeps): FastifyInstance {
   const { config, pool, metrics } = deps;
@@ -101,6 +103,18 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
   });
 
+  // OpenAPI description of every route (from the routes' own schemas) at /docs (UI) and /docs/json.
+  void app.register(swagger, {
+    openapi: {
+      info: {
+        title: 'Tarsier',
+        description: "Container-image vulnerability scanner: Clair's v1 layer API (revisions A and B) and its ancestry API.",
+        version: '1',
+      },
+    },
+  });
+  void app.register(swaggerUi, { routePrefix: '/docs' });
+
   app.setErrorHandler(v1ErrorHandler);
   app.setNotFoundHandler((request, reply) =>
     isAncestryApiUrl(request.url)
@@ -108,15 +122,19 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       : reply.code(404).type(JSON_CONTENT_TYPE).send(errorBody(`no route for ${request.method} ${request.url.split('?')[0]}`)),
   );
 
-  app.get('/metrics', async (_request, reply) =>
-    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
-  );
-
-  const defaultRevision = config.api.v1Revision;
-  registerVulnerabilityRoutes(app, { pool, pageTokens: deps.pageTokens, defaultRevision });
-  registerLayerRoutes(app, { pool, indexer: deps.indexer, defaultRevision, reports: new ReportCache() });
-  registerNotificationRoutes(app, { pool, pageTokens: deps.pageTokens, defaultRevision });
-  registerAncestryApi(app, { pool, indexer: deps.indexer, pageTokens: deps.pageTokens, config });
+  // Routes are registered in a plugin, so they come after the OpenAPI plugin has loaded and are
+  // described by it; the error handlers, parsers and hooks above apply to them unchanged.
+  void app.register(async (scope) => {
+    const routes = scope.withTypeProvider<TypeBoxTypeProvider>();
+    routes.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
+      reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+    );
+    const defaultRevision = config.api.v1Revision;
+    registerVulnerabilityRoutes(routes, { pool, pageTokens: deps.pageTokens, defaultRevision });
+    registerLayerRoutes(routes, { pool, indexer: deps.indexer, defaultRevision, reports: new ReportCache() });
+    registerNotificationRoutes(routes, { pool, pageTokens: deps.pageTokens, defaultRevision });
+    registerAncestryApi(routes, { pool, indexer: deps.indexer, pageTokens: deps.pageTokens, config });
+  });
   return app;
 }
 

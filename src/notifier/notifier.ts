@@ -74,6 +74,7 @@ export class Notifier {
   readonly #owner = `notifier-${randomUUID()}`;
   #listener: pg.Client | undefined;
   #timers: NodeJS.Timeout[] = [];
+  readonly #retries = new Set<NodeJS.Timeout>();
   #running: Promise<void> | undefined;
   #again = false;
   #stopped = false;
@@ -118,6 +119,7 @@ export class Notifier {
   async stop(): Promise<void> {
     this.#stopped = true;
     for (const t of this.#timers) clearInterval(t);
+    for (const t of this.#retries) clearTimeout(t);
     await this.#running;
     await this.#listener?.end().catch(() => undefined);
     await this.#dispatcher.close();
@@ -137,6 +139,17 @@ export class Notifier {
         this.wake();
       }
     });
+  }
+
+  /** A retry is due before the next poll: wake then (another replica may take it; that is fine). */
+  #wakeIn(ms: number): void {
+    if (ms >= POLL_MS || this.#stopped) return;
+    const timer = setTimeout(() => {
+      this.#retries.delete(timer);
+      this.wake();
+    }, ms + 10);
+    timer.unref();
+    this.#retries.add(timer);
   }
 
   async #pass(): Promise<void> {
@@ -191,6 +204,7 @@ export class Notifier {
         const attempt = notification.attempts + 1;
         const retryInMs = retryDelay(attempt, this.#settings);
         await recordDeliveryFailed(this.#pool, notification.id, retryInMs);
+        this.#wakeIn(retryInMs);
         this.#metrics?.deliveries.inc({ outcome: 'failed' });
         this.#log.warn({ notification: notification.name, attempt, retryInMs, failures }, 'notification delivery failed');
       }
