@@ -5,22 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INDEXER_VERSION } from '../../../src/ecosystems/index.js';
 import { json, testApp, type TestApp } from '../../helpers/app.js';
 import { startLayerServer, type LayerServer } from '../../helpers/layer-server.js';
+import { debian12, dpkgStatus } from '../../helpers/dpkg-status.js';
 import { gzip, tarball, type TarEntry } from '../../helpers/tarball.js';
 
-const debian12 = 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/Linux"\nVERSION_ID="12"\nID=debian\n';
-
-function stanza(p: { name: string; version: string; source?: string; status?: string }): string {
-  return [
-    `Package: ${p.name}`,
-    `Status: ${p.status ?? 'install ok installed'}`,
-    ...(p.source ? [`Source: ${p.source}`] : []),
-    `Version: ${p.version}`,
-    'Architecture: amd64',
-    '',
-  ].join('\n');
-}
-
-const status = (...packages: Parameters<typeof stanza>[0][]): string => packages.map(stanza).join('\n');
 
 /** base: Debian 12 with openssl (two binaries of one source), zlib (binNMU with source version), bash. */
 const base: TarEntry[] = [
@@ -29,7 +16,7 @@ const base: TarEntry[] = [
   { path: 'bin/bash', content: 'ELF' },
   {
     path: 'var/lib/dpkg/status',
-    content: status(
+    content: dpkgStatus(
       { name: 'libssl3', version: '3.0.11-1~deb12u2', source: 'openssl' },
       { name: 'openssl', version: '3.0.11-1~deb12u2' },
       { name: 'zlib1g', version: '1:1.2.13.dfsg-1+b1', source: 'zlib (1:1.2.13.dfsg-1)' },
@@ -42,7 +29,7 @@ const base: TarEntry[] = [
 const child: TarEntry[] = [
   {
     path: 'var/lib/dpkg/status',
-    content: status(
+    content: dpkgStatus(
       { name: 'libssl3', version: '3.0.13-1~deb12u1', source: 'openssl' },
       { name: 'openssl', version: '3.0.13-1~deb12u1' },
       { name: 'bash', version: '5.2.15-2+b2' },
@@ -267,7 +254,7 @@ describe('posting layers', () => {
     await post(t, { Name: 'grand', Path: await layerFile('app', app), ParentName: 'child' });
     // Pretend base was indexed by an older indexer that missed bash; the new one finds it.
     await t.pool.query("UPDATE layer SET indexed_by_version = 1 WHERE name = 'base'");
-    const newer = [...base.slice(0, 3), { path: 'var/lib/dpkg/status', content: status({ name: 'bash', version: '5.2.15-2+b7' }, { name: 'dash', version: '0.5.12-2' }) }];
+    const newer = [...base.slice(0, 3), { path: 'var/lib/dpkg/status', content: dpkgStatus({ name: 'bash', version: '5.2.15-2+b7' }, { name: 'dash', version: '0.5.12-2' }) }];
     // A ParentName in the new request is ignored: the stored tree stays as it was (no cycle).
     const res = await post(t, { Name: 'base', Path: await layerFile('base-new', newer), ParentName: 'grand' });
     expect(res.statusCode).toBe(201);
@@ -284,7 +271,7 @@ describe('posting layers', () => {
     await post(t, { Name: 'base', Path: await layerFile('base', base) });
     const upgraded = [
       { path: 'usr/lib/os-release', content: debian12.replace(/12/g, '13').replace('bookworm', 'trixie') },
-      { path: 'var/lib/dpkg/status', content: status({ name: 'bash', version: '5.2.15-2+b2' }, { name: 'bash-completion', version: '1:2.11-8' }) },
+      { path: 'var/lib/dpkg/status', content: dpkgStatus({ name: 'bash', version: '5.2.15-2+b2' }, { name: 'bash-completion', version: '1:2.11-8' }) },
     ];
     await post(t, { Name: 'upgrade', Path: await layerFile('upgrade', upgraded), ParentName: 'base' });
     const layer = await report(t, 'upgrade', '?features');
@@ -381,7 +368,7 @@ describe('bad layers get a clear 4xx and leave the store unchanged', () => {
       { path: 'etc/os-release', type: 'symlink', target: 'loop' },
       { path: 'etc/loop', type: 'symlink', target: 'os-release' },
       { path: 'x/../../../var/lib/dpkg/status', content: 'Package: evil\nVersion: 1\n' },
-      { path: './var/lib/dpkg/status', content: status({ name: 'bash', version: '5.2.15-2+b2' }) },
+      { path: './var/lib/dpkg/status', content: dpkgStatus({ name: 'bash', version: '5.2.15-2+b2' }) },
       { path: `${'d/'.repeat(200)}file`, content: 'deep' },
     ];
     const res = await post(t, { Name: 'hostile', Path: await layerFile('hostile', hostile) });

@@ -6,6 +6,7 @@ import { LayerScans } from '../../../src/indexer/layer-scans.js';
 import { json, testApp, type TestApp } from '../../helpers/app.js';
 import { freshPool, silentLog } from '../../helpers/db.js';
 import { startLayerServer, type LayerServer } from '../../helpers/layer-server.js';
+import { debian12, dpkgStatus } from '../../helpers/dpkg-status.js';
 import { gzip, tarball, type TarEntry } from '../../helpers/tarball.js';
 
 const LISTERS = ['dpkg', 'apk', 'rpm'];
@@ -17,12 +18,6 @@ async function v3App(): Promise<TestApp> {
   return testApp({ pool: await freshPool() });
 }
 
-const debian12 = 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/Linux"\nVERSION_ID="12"\nID=debian\n';
-
-function stanza(p: { name: string; version: string; source?: string }): string {
-  return [`Package: ${p.name}`, 'Status: install ok installed', ...(p.source ? [`Source: ${p.source}`] : []), `Version: ${p.version}`, 'Architecture: amd64', ''].join('\n');
-}
-const dpkgStatus = (...packages: Parameters<typeof stanza>[0][]): string => packages.map(stanza).join('\n');
 
 /** base: Debian 12 with openssl (two binaries of one source), zlib (binNMU with source version) and bash. */
 const base: TarEntry[] = [
