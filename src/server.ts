@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type pg from 'pg';
 import { loadPageTokenKey, PageTokens } from './api/paging.js';
+import { isDatabaseUnavailable } from './errors.js';
 import { buildApp, buildHealthApp, type AppDeps } from './app.js';
 import type { Config } from './config.js';
 import { Indexer, indexerSettings } from './indexer/indexer.js';
@@ -26,6 +27,24 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** How long start-up waits for a configured database that is not up yet (containers start together). */
+export const DATABASE_WAIT_MS = 60_000;
+
+/** Migrates, retrying while the database cannot be reached, up to DATABASE_WAIT_MS. */
+async function migrateWhenReachable(pool: Pool, log: Logger, waitMs = DATABASE_WAIT_MS): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  for (let delay = 500; ; delay = Math.min(delay * 2, 5_000)) {
+    try {
+      await migrate(pool, log);
+      return;
+    } catch (err) {
+      if (!isDatabaseUnavailable(err) || Date.now() + delay > deadline) throw err;
+      log.warn({ err, retryInMs: delay }, 'database not reachable yet; waiting');
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
 /** The configured database, or an embedded one when none is configured; migrated. */
 export async function openDatabase(config: Config, log: Logger): Promise<Database> {
   let embedded: EmbeddedPostgres | undefined;
@@ -38,7 +57,7 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
   }
   const pool = createPool(connection, config.database.maxConnections, log);
   try {
-    await migrate(pool, log);
+    await migrateWhenReachable(pool, log);
   } catch (err) {
     await pool.end();
     await embedded?.stop();

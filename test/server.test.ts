@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freshDatabase } from './helpers/db.js';
+import { relayedDatabase } from './helpers/relay.js';
 import { databaseUrl, runTarsier, startTarsier } from './helpers/process.js';
 
 async function get(port: number, path: string): Promise<{ status: number; body: string }> {
@@ -42,6 +43,18 @@ describe('tarsier serve', () => {
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
     expect(server.logs.map((l) => l.msg)).toContain('tarsier stopped');
+  });
+
+  it('waits at start-up for a database that is not reachable yet', async () => {
+    const relay = await relayedDatabase(await freshDatabase(), { down: true });
+    const starting = startTarsier({ DATABASE_URL: databaseUrl(relay.connection) });
+    await new Promise((r) => setTimeout(r, 1500));
+    relay.restore();
+    const server = await starting;
+    expect(server.logs.map((l) => l.msg)).toContain('database not reachable yet; waiting');
+    expect(await get(server.healthPort, '/health')).toEqual({ status: 200, body: '{"status":"ok"}' });
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
   });
 
   it('takes its settings from a Clair config file given by TARSIER_CONFIG', async () => {

@@ -1,54 +1,10 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildHealthApp } from '../../src/app.js';
 import { createPool } from '../../src/store/pool.js';
 import { json, testApp } from '../helpers/app.js';
 import { freshDatabase, silentLog } from '../helpers/db.js';
-
-/**
- * A TCP relay in front of the test database that can be cut and restored, to show what clients
- * see while the database is unreachable and that the service recovers by itself.
- */
-async function databaseRelay(target: { host: string; port: number }) {
-  const sockets = new Set<Socket>();
-  let up = true;
-  const server: Server = createServer((client) => {
-    if (!up) return client.destroy();
-    const upstream = connect(target.port, target.host);
-    sockets.add(client).add(upstream);
-    client.pipe(upstream).pipe(client);
-    const drop = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', drop).on('close', drop);
-    upstream.on('error', drop).on('close', drop);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  const address = server.address();
-  return {
-    port: typeof address === 'object' && address ? address.port : 0,
-    cut() {
-      up = false;
-      for (const s of sockets) s.destroy();
-      sockets.clear();
-    },
-    restore() {
-      up = true;
-    },
-  };
-}
-
-/** host/port of the test database, whichever form the connection settings take. */
-function hostPort(conn: { connectionString?: string; host?: string; port?: number }) {
-  if (conn.connectionString) {
-    const url = new URL(conn.connectionString);
-    return { host: url.hostname, port: Number(url.port || 5432), url };
-  }
-  return { host: conn.host ?? '127.0.0.1', port: conn.port ?? 5432, url: undefined };
-}
+import { relayedDatabase } from '../helpers/relay.js';
 
 describe('errors and routing', () => {
   it('answers unknown routes with the v1 error envelope', async () => {
@@ -60,13 +16,8 @@ describe('errors and routing', () => {
   });
 
   it('answers 503 while the database is unreachable and recovers when it returns', async () => {
-    const conn = await freshDatabase();
-    const { host, port, url } = hostPort(conn as never);
-    const relay = await databaseRelay({ host, port });
-    const relayed = url
-      ? { connectionString: Object.assign(new URL(url.toString()), { host: `127.0.0.1:${relay.port}` }).toString() }
-      : { ...conn, host: '127.0.0.1', port: relay.port };
-    const pool = createPool({ ...relayed, connectionTimeoutMillis: 1000 }, 4, silentLog);
+    const relay = await relayedDatabase(await freshDatabase());
+    const pool = createPool({ ...relay.connection, connectionTimeoutMillis: 1000 }, 4, silentLog);
     afterAll(() => pool.end());
     const { app } = await testApp({ pool });
     const health = buildHealthApp({ pool, log: silentLog });
