@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Notifier, retryDelay, type NotifierSettings } from '../../src/notifier/notifier.js';
 import { json, testApp, type TestApp } from '../helpers/app.js';
@@ -30,10 +31,18 @@ async function receiver(port = 0) {
   return { url: `http://127.0.0.1:${bound}/hook`, port: bound, deliveries, statuses, close, reopen: () => listen(bound) };
 }
 
-async function notifierFor(t: TestApp, url: string, settings: Partial<NotifierSettings> = {}) {
+/** An app on a fresh database, and that database's connection settings (the notifier's LISTEN needs them). */
+async function appWithConnection(): Promise<TestApp & { connection: pg.PoolConfig }> {
+  const connection = await freshDatabase();
+  const pool = createPool(connection, 10, silentLog);
+  afterAll(() => pool.end());
+  return { ...(await testApp({ pool })), connection };
+}
+
+async function notifierFor(t: TestApp & { connection: pg.PoolConfig }, url: string, settings: Partial<NotifierSettings> = {}) {
   const notifier = new Notifier({
     pool: t.pool,
-    connection: (t.pool as unknown as { options: object }).options,
+    connection: t.connection,
     settings: { endpoints: [url], attempts: 3, renotifyIntervalMs: 3600_000, secret: '', retentionMs: 3600_000, ...settings },
     log: silentLog,
     metrics: t.metrics,
@@ -56,7 +65,7 @@ const createVulnerability = (t: TestApp, name: string) =>
 
 describe('webhook delivery', () => {
   it('POSTs {"Notification":{"Name"}} within moments of the change, signed with the secret', async () => {
-    const t = await testApp();
+    const t = await appWithConnection();
     const hook = await receiver();
     await notifierFor(t, hook.url, { secret: 's3cret' });
     const started = Date.now();
@@ -72,7 +81,7 @@ describe('webhook delivery', () => {
   });
 
   it('delivers again every renotifyinterval until read, and never after DELETE', async () => {
-    const t = await testApp();
+    const t = await appWithConnection();
     const hook = await receiver();
     await notifierFor(t, hook.url, { renotifyIntervalMs: 700 });
     await createVulnerability(t, 'CVE-2');
@@ -86,7 +95,7 @@ describe('webhook delivery', () => {
   });
 
   it('retries a failing receiver with growing gaps and delivers once it recovers', async () => {
-    const t = await testApp();
+    const t = await appWithConnection();
     const hook = await receiver();
     hook.statuses.push(500, 503, 500);
     await notifierFor(t, hook.url, { attempts: 5 });
@@ -102,7 +111,7 @@ describe('webhook delivery', () => {
   }, 20_000);
 
   it('keeps a notification for a receiver that refuses connections, and delivers when it is back', async () => {
-    const t = await testApp();
+    const t = await appWithConnection();
     const hook = await receiver();
     await hook.close();
     await notifierFor(t, hook.url, { attempts: 2 });
@@ -113,7 +122,7 @@ describe('webhook delivery', () => {
   }, 15_000);
 
   it('leaves a notification claimed by a replica that died to the others after the lease', async () => {
-    const t = await testApp();
+    const t = await appWithConnection();
     await createVulnerability(t, 'CVE-5');
     // A replica claimed it (lease moved next_delivery_at ahead) and died before delivering.
     await t.pool.query("UPDATE notification SET next_delivery_at = now() + interval '200 milliseconds'");
@@ -154,7 +163,3 @@ describe('retry delays', () => {
     expect(retryDelay(5, { attempts: 5, renotifyIntervalMs: 60_000 })).toBe(60_000);
   });
 });
-
-// The pool from freshPool has its settings under .options (pg); a fresh database keeps the test self-contained.
-void freshDatabase;
-void createPool;
