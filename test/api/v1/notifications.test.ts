@@ -75,6 +75,10 @@ describe('GET /v1/notifications/:name', () => {
       url = `/v1/notifications/${name}?limit=2&page=${encodeURIComponent(n.NextPage)}`;
     }
     expect(pages).toBe(3);
+    const a = json(await t.app.inject({ url: `/v1/notifications/${name}?limit=2`, headers: { 'X-Clair-Api-Revision': 'A' } })).Notification;
+    expect(a.New.Vulnerability.Namespace).toBe('debian:12');
+    expect(a.New.Vulnerability.NamespaceName).toBeUndefined();
+    expect(a.New.Vulnerability.FixedIn).toEqual([{ Name: 'openssl', Namespace: 'debian:12', Version: '3.0.13-1' }]);
     expect(oldSeen).toEqual(['layer-1', 'layer-2', 'layer-3']);
     expect(newSeen).toEqual(['layer-1', 'layer-2', 'layer-3', 'layer-4', 'layer-5', 'layer-6']);
     expect(indexes).toEqual([...indexes].sort((a, b) => a - b)); // stable, index-ordered
