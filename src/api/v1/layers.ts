@@ -1,4 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { promisify } from 'node:util';
+import { gzip as gzipCallback } from 'node:zlib';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { badRequest, notFound } from '../../errors.js';
 import type { LayerFormat } from '../../indexer/archive.js';
@@ -7,7 +9,7 @@ import { dataGeneration, markDataChanged } from '../../store/generation.js';
 import { affectingVulnerabilities, deleteLayer, findLayer, layerFeatures } from '../../store/layers.js';
 import { withTransaction, type Pool } from '../../store/pool.js';
 import { JSON_CONTENT_TYPE } from './errors.js';
-import type { ReportCache } from './report-cache.js';
+import type { CachedReport, ReportCache } from './report-cache.js';
 import { flag, revisionOf } from './request.js';
 import { AnyQuery, LayerEnvelope, LayerParams, type LayerInput } from './schemas.js';
 import * as serialize from './serialize.js';
@@ -49,6 +51,22 @@ function downloadHeaders(input: LayerInput): Record<string, string> {
   return headers;
 }
 
+const gzip = promisify(gzipCallback);
+
+/** Reports worth compressing: a small one costs more to gzip than it saves. */
+const GZIP_MIN_BYTES = 1024;
+
+/**
+ * Sends a report, gzip-compressed when the client accepts it (as Clair did): compressed once per
+ * data generation, in the thread pool, and kept with the cached report.
+ */
+async function sendReport(request: FastifyRequest, reply: FastifyReply, reports: ReportCache, key: string, entry: CachedReport) {
+  reply.type(JSON_CONTENT_TYPE).header('vary', 'Accept-Encoding');
+  if (entry.body.length < GZIP_MIN_BYTES || !/\bgzip\b/i.test(String(request.headers['accept-encoding'] ?? ''))) return reply.send(entry.body);
+  if (!entry.gzip) reports.addGzip(key, entry, await gzip(entry.body));
+  return reply.header('content-encoding', 'gzip').send(entry.gzip ?? (await gzip(entry.body)));
+}
+
 export function registerLayerRoutes(app: App, deps: LayerRouteDeps): void {
   const { pool, indexer } = deps;
   const revision = (request: FastifyRequest): Revision => revisionOf(request, deps.defaultRevision);
@@ -73,8 +91,8 @@ export function registerLayerRoutes(app: App, deps: LayerRouteDeps): void {
     // Reports only change when the data does: reuse the JSON built at the same data generation.
     const generation = await dataGeneration(pool);
     const key = `${request.params.name}\0${withFeatures}\0${withVulnerabilities}\0${rev}`;
-    const cached = deps.reports.get(key, generation);
-    if (cached !== undefined) return reply.type(JSON_CONTENT_TYPE).send(cached);
+    const cached = deps.reports.entry(key, generation);
+    if (cached) return sendReport(request, reply, deps.reports, key, cached);
 
     const layer = await findLayer(pool, request.params.name);
     if (!layer) throw notFound(`layer ${request.params.name} does not exist`);
@@ -92,8 +110,8 @@ export function registerLayerRoutes(app: App, deps: LayerRouteDeps): void {
       body.Features = serialize.layerFeatures(features, vulnerabilities, rev, withVulnerabilities);
     }
     const text = JSON.stringify({ Layer: body });
-    deps.reports.set(key, generation, text);
-    return reply.type(JSON_CONTENT_TYPE).send(text);
+    const entry = deps.reports.set(key, generation, text);
+    return entry ? sendReport(request, reply, deps.reports, key, entry) : reply.type(JSON_CONTENT_TYPE).send(text);
   });
 
   app.delete('/v1/layers/:name', { schema: { params: LayerParams } }, async (request, reply) => {

@@ -7,6 +7,8 @@ export interface CachedReport {
   readonly generation: number;
   readonly body: string;
   readonly storedAt: number;
+  /** The body gzip-compressed, made on the first request that accepts gzip. */
+  gzip?: Buffer;
 }
 
 /** Bounds memory whatever the number of layers. */
@@ -25,6 +27,11 @@ export class ReportCache {
 
   /** The report cached for key at this generation, if still fresh. */
   get(key: string, generation: number, now = Date.now()): string | undefined {
+    return this.entry(key, generation, now)?.body;
+  }
+
+  /** The cache entry for key at this generation, if still fresh (its gzip form may be added). */
+  entry(key: string, generation: number, now = Date.now()): CachedReport | undefined {
     const entry = this.#entries.get(key);
     if (!entry) return undefined;
     if (entry.generation !== generation || now - entry.storedAt > MAX_AGE_MS) {
@@ -34,24 +41,33 @@ export class ReportCache {
     // Re-insert: Map order is the LRU order.
     this.#entries.delete(key);
     this.#entries.set(key, entry);
-    return entry.body;
+    return entry;
   }
 
-  set(key: string, generation: number, body: string, now = Date.now()): void {
+  /** Records the gzip form of the entry stored under key, counting it against the bound. */
+  addGzip(key: string, entry: CachedReport, gzip: Buffer): void {
+    if (entry.gzip || this.#entries.get(key) !== entry) return;
+    entry.gzip = gzip;
+    this.#bytes += gzip.length;
+  }
+
+  set(key: string, generation: number, body: string, now = Date.now()): CachedReport | undefined {
     const size = body.length * 2;
-    if (size > this.#maxBytes / 4) return;
+    if (size > this.#maxBytes / 4) return undefined;
     const previous = this.#entries.get(key);
     if (previous) this.#delete(key, previous);
-    this.#entries.set(key, { generation, body, storedAt: now });
+    const entry: CachedReport = { generation, body, storedAt: now };
+    this.#entries.set(key, entry);
     this.#bytes += size;
-    for (const [oldest, entry] of this.#entries) {
+    for (const [oldest, e] of this.#entries) {
       if (this.#bytes <= this.#maxBytes) break;
-      this.#delete(oldest, entry);
+      this.#delete(oldest, e);
     }
+    return this.#entries.get(key);
   }
 
   #delete(key: string, entry: CachedReport): void {
     this.#entries.delete(key);
-    this.#bytes -= entry.body.length * 2;
+    this.#bytes -= entry.body.length * 2 + (entry.gzip?.length ?? 0);
   }
 }

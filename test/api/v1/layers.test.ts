@@ -1,6 +1,7 @@
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INDEXER_VERSION } from '../../../src/ecosystems/index.js';
 import { json, testApp, type TestApp } from '../../helpers/app.js';
@@ -192,6 +193,23 @@ describe('a parent → child → grandchild chain', () => {
     expect(summary(await report(t, 'base'))).toEqual(before);
     await t.pool.query("SELECT nextval('data_generation')");
     expect(summary(await report(t, 'base'))[0]).toBe('bash 9.9 (base)');
+  });
+
+  it('gzips a report for clients that accept it, and sends the same JSON', async () => {
+    const t = await localApp();
+    const many = Array.from({ length: 40 }, (_, i) => ({ name: `lib${i}`, version: `1.${i}-1` }));
+    await post(t, { Name: 'base', Path: await layerFile('many', [base[1]!, { path: 'var/lib/dpkg/status', content: dpkgStatus(...many) }]) });
+    await vulnerability(t, 'CVE-2023-5678', 'lib7', '1.8-1');
+    const plain = await t.app.inject({ url: '/v1/layers/base?features&vulnerabilities' });
+    expect(plain.body.length).toBeGreaterThan(1024);
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    for (let i = 0; i < 2; i++) {
+      const compressed = await t.app.inject({ url: '/v1/layers/base?features&vulnerabilities', headers: { 'accept-encoding': 'br, gzip;q=0.9' } });
+      expect(compressed.statusCode).toBe(200);
+      expect(compressed.headers['content-encoding']).toBe('gzip');
+      expect(compressed.headers['content-type']).toBe('application/json;charset=utf-8');
+      expect(gunzipSync(compressed.rawPayload).toString()).toBe(plain.body);
+    }
   });
 
   it('DELETE removes the layer and its descendants, and their scans', async () => {

@@ -37,3 +37,21 @@ describe('ReportCache', () => {
     expect(cache.get('huge', 1)).toBeUndefined();
   });
 });
+
+describe('ReportCache gzip forms', () => {
+  it('keeps a gzip form with the entry it belongs to, and counts it against the bound', () => {
+    const cache = new ReportCache(10_000);
+    const entry = cache.set('a', 1, 'x'.repeat(1000))!;
+    cache.addGzip('a', entry, Buffer.alloc(5000));
+    expect(cache.entry('a', 1)?.gzip?.length).toBe(5000);
+    // 2000 + 5000 bytes used: two more 2000-byte reports (11000 > 10000) push the oldest (a) out.
+    cache.set('b', 1, 'y'.repeat(1000));
+    cache.set('c', 1, 'z'.repeat(1000));
+    expect(cache.entry('a', 1)).toBeUndefined();
+    // A gzip form computed for an entry that has since been replaced is not attached to the new one.
+    const old = cache.set('b', 2, 'y'.repeat(1000))!;
+    cache.set('b', 3, 'w'.repeat(1000));
+    cache.addGzip('b', old, Buffer.alloc(10));
+    expect(cache.entry('b', 3)?.gzip).toBeUndefined();
+  });
+});
