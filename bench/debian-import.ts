@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { prng } from '../test/helpers/prng.js';
-import { machineInfo, median, writeBenchmarkSection } from './lib.js';
+import { median, provenance, writeBenchmarkSection } from './lib.js';
 import { benchDatabase, CACHE_DIR } from './server.js';
 
 const COMMAND = 'npm run bench -- debian-import';
@@ -110,9 +110,7 @@ export async function run(): Promise<void> {
   const row = (label: string, runs: Measured[]) =>
     `| ${label} | ${median(runs.map((r) => r.seconds)).toFixed(1)} s | ${runs.map((r) => r.seconds.toFixed(1)).join(', ')} | ${median(runs.map((r) => r.peakMiB)).toFixed(0)} MiB |`;
   const body = [
-    `Command: \`${COMMAND}\``,
-    '',
-    `Machine: ${machineInfo()}`,
+    ...provenance(COMMAND),
     '',
     `Feed: a generated Debian Security Tracker document (\`bench/debian-import.ts\`), ${(size / 2 ** 20).toFixed(0)} MiB of JSON, ${PACKAGES.toLocaleString('en')} source packages, ${entries.toLocaleString('en')} package/release entries over ${RELEASES.length} releases (resolved, open, not affected and undetermined, as upstream), read from a file:// location. Each run: \`tarsier update --source debian\` (node dist/src/cli.js, a process of its own) into an empty database, then the same command again with the feed unchanged. ${records} vulnerabilities stored. Median of ${RUNS} runs; peak RSS is the process's maximum resident set size (GNU time).`,
     '',

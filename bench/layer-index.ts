@@ -8,7 +8,7 @@ import { existsSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { machineInfo, median, writeBenchmarkSection } from './lib.js';
+import { median, provenance, writeBenchmarkSection } from './lib.js';
 import { benchDatabase, CACHE_DIR, memoryOf, resetPeakMemory, startBenchServer } from './server.js';
 
 const RUNS = 5;
@@ -97,9 +97,7 @@ export async function run(): Promise<void> {
       );
     }
     const body = [
-      `Command: \`${COMMAND}\``,
-      '',
-      `Machine: ${machineInfo()}`,
+      ...provenance(COMMAND),
       '',
       `Layers are tar archives of this machine's own files (libraries and binaries), gzip -6, with etc/os-release and the dpkg database appended as the last entries, so the whole archive is read. Each figure is the median of ${RUNS} runs. "gzip -dc | tar -t" is the baseline on the same file; "POST /v1/layers" is the wall time of the request to a running server (node dist/src/cli.js, local file under api.localroots), including the download, the walk, the scan and the database writes. Peak RSS is the server process's VmHWM, reset before each request; it was ${idle.rssMiB.toFixed(0)} MiB idle.`,
       '',

@@ -14,7 +14,7 @@ import { createPool } from '../src/store/pool.js';
 import { createVulnerability } from '../src/vulndb.js';
 import { gzip, tarball } from '../test/helpers/tarball.js';
 import { prng } from '../test/helpers/prng.js';
-import { machineInfo, median, writeBenchmarkSection } from './lib.js';
+import { median, provenance, writeBenchmarkSection } from './lib.js';
 import { benchDatabase, CACHE_DIR, startBenchServer } from './server.js';
 
 const COMMAND = 'npm run bench -- layer-report';
@@ -167,9 +167,7 @@ export async function run(): Promise<void> {
     const rows = [row('rebuilt (data changed before each request)', 1, await coldLoad(http, path, database.url))];
     for (const clients of [1, CONCURRENCY]) rows.push(row('cached (data unchanged)', clients, await load(http, path, clients, LOAD_SECONDS)));
     const body = [
-      `Command: \`${COMMAND}\``,
-      '',
-      `Machine: ${machineInfo()}`,
+      ...provenance(COMMAND),
       '',
       `Image: 3 layers built from this machine's real dpkg database (60 %, 85 % and 100 % of its stanzas), ${features} source-package features in the top layer. Database: ${vulnerabilities.toLocaleString('en')} vulnerabilities in ${NAMESPACE} (written through the same code as the API in ${seedSeconds.toFixed(0)} s, before the layers were indexed, so indexing linked them); ${affecting.toLocaleString('en')} of them affect the top layer. Indexing the three layers took ${indexTimes.map((t) => `${t.toFixed(0)} ms`).join(', ')}. Report: \`GET ${path}\`, ${(sample.length / 1024).toFixed(0)} KiB of JSON. Load: undici clients on the same machine (they share its 2 cores with the server and PostgreSQL), ${WARMUP_SECONDS} s warm-up, then ${LOAD_SECONDS} s measured.`,
       '',

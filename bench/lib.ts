@@ -21,6 +21,11 @@ export function machineInfo(): string {
   return `${model}, ${cpus.length} logical cores, ${memoryGiB} GiB RAM, Node ${process.version}, ${os.type()} ${os.release()} ${os.arch()}`;
 }
 
+/** The first lines of every benchmark section: how to run it again, and where it ran. */
+export function provenance(command: string): string[] {
+  return [`Command: \`${command}\``, '', `Machine: ${machineInfo()}`];
+}
+
 export function median(xs: readonly number[]): number {
   if (xs.length === 0) throw new Error('median of no values');
   const sorted = [...xs].sort((a, b) => a - b);

@@ -5,7 +5,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { machineInfo, median, writeBenchmarkSection } from './lib.js';
+import { median, provenance, writeBenchmarkSection } from './lib.js';
 import { benchDatabase, startBenchServer } from './server.js';
 
 const COMMAND = 'npm run bench -- notification-fanout';
@@ -71,9 +71,7 @@ export async function run(): Promise<void> {
     }
     if (layersSeen !== LAYERS) throw new Error(`paged ${layersSeen} layers, expected ${LAYERS}`);
     const body = [
-      `Command: \`${COMMAND}\``,
-      '',
-      `Machine: ${machineInfo()}`,
+      ...provenance(COMMAND),
       '',
       `Data: ${LAYERS.toLocaleString('en')} layers in debian:12, each introducing one of ${VERSIONS} openssl versions (seeded with SQL), all affected by one vulnerability. Each run POSTs a new fixed version of that vulnerability to a running server (node dist/src/cli.js): the change, its affects links and its notification are written in one transaction. "Readable" is from the start of the POST until the first page of the notification (limit=1000, Old and New sides) has arrived; "all pages" adds paging through every page at limit=1000 (${LAYERS / 1000} pages of up to 1,000 layers per side). Median of ${RUNS} runs.`,
       '',

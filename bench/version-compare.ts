@@ -3,7 +3,7 @@ import { apk } from '../src/ecosystems/apk/version.js';
 import { dpkg } from '../src/ecosystems/dpkg/version.js';
 import { rpm } from '../src/ecosystems/rpm/version.js';
 import type { VersionFormat } from '../src/model/version-format.js';
-import { machineInfo, median, writeBenchmarkSection } from './lib.js';
+import { median, provenance, writeBenchmarkSection } from './lib.js';
 import { prng } from '../test/helpers/prng.js';
 
 /**
@@ -135,9 +135,7 @@ export async function run(): Promise<void> {
     (r) => `| ${r.format} | ${formatRate(r.median)} | ${formatRate(r.min)} – ${formatRate(r.max)} | ${(1e9 / r.median).toFixed(0)} ns |`,
   );
   const body = [
-    `Command: \`${COMMAND}\``,
-    '',
-    `Machine: ${machineInfo()}`,
+    ...provenance(COMMAND),
     '',
     `Each format compares ${PAIRS.toLocaleString('en')} seeded, realistic version pairs (installed vs fixed-in version of the same package, mostly sharing the upstream version), ${PASSES_PER_RUN} passes per run after ${WARMUP_PASSES} warm-up passes; the median of ${RUNS} runs is reported.`,
     '',
