@@ -120,9 +120,4 @@ export async function run(): Promise<void> {
     row('Unchanged re-run', again),
   ].join('\n');
   await writeBenchmarkSection('Debian feed import', body);
-  console.log(body);
-}
-
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  await run();
 }

@@ -7,7 +7,6 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { median, provenance, writeBenchmarkSection } from './lib.js';
 import { benchDatabase, CACHE_DIR, memoryOf, resetPeakMemory, startBenchServer } from './server.js';
 
@@ -106,13 +105,8 @@ export async function run(): Promise<void> {
       ...rows,
     ].join('\n');
     await writeBenchmarkSection('Layer indexing', body);
-    console.log(body);
   } finally {
     await server.stop();
     await database.close();
   }
-}
-
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  await run();
 }

@@ -6,7 +6,6 @@
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import pino from 'pino';
 import { Pool as HttpPool } from 'undici';
 import { markDataChanged } from '../src/store/generation.js';
@@ -178,14 +177,9 @@ export async function run(): Promise<void> {
       ...rows,
     ].join('\n');
     await writeBenchmarkSection('Layer report latency', body);
-    console.log(body);
   } finally {
     await http.close();
     await server.stop();
     await database.close();
   }
-}
-
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  await run();
 }

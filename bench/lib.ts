@@ -36,7 +36,7 @@ export function median(xs: readonly number[]): number {
 /**
  * Writes `## title` followed by body into docs/benchmarks.md, replacing the
  * section of that title (up to the next `## ` heading) or appending it, and
- * leaving the other benchmarks' sections as they are.
+ * leaving the other benchmarks' sections as they are; prints the body too.
  */
 export async function writeBenchmarkSection(title: string, body: string): Promise<void> {
   const existing = await readFile(BENCHMARKS_MD, 'utf8').catch((error: NodeJS.ErrnoException) => {
@@ -57,4 +57,5 @@ export async function writeBenchmarkSection(title: string, body: string): Promis
   }
   await mkdir(dirname(BENCHMARKS_MD), { recursive: true });
   await writeFile(BENCHMARKS_MD, updated);
+  console.log(body);
 }

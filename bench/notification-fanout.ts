@@ -3,7 +3,6 @@
  * POST that changes the vulnerability) to its notification being readable, and time to page
  * through all its layers at limit=1000, against a running server.
  */
-import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { median, provenance, writeBenchmarkSection } from './lib.js';
 import { benchDatabase, startBenchServer } from './server.js';
@@ -81,13 +80,8 @@ export async function run(): Promise<void> {
       `| Update → all ${LAYERS.toLocaleString('en')} layers paged | ${(median(paging) / 1000).toFixed(2)} s | ${paging.map((r) => (r / 1000).toFixed(2)).join(', ')} |`,
     ].join('\n');
     await writeBenchmarkSection('Notification fan-out', body);
-    console.log(body);
   } finally {
     await server.stop();
     await database.close();
   }
-}
-
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  await run();
 }

@@ -1,4 +1,3 @@
-import { pathToFileURL } from 'node:url';
 import { apk } from '../src/ecosystems/apk/version.js';
 import { dpkg } from '../src/ecosystems/dpkg/version.js';
 import { rpm } from '../src/ecosystems/rpm/version.js';
@@ -144,9 +143,4 @@ export async function run(): Promise<void> {
     ...rows,
   ].join('\n');
   await writeBenchmarkSection('Version comparison', body);
-  console.log(body);
-}
-
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  await run();
 }
