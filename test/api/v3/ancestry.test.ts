@@ -6,7 +6,7 @@ import { LayerScans } from '../../../src/indexer/layer-scans.js';
 import { json, testApp, type TestApp } from '../../helpers/app.js';
 import { freshPool, silentLog } from '../../helpers/db.js';
 import { startLayerServer, type LayerServer } from '../../helpers/layer-server.js';
-import { debian12, dpkgStatus } from '../../helpers/dpkg-status.js';
+import { debian12, dpkgStatus, type InstalledPackage } from '../../helpers/dpkg-status.js';
 import { gzip, tarball, type TarEntry } from '../../helpers/tarball.js';
 
 const LISTERS = ['dpkg', 'apk', 'rpm'];
@@ -19,19 +19,18 @@ async function v3App(): Promise<TestApp> {
 }
 
 
-/** base: Debian 12 with openssl (two binaries of one source), zlib (binNMU with source version) and bash. */
+/** Debian 12 with openssl (two binaries of one source), zlib (binNMU with source version) and bash. */
+const basePackages: InstalledPackage[] = [
+  { name: 'libssl3', version: '3.0.11-1~deb12u2', source: 'openssl' },
+  { name: 'openssl', version: '3.0.11-1~deb12u2' },
+  { name: 'zlib1g', version: '1:1.2.13.dfsg-1+b1', source: 'zlib (1:1.2.13.dfsg-1)' },
+  { name: 'bash', version: '5.2.15-2+b2' },
+];
+/** base: the release file and basePackages. */
 const base: TarEntry[] = [
   { path: 'etc/os-release', type: 'symlink', target: '../usr/lib/os-release' },
   { path: 'usr/lib/os-release', content: debian12 },
-  {
-    path: 'var/lib/dpkg/status',
-    content: dpkgStatus(
-      { name: 'libssl3', version: '3.0.11-1~deb12u2', source: 'openssl' },
-      { name: 'openssl', version: '3.0.11-1~deb12u2' },
-      { name: 'zlib1g', version: '1:1.2.13.dfsg-1+b1', source: 'zlib (1:1.2.13.dfsg-1)' },
-      { name: 'bash', version: '5.2.15-2+b2' },
-    ),
-  },
+  { path: 'var/lib/dpkg/status', content: dpkgStatus(...basePackages) },
 ];
 /** app: touches no package database. */
 const appLayer: TarEntry[] = [{ path: 'srv/app.js', content: 'console.log(1)' }];
@@ -42,24 +41,14 @@ const upgrade: TarEntry[] = [
     content: dpkgStatus(
       { name: 'libssl3', version: '3.0.13-1~deb12u1', source: 'openssl' },
       { name: 'openssl', version: '3.0.13-1~deb12u1' },
-      { name: 'zlib1g', version: '1:1.2.13.dfsg-1+b1', source: 'zlib (1:1.2.13.dfsg-1)' },
-      { name: 'bash', version: '5.2.15-2+b2' },
+      ...basePackages.slice(2),
       { name: 'libcurl4', version: '7.88.1-10', source: 'curl' },
     ),
   },
 ];
 /** tools: adds jq on top of base. */
 const tools: TarEntry[] = [
-  {
-    path: 'var/lib/dpkg/status',
-    content: dpkgStatus(
-      { name: 'libssl3', version: '3.0.11-1~deb12u2', source: 'openssl' },
-      { name: 'openssl', version: '3.0.11-1~deb12u2' },
-      { name: 'zlib1g', version: '1:1.2.13.dfsg-1+b1', source: 'zlib (1:1.2.13.dfsg-1)' },
-      { name: 'bash', version: '5.2.15-2+b2' },
-      { name: 'jq', version: '1.6-2.1' },
-    ),
-  },
+  { path: 'var/lib/dpkg/status', content: dpkgStatus(...basePackages, { name: 'jq', version: '1.6-2.1' }) },
 ];
 
 const TOKENS: Record<string, string> = {
