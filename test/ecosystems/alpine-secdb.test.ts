@@ -12,6 +12,12 @@ function find(data: SourceData, name: string, namespace?: string): Vulnerability
   return data.vulnerabilities.find((v) => v.name === name && (namespace === undefined || v.namespace === namespace));
 }
 
+/** A secdb record as the parser stores it: no description, severity or metadata; a link under linkBase. */
+function secdbRecord(namespace: string, name: string, fixes: Record<string, string>, linkBase = ALPINE): Vulnerability {
+  const fixedIn = Object.entries(fixes).map(([feature, version]) => ({ feature, version }));
+  return { namespace, name, description: '', link: `${linkBase}${name}`, severity: 'Unknown', metadata: null, fixedIn };
+}
+
 /** name → "feature@version,…" for compact whole-document comparisons. */
 function summary(data: SourceData): Record<string, string> {
   return Object.fromEntries(
@@ -64,33 +70,9 @@ describe('Alpine secdb: v3.10 community excerpt', () => {
   });
 
   it('stores each record field by field', () => {
-    expect(find(data, 'CVE-2018-9860')).toEqual({
-      namespace: 'alpine:v3.10',
-      name: 'CVE-2018-9860',
-      description: '',
-      link: `${ALPINE}CVE-2018-9860`,
-      severity: 'Unknown',
-      metadata: null,
-      fixedIn: [{ feature: 'botan', version: '2.6.0-r0' }],
-    });
-    expect(find(data, 'CVE-2016-6831')).toEqual({
-      namespace: 'alpine:v3.10',
-      name: 'CVE-2016-6831',
-      description: '',
-      link: `${ALPINE}CVE-2016-6831`,
-      severity: 'Unknown',
-      metadata: null,
-      fixedIn: [{ feature: 'chicken', version: '4.11.1-r0' }],
-    });
-    expect(find(data, 'CVE-2019-9929')).toEqual({
-      namespace: 'alpine:v3.10',
-      name: 'CVE-2019-9929',
-      description: '',
-      link: `${ALPINE}CVE-2019-9929`,
-      severity: 'Unknown',
-      metadata: null,
-      fixedIn: [{ feature: 'cfengine', version: '3.12.2-r0' }],
-    });
+    expect(find(data, 'CVE-2018-9860')).toEqual(secdbRecord('alpine:v3.10', 'CVE-2018-9860', { botan: '2.6.0-r0' }));
+    expect(find(data, 'CVE-2016-6831')).toEqual(secdbRecord('alpine:v3.10', 'CVE-2016-6831', { chicken: '4.11.1-r0' }));
+    expect(find(data, 'CVE-2019-9929')).toEqual(secdbRecord('alpine:v3.10', 'CVE-2019-9929', { cfengine: '3.12.2-r0' }));
   });
 });
 
@@ -109,24 +91,8 @@ describe('Alpine secdb: v3.15 main excerpt', () => {
   });
 
   it('stores each record field by field', () => {
-    expect(find(data, 'CVE-2016-0634')).toEqual({
-      namespace: 'alpine:v3.15',
-      name: 'CVE-2016-0634',
-      description: '',
-      link: `${ALPINE}CVE-2016-0634`,
-      severity: 'Unknown',
-      metadata: null,
-      fixedIn: [{ feature: 'bash', version: '4.4.12-r1' }],
-    });
-    expect(find(data, 'CVE-2017-16544')).toEqual({
-      namespace: 'alpine:v3.15',
-      name: 'CVE-2017-16544',
-      description: '',
-      link: `${ALPINE}CVE-2017-16544`,
-      severity: 'Unknown',
-      metadata: null,
-      fixedIn: [{ feature: 'busybox', version: '1.27.2-r4' }],
-    });
+    expect(find(data, 'CVE-2016-0634')).toEqual(secdbRecord('alpine:v3.15', 'CVE-2016-0634', { bash: '4.4.12-r1' }));
+    expect(find(data, 'CVE-2017-16544')).toEqual(secdbRecord('alpine:v3.15', 'CVE-2017-16544', { busybox: '1.27.2-r4' }));
   });
 
   it('reads a string as it reads a Buffer', () => {
@@ -145,24 +111,8 @@ describe('Wolfi security.json excerpt', () => {
   });
 
   it('stores each record field by field', () => {
-    expect(find(data, 'CVE-2022-3602')).toEqual({
-      namespace: 'wolfi:rolling',
-      name: 'CVE-2022-3602',
-      description: '',
-      link: `${CHAINGUARD}CVE-2022-3602`,
-      severity: 'Unknown',
-      metadata: null,
-      fixedIn: [{ feature: 'openssl', version: '3.0.7-r0' }],
-    });
-    expect(find(data, 'CVE-2022-38533')).toEqual({
-      namespace: 'wolfi:rolling',
-      name: 'CVE-2022-38533',
-      description: '',
-      link: `${CHAINGUARD}CVE-2022-38533`,
-      severity: 'Unknown',
-      metadata: null,
-      fixedIn: [{ feature: 'binutils', version: '2.39-r2' }],
-    });
+    expect(find(data, 'CVE-2022-3602')).toEqual(secdbRecord('wolfi:rolling', 'CVE-2022-3602', { openssl: '3.0.7-r0' }, CHAINGUARD));
+    expect(find(data, 'CVE-2022-38533')).toEqual(secdbRecord('wolfi:rolling', 'CVE-2022-38533', { binutils: '2.39-r2' }, CHAINGUARD));
     const s = summary(data);
     expect(s['CVE-2022-38126']).toBe('binutils@2.39-r1');
     expect(s['CVE-2022-38128']).toBe('binutils@2.39-r3');
@@ -299,28 +249,9 @@ describe('mergeSourceData', () => {
     const merged = mergeSourceData([main, community]);
     expect(merged.namespaces).toEqual(['alpine:v3.19']);
     expect(merged.vulnerabilities).toEqual([
-      {
-        namespace: 'alpine:v3.19',
-        name: 'CVE-2099-0001',
-        description: '',
-        link: `${ALPINE}CVE-2099-0001`,
-        severity: 'Unknown',
-        metadata: null,
-        fixedIn: [
-          { feature: 'openssl', version: '3.1.4-r1' },
-          { feature: 'openssl1.1-compat', version: '1.1.1w-r1' },
-        ],
-      },
-      {
-        namespace: 'alpine:v3.19',
-        name: 'CVE-2099-0002',
-        description: '',
-        link: `${ALPINE}CVE-2099-0002`,
-        severity: 'Unknown',
-        metadata: null,
-        // 3.1.5-r0 < 3.1.10-r0 under apk ordering (not under string ordering).
-        fixedIn: [{ feature: 'openssl', version: '3.1.5-r0' }],
-      },
+      secdbRecord('alpine:v3.19', 'CVE-2099-0001', { openssl: '3.1.4-r1', 'openssl1.1-compat': '1.1.1w-r1' }),
+      // 3.1.5-r0 < 3.1.10-r0 under apk ordering (not under string ordering).
+      secdbRecord('alpine:v3.19', 'CVE-2099-0002', { openssl: '3.1.5-r0' }),
     ]);
     expect(mergeSourceData([community, main])).toEqual(merged);
   });
