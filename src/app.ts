@@ -25,6 +25,8 @@ export interface AppDeps {
   pageTokens: PageTokens;
   metrics: Metrics;
   indexer: Indexer;
+  /** Layer reports kept between requests; a 64 MiB cache unless given. */
+  reports?: ReportCache;
   /** Serve HTTPS with this key and certificate; with ca, clients must present a certificate it signed. */
   tls?: { key: Buffer; cert: Buffer; ca?: Buffer };
 }
@@ -131,7 +133,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     );
     const defaultRevision = config.api.v1Revision;
     registerVulnerabilityRoutes(routes, { pool, pageTokens: deps.pageTokens, defaultRevision });
-    registerLayerRoutes(routes, { pool, indexer: deps.indexer, defaultRevision, reports: new ReportCache() });
+    registerLayerRoutes(routes, { pool, indexer: deps.indexer, defaultRevision, reports: deps.reports ?? new ReportCache() });
     registerNotificationRoutes(routes, { pool, pageTokens: deps.pageTokens, defaultRevision });
     registerAncestryApi(routes, { pool, indexer: deps.indexer, pageTokens: deps.pageTokens, config });
   });

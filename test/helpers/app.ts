@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import { afterAll } from 'vitest';
 import { PageTokens } from '../../src/api/paging.js';
+import type { ReportCache } from '../../src/api/v1/report-cache.js';
 import { buildApp } from '../../src/app.js';
 import { parseConfig, type Config } from '../../src/config.js';
 import { Indexer, indexerSettings } from '../../src/indexer/indexer.js';
@@ -20,17 +21,18 @@ export interface TestApp {
 /**
  * buildApp over a fresh database. yaml: extra configuration under `clair:` (indented two
  * spaces), e.g. "  api:\n    v1revision: A". now: the page-token clock (Unix ms). routes: extra
- * routes registered before the app is ready (e.g. a deliberately slow one).
+ * routes registered before the app is ready (e.g. a deliberately slow one). reports: the layer
+ * report cache (e.g. a small one).
  */
 export async function testApp(
-  options: { yaml?: string; pool?: pg.Pool; now?: () => number; routes?: (app: FastifyInstance) => void } = {},
+  options: { yaml?: string; pool?: pg.Pool; now?: () => number; routes?: (app: FastifyInstance) => void; reports?: ReportCache } = {},
 ): Promise<TestApp> {
   const pool = options.pool ?? (await freshPool());
   const config = parseConfig(options.yaml ? `clair:\n${options.yaml}\n` : '');
   const pageTokens = new PageTokens(randomBytes(32), options.now);
   const metrics = new Metrics();
   const indexer = new Indexer({ pool, settings: indexerSettings(config), log: silentLog, metrics });
-  const app = buildApp({ config, pool, log: silentLog, pageTokens, metrics, indexer });
+  const app = buildApp({ config, pool, log: silentLog, pageTokens, metrics, indexer, reports: options.reports });
   options.routes?.(app);
   await app.ready();
   afterAll(() => app.close());

@@ -57,14 +57,18 @@ const gzip = promisify(gzipCallback);
 const GZIP_MIN_BYTES = 1024;
 
 /**
- * Sends a report, gzip-compressed when the client accepts it (as Clair did): compressed once per
- * data generation, in the thread pool, and kept with the cached report.
+ * Sends a report, gzip-compressed when the client accepts it (as Clair did). A cached report is
+ * compressed once per data generation and keeps its gzip form; compression runs in the thread pool.
  */
-async function sendReport(request: FastifyRequest, reply: FastifyReply, reports: ReportCache, key: string, entry: CachedReport) {
+async function sendReport(request: FastifyRequest, reply: FastifyReply, body: string, cached?: { reports: ReportCache; key: string; entry: CachedReport }) {
   reply.type(JSON_CONTENT_TYPE).header('vary', 'Accept-Encoding');
-  if (entry.body.length < GZIP_MIN_BYTES || !/\bgzip\b/i.test(String(request.headers['accept-encoding'] ?? ''))) return reply.send(entry.body);
-  if (!entry.gzip) reports.addGzip(key, entry, await gzip(entry.body));
-  return reply.header('content-encoding', 'gzip').send(entry.gzip ?? (await gzip(entry.body)));
+  if (body.length < GZIP_MIN_BYTES || !/\bgzip\b/i.test(String(request.headers['accept-encoding'] ?? ''))) return reply.send(body);
+  let compressed = cached?.entry.gzip;
+  if (!compressed) {
+    compressed = await gzip(body);
+    cached?.reports.addGzip(cached.key, cached.entry, compressed);
+  }
+  return reply.header('content-encoding', 'gzip').send(compressed);
 }
 
 export function registerLayerRoutes(app: App, deps: LayerRouteDeps): void {
@@ -91,8 +95,8 @@ export function registerLayerRoutes(app: App, deps: LayerRouteDeps): void {
     // Reports only change when the data does: reuse the JSON built at the same data generation.
     const generation = await dataGeneration(pool);
     const key = `${request.params.name}\0${withFeatures}\0${withVulnerabilities}\0${rev}`;
-    const cached = deps.reports.entry(key, generation);
-    if (cached) return sendReport(request, reply, deps.reports, key, cached);
+    const cached = deps.reports.get(key, generation);
+    if (cached) return sendReport(request, reply, cached.body, { reports: deps.reports, key, entry: cached });
 
     const layer = await findLayer(pool, request.params.name);
     if (!layer) throw notFound(`layer ${request.params.name} does not exist`);
@@ -111,7 +115,7 @@ export function registerLayerRoutes(app: App, deps: LayerRouteDeps): void {
     }
     const text = JSON.stringify({ Layer: body });
     const entry = deps.reports.set(key, generation, text);
-    return entry ? sendReport(request, reply, deps.reports, key, entry) : reply.type(JSON_CONTENT_TYPE).send(text);
+    return sendReport(request, reply, text, entry && { reports: deps.reports, key, entry });
   });
 
   app.delete('/v1/layers/:name', { schema: { params: LayerParams } }, async (request, reply) => {

@@ -25,13 +25,8 @@ export class ReportCache {
     this.#maxBytes = maxBytes;
   }
 
-  /** The report cached for key at this generation, if still fresh. */
-  get(key: string, generation: number, now = Date.now()): string | undefined {
-    return this.entry(key, generation, now)?.body;
-  }
-
-  /** The cache entry for key at this generation, if still fresh (its gzip form may be added). */
-  entry(key: string, generation: number, now = Date.now()): CachedReport | undefined {
+  /** The report cached for key at this generation, if still fresh (its gzip form may be added). */
+  get(key: string, generation: number, now = Date.now()): CachedReport | undefined {
     const entry = this.#entries.get(key);
     if (!entry) return undefined;
     if (entry.generation !== generation || now - entry.storedAt > MAX_AGE_MS) {

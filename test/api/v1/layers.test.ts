@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INDEXER_VERSION } from '../../../src/ecosystems/index.js';
+import { ReportCache } from '../../../src/api/v1/report-cache.js';
 import { json, testApp, type TestApp } from '../../helpers/app.js';
 import { startLayerServer, type LayerServer } from '../../helpers/layer-server.js';
 import { debian12, dpkgStatus } from '../../helpers/dpkg-status.js';
@@ -57,8 +58,8 @@ async function layerFile(name: string, entries: TarEntry[] | Buffer): Promise<st
   return path;
 }
 
-function localApp(extra = ''): Promise<TestApp> {
-  return testApp({ yaml: `  api:\n    localroots: [${dir}]\n${extra}` });
+function localApp(extra = '', reports?: ReportCache): Promise<TestApp> {
+  return testApp({ yaml: `  api:\n    localroots: [${dir}]\n${extra}`, reports });
 }
 
 async function post(t: TestApp, layer: Record<string, unknown>, headers: Record<string, string> = {}) {
@@ -195,8 +196,12 @@ describe('a parent → child → grandchild chain', () => {
     expect(summary(await report(t, 'base'))[0]).toBe('bash 9.9 (base)');
   });
 
-  it('gzips a report for clients that accept it, and sends the same JSON', async () => {
-    const t = await localApp();
+  // A 1000-byte cache keeps no report of this size: reports too large to cache are gzipped too.
+  it.each([
+    ['cached', undefined],
+    ['too large to cache', new ReportCache(1000)],
+  ])('gzips a report (%s) for clients that accept it, and sends the same JSON', async (_, reports) => {
+    const t = await localApp('', reports);
     const many = Array.from({ length: 40 }, (_, i) => ({ name: `lib${i}`, version: `1.${i}-1` }));
     await post(t, { Name: 'base', Path: await layerFile('many', [base[1]!, { path: 'var/lib/dpkg/status', content: dpkgStatus(...many) }]) });
     await vulnerability(t, 'CVE-2023-5678', 'lib7', '1.8-1');
