@@ -45,3 +45,20 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     err.message,
   );
 }
+
+/**
+ * SQLSTATEs that mean a value from the request cannot be stored as given; nothing was written (the
+ * statement failed), and the client must change the value, so they are the client's 400, not a 500.
+ */
+const UNSTORABLE_VALUE_MESSAGES: Readonly<Record<string, string>> = {
+  '22021': 'a value contains a NUL character or invalid UTF-8, which cannot be stored; remove it',
+  '22P05': 'a value contains a character the database cannot store; remove it',
+  '54000': 'a value is too long to store (names and versions are indexed); shorten it',
+};
+
+/** The client-facing message when err says a request value cannot be stored, else undefined. */
+export function unstorableValueMessage(err: unknown): string | undefined {
+  if (!(err instanceof Error)) return undefined;
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' ? UNSTORABLE_VALUE_MESSAGES[code] : undefined;
+}

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseUnavailable, TarsierError, type ErrorCode } from '../../errors.js';
+import { isDatabaseUnavailable, TarsierError, unstorableValueMessage, type ErrorCode } from '../../errors.js';
 
 /** The one place where v1 errors become HTTP statuses and {"Error":{"Message":"..."}} bodies. */
 const STATUS: Record<ErrorCode, number> = {
@@ -51,6 +51,8 @@ export function v1ErrorHandler(err: FastifyError, request: FastifyRequest, reply
   }
   const framework = describeFrameworkError(err);
   if (framework) return send(reply, framework.status, framework.message);
+  const unstorable = unstorableValueMessage(err);
+  if (unstorable) return send(reply, 400, unstorable);
   if (isDatabaseUnavailable(err)) {
     request.log.warn({ err }, 'database unavailable');
     return send(reply, 503, 'the database is unavailable; retry shortly');

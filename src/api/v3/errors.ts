@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseUnavailable, TarsierError, type ErrorCode } from '../../errors.js';
+import { isDatabaseUnavailable, TarsierError, unstorableValueMessage, type ErrorCode } from '../../errors.js';
 import { JSON_CONTENT_TYPE } from '../v1/errors.js';
 
 /**
@@ -89,6 +89,8 @@ export function v3ErrorHandler(err: FastifyError, request: FastifyRequest, reply
   }
   const framework = describeFrameworkError(err);
   if (framework) return send(reply, framework.code, framework.message);
+  const unstorable = unstorableValueMessage(err);
+  if (unstorable) return send(reply, GRPC.InvalidArgument, unstorable);
   if (isDatabaseUnavailable(err)) {
     request.log.warn({ err }, 'database unavailable');
     return send(reply, GRPC.Unavailable, 'the database is unavailable; retry shortly');

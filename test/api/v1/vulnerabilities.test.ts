@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { json, testApp, type TestApp } from '../../helpers/app.js';
 
@@ -197,6 +198,23 @@ describe('POST /v1/namespaces/:ns/vulnerabilities', () => {
     const res = await post(t, huge);
     expect(res.statusCode).toBe(413);
     expect(json(res)).toEqual({ Error: { Message: 'request body is larger than the 1 MiB limit' } });
+    expect((await post(t, { Vulnerability: openssl })).statusCode).toBe(201);
+  });
+
+  it('answers 400 to a value the database cannot store (a NUL character, an over-long name), storing nothing', async () => {
+    const t = await testApp();
+    const nul = await post(t, { Vulnerability: { ...openssl, Name: 'CVE-2023-\u00005678' } });
+    expect(nul.statusCode).toBe(400);
+    expect(json(nul)).toEqual({ Error: { Message: 'a value contains a NUL character or invalid UTF-8, which cannot be stored; remove it' } });
+    // Random text, so that PostgreSQL cannot compress it below the index's row size limit.
+    const long = await post(t, { Vulnerability: { ...openssl, Name: `CVE-${randomBytes(9000).toString('base64')}` } });
+    expect(long.statusCode).toBe(400);
+    expect(json(long)).toEqual({ Error: { Message: 'a value is too long to store (names and versions are indexed); shorten it' } });
+    for (const url of ['/v1/layers/a%00b', '/v1/notifications/a%00b']) {
+      const res = await t.app.inject({ url });
+      expect(res.statusCode, url).toBe(400);
+    }
+    expect((await t.pool.query('SELECT count(*)::int AS n FROM vulnerability')).rows[0].n).toBe(0);
     expect((await post(t, { Vulnerability: openssl })).statusCode).toBe(201);
   });
 });

@@ -332,6 +332,12 @@ describe('errors: {"error", "code", "message"} with the grpc-gateway status', ()
     await expectError(await t.app.inject({ url: '/ancestry/nope' }), 404, 5, "requested ancestry 'nope' is not found");
   });
 
+  it('answers 400 InvalidArgument to a name the database cannot store', async () => {
+    const message = 'a value contains a NUL character or invalid UTF-8, which cannot be stored; remove it';
+    await expectError(await t.app.inject({ url: '/ancestry/a%00b' }), 400, 3, message);
+    await expectError(await t.app.inject({ url: '/notifications/a%00b' }), 400, 3, message);
+  });
+
   it('answers 400 InvalidArgument, naming the layer, when a layer cannot be downloaded or read; nothing is stored', async () => {
     const refused = await postAncestry(t, { ...valid(), layers: [postLayer('base'), { ...postLayer('app'), headers: { Authorization: 'Bearer wrong' } }] });
     await expectError(refused, 400, 3, new RegExp(`^layers\\[1\\] \\(${hashOf('app')}\\): could not download the layer: .*answered 401`));
