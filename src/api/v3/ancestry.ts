@@ -3,7 +3,6 @@ import { badRequest, notFound, TarsierError } from '../../errors.js';
 import type { LayerFormat } from '../../indexer/archive.js';
 import type { LayerScans, ScannedLayer } from '../../indexer/layer-scans.js';
 import { lockAncestryName, readAncestry, replaceAncestry, type AncestryFeatureRow } from '../../store/ancestries.js';
-import { markDataChanged } from '../../store/generation.js';
 import { featuresFor, type AffectingVulnerability, type LayerFeature } from '../../store/layers.js';
 import { withTransaction, type Pool } from '../../store/pool.js';
 import { messageListField, messageOf, metadataText, stringField, stringMapField, withoutDefaults } from './proto-json.js';
@@ -126,7 +125,7 @@ async function storeAncestry(pool: Pool, request: PostAncestryRequest, scanned: 
       features: rows,
     });
   });
-  await markDataChanged(pool);
+  // No markDataChanged: an ancestry changes no v1 layer report (the only cached reads).
 }
 
 function vulnerabilityMessage(v: AffectingVulnerability): Record<string, unknown> {
