@@ -29,8 +29,9 @@ function packageDatabase(lister: PackageLister, contents: LayerContents): Packag
   } catch (err) {
     throw unprocessable(`the layer's ${lister.name} package database cannot be read: ${(err as Error).message}`, err);
   }
-  if (packages !== undefined) return { state: 'present', packages };
-  return deletesDatabase(lister, contents) ? { state: 'deleted' } : undefined;
+  if (packages === undefined) return deletesDatabase(lister, contents) ? { state: 'deleted' } : undefined;
+  const partial = lister.wholeDatabaseFiles !== undefined && !lister.wholeDatabaseFiles.some((path) => contents.files.has(path));
+  return { state: partial ? 'added' : 'present', packages };
 }
 
 /** Runs the detectors and listers over a layer's wanted files. */

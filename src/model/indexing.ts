@@ -30,6 +30,12 @@ export interface PackageLister {
    * paths, or of a directory above it, means the layer deleted the database.
    */
   readonly databasePaths: readonly string[];
+  /**
+   * For a database kept in several files: the files that hold the whole database. A layer with
+   * only the other files (e.g. dpkg's status.d entries) adds its packages to those it inherits.
+   * Without it, whatever the layer holds replaces the inherited packages.
+   */
+  readonly wholeDatabaseFiles?: readonly string[];
   /** Whether the file at path (normalised) belongs to this lister's database. */
   wants(path: string): boolean;
   /**

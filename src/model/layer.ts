@@ -1,8 +1,16 @@
 import type { Package } from './indexing.js';
 import type { VersionFormatName } from './version-format.js';
 
-/** A layer's own package database of one format: held (with its packages) or deleted by a whiteout. */
-export type PackageDatabase = { readonly state: 'present'; readonly packages: readonly Package[] } | { readonly state: 'deleted' };
+/**
+ * A layer's own package database of one format: held whole ('present': its packages replace those
+ * inherited), held in part ('added': files that each add packages to those inherited, as distroless
+ * images add one dpkg status.d file per layer), or deleted by a whiteout.
+ */
+export type PackageDatabase =
+  | { readonly state: 'present' | 'added'; readonly packages: readonly Package[] }
+  | { readonly state: 'deleted' };
+
+export type PackageDatabaseState = PackageDatabase['state'];
 
 /**
  * What one layer's own files say, whatever its parent holds. A format missing from packageDbs

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { knownNamespaceFormat, matchNamespace } from '../ecosystems/index.js';
 import { badRequest, unprocessable } from '../errors.js';
 import type { Package } from '../model/indexing.js';
-import type { LayerScan, PackageDatabase } from '../model/layer.js';
+import type { LayerScan, PackageDatabase, PackageDatabaseState } from '../model/layer.js';
 import type { VersionFormatName } from '../model/version-format.js';
 import type { Severity } from '../model/vulnerability.js';
 import { ensureFeatureVersions } from './features.js';
@@ -202,7 +202,7 @@ const featureKey = (format: string, name: string, version: string): string => `$
 /**
  * A layer's feature set from its scan and its parent's set: formats the layer does not touch are
  * inherited; a deleted database leaves none of its format; a present one gives exactly its
- * packages. A package the parent already had keeps the parent's feature version (so its namespace
+ * packages; an added part gives the inherited packages and its own. A package the parent already had keeps the parent's feature version (so its namespace
  * and AddedBy survive a distribution upgrade, as in Clair); new ones go to the layer's namespace.
  */
 export async function featuresFor(
@@ -211,16 +211,16 @@ export async function featuresFor(
   namespace: string | null,
   parent: readonly LayerFeature[],
 ): Promise<LayerFeature[]> {
-  const touched = new Set(Object.keys(scan.packageDbs));
-  const features = parent.filter((f) => !touched.has(f.versionFormat));
+  const replaced = new Set(Object.entries(scan.packageDbs).filter(([, db]) => db.state !== 'added').map(([format]) => format));
+  const features = parent.filter((f) => !replaced.has(f.versionFormat));
   const fromParent = new Map(parent.map((f) => [featureKey(f.versionFormat, f.name, f.version), f]));
   for (const [format, database] of Object.entries(scan.packageDbs) as Array<[VersionFormatName, PackageDatabase]>) {
-    if (database.state !== 'present') continue;
+    if (database.state === 'deleted') continue;
     const fresh: Package[] = [];
     for (const p of database.packages) {
       const inherited = fromParent.get(featureKey(format, p.name, p.version));
-      if (inherited) features.push(inherited);
-      else fresh.push(p);
+      if (!inherited) fresh.push(p);
+      else if (database.state === 'present') features.push(inherited); // an added part keeps it already
     }
     if (fresh.length > 0) features.push(...(await newFeatures(client, format, namespace, fresh)));
   }
@@ -274,7 +274,7 @@ export async function saveScan(client: pg.PoolClient, key: string, scan: LayerSc
   const names: string[] = [];
   const versions: string[] = [];
   for (const [format, db] of Object.entries(scan.packageDbs)) {
-    if (db.state !== 'present') continue;
+    if (db.state === 'deleted') continue;
     for (const p of db.packages) formats.push(format), names.push(p.name), versions.push(p.version);
   }
   if (formats.length > 0) await client.query(INSERT_SCAN_PACKAGES, [id, formats, names, versions]);
@@ -282,10 +282,10 @@ export async function saveScan(client: pg.PoolClient, key: string, scan: LayerSc
 }
 
 export async function loadScan(db: Queryable, scanId: number): Promise<LayerScan> {
-  const scan = (await db.query<{ namespace: string | null; package_dbs: Record<string, 'present' | 'deleted'> }>(SELECT_SCAN, [scanId])).rows[0]!;
+  const scan = (await db.query<{ namespace: string | null; package_dbs: Record<string, PackageDatabaseState> }>(SELECT_SCAN, [scanId])).rows[0]!;
   const packages = (await db.query<{ format: VersionFormatName; name: string; version: string }>(SELECT_SCAN_PACKAGES, [scanId])).rows;
   const packageDbs: Partial<Record<VersionFormatName, PackageDatabase>> = {};
-  for (const [format, state] of Object.entries(scan.package_dbs) as Array<[VersionFormatName, 'present' | 'deleted']>) {
+  for (const [format, state] of Object.entries(scan.package_dbs) as Array<[VersionFormatName, PackageDatabaseState]>) {
     packageDbs[format] =
       state === 'deleted'
         ? { state }

@@ -132,9 +132,11 @@ function list(files: LayerFiles): Package[] | undefined {
 
 export const dpkgLister = {
   name: 'dpkg',
-  version: 1,
+  version: 2,
   format: 'dpkg',
   databasePaths: [STATUS, STATUS_D],
+  // Distroless images have no status file and add one status.d file per package, layer by layer.
+  wholeDatabaseFiles: [STATUS],
   wants,
   list,
 } satisfies PackageLister;

@@ -233,6 +233,31 @@ describe('a parent → child → grandchild chain', () => {
   });
 });
 
+describe('distroless layers (dpkg status.d files, no status file)', () => {
+  const stanza = (name: string, version: string) => `Package: ${name}\nStatus: install ok installed\nVersion: ${version}\nArchitecture: amd64\n`;
+
+  it('adds each layer\'s status.d packages to those below it; a status file replaces them all', async () => {
+    const t = await localApp();
+    await vulnerability(t, 'CVE-2023-4911', 'glibc', '2.36-9+deb12u3');
+    const distrolessBase: TarEntry[] = [
+      base[1]!,
+      { path: 'var/lib/dpkg/status.d/libc6', content: `${stanza('libc6', '2.36-9+deb12u1')}Source: glibc\n` },
+      { path: 'var/lib/dpkg/status.d/libc6.md5sums', content: 'ignored' },
+    ];
+    const python: TarEntry[] = [{ path: 'var/lib/dpkg/status.d/python3.11', content: stanza('python3.11', '3.11.2-6') }];
+    const replaced: TarEntry[] = [{ path: 'var/lib/dpkg/status', content: stanza('bash', '5.2.15-2+b2') }];
+    await post(t, { Name: 'distroless', Path: await layerFile('distroless', distrolessBase) });
+    await post(t, { Name: 'python', ParentName: 'distroless', Path: await layerFile('python', python) });
+    await post(t, { Name: 'replaced', ParentName: 'python', Path: await layerFile('replaced', replaced) });
+    expect(summary(await report(t, 'distroless'))).toEqual(['glibc 2.36-9+deb12u1 (distroless) [CVE-2023-4911@2.36-9+deb12u3]']);
+    expect(summary(await report(t, 'python'))).toEqual([
+      'glibc 2.36-9+deb12u1 (distroless) [CVE-2023-4911@2.36-9+deb12u3]',
+      'python3.11 3.11.2-6 (python)',
+    ]);
+    expect(summary(await report(t, 'replaced'))).toEqual(['bash 5.2.15-2+b2 (replaced)']);
+  });
+});
+
 describe('namespaces of layers', () => {
   it('matches CentOS layers against Red Hat data for the same major release', async () => {
     const t = await localApp();
