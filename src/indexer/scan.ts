@@ -18,8 +18,14 @@ function detectNamespace(contents: LayerContents, detectors: readonly NamespaceD
   return null;
 }
 
+/** A database file is gone when whited out; a database directory also when made opaque (its lower contents hidden). */
 function deletesDatabase(lister: PackageLister, contents: LayerContents): boolean {
-  return lister.databasePaths.some((p) => isWhitedOut(p.endsWith('/') ? p.slice(0, -1) : p, contents.whiteouts));
+  const { whiteouts } = contents;
+  return lister.databasePaths.some((path) => {
+    if (!path.endsWith('/')) return isWhitedOut(path, whiteouts);
+    const dir = path.slice(0, -1);
+    return isWhitedOut(dir, whiteouts) || whiteouts.opaque.has(dir);
+  });
 }
 
 function packageDatabase(lister: PackageLister, contents: LayerContents): PackageDatabase | undefined {

@@ -27,7 +27,7 @@ export interface PackageLister {
   readonly format: 'dpkg' | 'rpm' | 'apk';
   /**
    * Where the database lives (files, or directories ending in '/'). A whiteout of one of these
-   * paths, or of a directory above it, means the layer deleted the database.
+   * paths, or of a directory above it, or an opaque directory, means the layer deleted the database.
    */
   readonly databasePaths: readonly string[];
   /**

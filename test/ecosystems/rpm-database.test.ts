@@ -353,7 +353,14 @@ describe('rpmLister', () => {
   it('describes itself', () => {
     expect(rpmLister.name).toBe('rpm');
     expect(rpmLister.format).toBe('rpm');
-    expect(rpmLister.databasePaths).toEqual(['var/lib/rpm/', 'usr/lib/sysimage/rpm/']);
+    expect(rpmLister.databasePaths).toEqual([
+      'usr/lib/sysimage/rpm/rpmdb.sqlite',
+      'var/lib/rpm/rpmdb.sqlite',
+      'usr/lib/sysimage/rpm/Packages.db',
+      'var/lib/rpm/Packages.db',
+      'usr/lib/sysimage/rpm/Packages',
+      'var/lib/rpm/Packages',
+    ]);
   });
 
   it('wants the database files and nothing else', () => {

@@ -38,9 +38,10 @@ const GPG_PUBKEY = 'gpg-pubkey';
 
 export const rpmLister = {
   name: 'rpm',
-  version: 1,
+  version: 2,
   format: 'rpm',
-  databasePaths: ['var/lib/rpm/', 'usr/lib/sysimage/rpm/'],
+  // The database files themselves: whiting out var/lib/rpm/Packages deletes the database, whiting out a lock file does not.
+  databasePaths: DATABASES.map((db) => db.path),
   wants: (path: string): boolean => WANTED.has(path),
   list(files: LayerFiles): Package[] | undefined {
     const db = DATABASES.find((candidate) => files.has(candidate.path));
