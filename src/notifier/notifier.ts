@@ -144,10 +144,15 @@ export class Notifier {
   /** A retry is due before the next poll: wake then (another replica may take it; that is fine). */
   #wakeIn(ms: number): void {
     if (ms >= POLL_MS || this.#stopped) return;
+    this.#later(ms + 10, () => this.wake());
+  }
+
+  /** Runs fn after ms unless the notifier stops first. */
+  #later(ms: number, fn: () => void): void {
     const timer = setTimeout(() => {
       this.#retries.delete(timer);
-      this.wake();
-    }, ms + 10);
+      fn();
+    }, ms);
     timer.unref();
     this.#retries.add(timer);
   }
@@ -217,22 +222,30 @@ export class Notifier {
 
   /** LISTEN on a connection of its own; reconnects (the poll covers the gap) if the database drops it. */
   async #listen(): Promise<void> {
+    if (this.#stopped) return;
     const client = new pg.Client(this.#connection);
-    client.on('notification', () => this.wake());
-    client.on('error', (err) => {
-      this.#log.warn({ err }, 'notification listener lost its connection');
+    let lost = false;
+    // One failure can both reject the pending query and emit 'error': reconnect once per client.
+    const reconnectLater = (err: unknown, message: string) => {
+      if (lost) return;
+      lost = true;
+      this.#log.warn({ err }, message);
+      if (this.#listener === client) this.#listener = undefined;
       client.end().catch(() => undefined);
-      if (!this.#stopped) setTimeout(() => void this.#listen().catch(() => undefined), POLL_MS);
-    });
+      if (!this.#stopped) this.#later(POLL_MS, () => void this.#listen());
+    };
+    client.on('notification', () => this.wake());
+    client.on('error', (err) => reconnectLater(err, 'notification listener lost its connection'));
     try {
       await client.connect();
       await client.query(`LISTEN ${NOTIFY_CHANNEL}`);
-      this.#listener = client;
     } catch (err) {
-      this.#log.warn({ err }, 'notification listener could not connect; polling only');
-      await client.end().catch(() => undefined);
-      if (!this.#stopped) setTimeout(() => void this.#listen().catch(() => undefined), POLL_MS);
+      reconnectLater(err, 'notification listener could not connect; polling only');
+      return;
     }
+    // stop() may have run while this connected; it closed the listener it knew of, not this one.
+    if (this.#stopped) await client.end().catch(() => undefined);
+    else if (!lost) this.#listener = client;
   }
 
   /** Deletes read notifications past notifier.retention (one replica at a time). */

@@ -132,6 +132,38 @@ describe('webhook delivery', () => {
   });
 });
 
+describe('the LISTEN connection', () => {
+  const listeners = async (t: TestApp) =>
+    (await t.pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'")).rows.map((r) => r.pid);
+  const dropListeners = (t: TestApp) =>
+    t.pool.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'");
+
+  it('listens again after the database drops it, and leaves no connection behind once stopped', async () => {
+    const t = await appWithConnection();
+    const hook = await receiver();
+    const notifier = new Notifier({
+      pool: t.pool,
+      connection: t.connection,
+      settings: { endpoints: [hook.url], attempts: 3, renotifyIntervalMs: 3600_000, secret: '', retentionMs: 3600_000 },
+      log: silentLog,
+    });
+    await notifier.start();
+    const [first] = await listeners(t);
+    expect(first).toBeDefined();
+    await dropListeners(t);
+    await until(async () => (await listeners(t)).some((pid) => pid !== first), 10_000);
+    await createVulnerability(t, 'CVE-6');
+    await until(() => hook.deliveries.length === 1, 2000); // woken by the new LISTEN, not the 5 s poll
+    // Dropped again, noticed, and stopped before the reconnect is due: no listener comes back.
+    await dropListeners(t);
+    await until(async () => (await listeners(t)).length === 0);
+    await new Promise((r) => setTimeout(r, 200));
+    await notifier.stop();
+    await new Promise((r) => setTimeout(r, 6000));
+    expect(await listeners(t)).toEqual([]);
+  }, 25_000);
+});
+
 describe('retention', () => {
   it('purges read notifications past the retention and the vulnerability versions only they showed', async () => {
     const t = await testApp();
