@@ -99,7 +99,7 @@ async function change(
       return { vulnerability: current, changed: false, notification: null };
     }
     const { id, notification } = await replaceVulnerability(client, namespace, current, next, context);
-    return { vulnerability: { ...next, id: id!, updater: context.updater }, changed: true, notification };
+    return { vulnerability: { ...next, id: id!, updater: context.updater, versionFormat: namespace.versionFormat }, changed: true, notification };
   });
   if (result.changed) await markDataChanged(pool);
   return result;

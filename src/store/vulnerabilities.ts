@@ -16,13 +16,16 @@ export interface NamespaceRow {
 export interface StoredVulnerability extends Vulnerability {
   readonly id: number;
   readonly updater: string | null;
+  /** Its namespace's version format (how its fixed-in versions are compared). */
+  readonly versionFormat: VersionFormatName;
 }
 
 const SELECT_NAMESPACES = 'SELECT id, name, version_format FROM namespace ORDER BY name';
 const SELECT_NAMESPACE = 'SELECT id, name, version_format FROM namespace WHERE name = $1';
 const INSERT_NAMESPACE = 'INSERT INTO namespace (name, version_format) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING';
 
-const VULNERABILITY_COLUMNS = 'v.id, v.name, n.name AS namespace, v.description, v.link, v.severity, v.metadata, v.updater';
+const VULNERABILITY_COLUMNS =
+  'v.id, v.name, n.name AS namespace, v.description, v.link, v.severity, v.metadata, v.updater, n.version_format AS "versionFormat"';
 const SELECT_LIVE = `
   SELECT ${VULNERABILITY_COLUMNS} FROM vulnerability v JOIN namespace n ON n.id = v.namespace_id
   WHERE v.namespace_id = $1 AND v.name = $2 AND v.deleted_at IS NULL`;
@@ -92,6 +95,7 @@ interface VulnerabilityRecord {
   severity: Severity;
   metadata: Record<string, unknown> | null;
   updater: string | null;
+  versionFormat: VersionFormatName;
 }
 
 /** Loads rows with their fixed-in lists (one query for all of them). */

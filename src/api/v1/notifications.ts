@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { badRequest, notFound } from '../../errors.js';
 import { findNotification, layersIntroducing, markNotificationRead, type IntroducingLayer } from '../../store/notifications.js';
 import type { Pool } from '../../store/pool.js';
-import { findNamespace, findVulnerabilityById } from '../../store/vulnerabilities.js';
+import { findVulnerabilityById } from '../../store/vulnerabilities.js';
 import type { PageTokens } from '../paging.js';
 import { pageLimit, pageToken, revisionOf } from './request.js';
 import { AnyQuery } from './schemas.js';
@@ -57,12 +57,12 @@ export function registerNotificationRoutes(app: App, deps: NotificationRouteDeps
     return { layers: rows.slice(0, limit), next: rows.length > limit ? rows[limit]!.id : EXHAUSTED };
   };
 
-  const vulnerabilityWithLayers = async (id: number | null, page: Side, rev: Revision) => {
+  const vulnerabilityWithLayers = async (id: number | null, page: Side, rev: Revision, notification: string) => {
     if (id === null) return undefined;
-    const v = (await findVulnerabilityById(pool, id))!;
-    const format = (await findNamespace(pool, v.namespace))?.versionFormat;
+    const v = await findVulnerabilityById(pool, id);
+    if (!v) throw notFound(`notification ${notification} does not exist`); // purged since it was read
     return {
-      Vulnerability: serialize.vulnerability(v, rev, { fixedIn: true, versionFormat: format }),
+      Vulnerability: serialize.vulnerability(v, rev, { fixedIn: true, versionFormat: v.versionFormat }),
       OrderedLayersIntroducingVulnerability: page.layers.map((l) => ({ Index: l.id, LayerName: l.name })),
       LayersIntroducingVulnerability: page.layers.map((l) => l.name),
     };
@@ -80,6 +80,10 @@ export function registerNotificationRoutes(app: App, deps: NotificationRouteDeps
     ]);
     const rev = revision(request);
     const done = oldSide.next === EXHAUSTED && newSide.next === EXHAUSTED;
+    const [Old, New] = await Promise.all([
+      vulnerabilityWithLayers(notification.oldVulnerabilityId, oldSide, rev, notification.name),
+      vulnerabilityWithLayers(notification.newVulnerabilityId, newSide, rev, notification.name),
+    ]);
     return {
       Notification: {
         Name: notification.name,
@@ -89,8 +93,8 @@ export function registerNotificationRoutes(app: App, deps: NotificationRouteDeps
         Limit: limit,
         Page: token ?? pageTokens.encode(start),
         ...(done ? {} : { NextPage: pageTokens.encode({ OldVulnerability: oldSide.next, NewVulnerability: newSide.next }) }),
-        Old: await vulnerabilityWithLayers(notification.oldVulnerabilityId, oldSide, rev),
-        New: await vulnerabilityWithLayers(notification.newVulnerabilityId, newSide, rev),
+        Old,
+        New,
       },
     };
   });

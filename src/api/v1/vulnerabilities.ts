@@ -85,10 +85,6 @@ function parseVulnerability(input: VulnerabilityInput, namespace: string, urlNam
   };
 }
 
-async function formatOf(pool: Pool, namespace: string): Promise<string | undefined> {
-  return (await vulndb.findNamespace(pool, namespace))?.versionFormat;
-}
-
 export function registerVulnerabilityRoutes(app: App, deps: V1Deps): void {
   const { pool, pageTokens } = deps;
   const revision = (request: FastifyRequest): Revision => revisionOf(request, deps.defaultRevision);
@@ -100,7 +96,7 @@ export function registerVulnerabilityRoutes(app: App, deps: V1Deps): void {
     v: vulndb.StoredVulnerability,
     fixedIn: boolean,
   ): Promise<FastifyReply> => {
-    const view = { fixedIn, versionFormat: fixedIn ? await formatOf(pool, v.namespace) : undefined };
+    const view = { fixedIn, versionFormat: fixedIn ? v.versionFormat : undefined };
     return reply.code(status).send({ Vulnerability: serialize.vulnerability(v, revision(request), view) });
   };
 
@@ -171,9 +167,8 @@ export function registerVulnerabilityRoutes(app: App, deps: V1Deps): void {
     { schema: { params: VulnerabilityParams } },
     async (request) => {
       const found = await vulndb.getVulnerability(pool, request.params.ns, request.params.name);
-      const format = await formatOf(pool, found.namespace);
       const rev = revision(request);
-      return { Features: found.fixedIn.map((f) => serialize.fixedInFeature(f, found.namespace, rev, format)) };
+      return { Features: found.fixedIn.map((f) => serialize.fixedInFeature(f, found.namespace, rev, found.versionFormat)) };
     },
   );
 
@@ -187,8 +182,8 @@ export function registerVulnerabilityRoutes(app: App, deps: V1Deps): void {
         throw badRequest(`the body names feature ${input.Name}, but the URL names ${feature}`);
       }
       const fix = toFixedIn({ ...input, Name: feature }, 'Feature', ns);
-      await vulndb.putFix(pool, ns, name, fix);
-      return { Feature: serialize.fixedInFeature(fix, ns, revision(request), await formatOf(pool, ns)) };
+      const { vulnerability } = await vulndb.putFix(pool, ns, name, fix);
+      return { Feature: serialize.fixedInFeature(fix, ns, revision(request), vulnerability.versionFormat) };
     },
   );
 
