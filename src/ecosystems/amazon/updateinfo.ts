@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
-import { severityVocabulary, type FixedIn, type Severity, type Vulnerability } from '../../model/vulnerability.js';
+import { severityVocabulary, type FixedIn, type Vulnerability } from '../../model/vulnerability.js';
 import type { SourceData } from '../../updater/types.js';
 import { rpm } from '../rpm/version.js';
 

@@ -21,7 +21,7 @@
  * definitions); the per-year files only cover their year, so the updater should read elsa-all.
  */
 import type { Readable } from 'node:stream';
-import { severityVocabulary, type Severity } from '../../model/vulnerability.js';
+import { severityVocabulary } from '../../model/vulnerability.js';
 import type { SourceData } from '../../updater/types.js';
 import { rpm } from '../rpm/version.js';
 import { reachCriteria } from '../oval/criteria.js';
