@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import { createGunzip, createGzip } from 'node:zlib';
 import type { Severity, Vulnerability } from '../model/vulnerability.js';
 import type { Pool } from '../store/pool.js';
+import { updaterStates } from '../store/updater-state.js';
 import type { RunSummary, UpdaterRunner } from './runner.js';
 import type { Enrichment, SourceData } from './types.js';
 import type { Source } from './updater.js';
@@ -39,7 +40,11 @@ const SELECT_ENRICHMENT = 'SELECT cve, nvd, severity FROM nvd_enrichment ORDER B
 async function* lines(pool: Pool, sources: readonly Source[]): AsyncGenerator<string> {
   const line = (l: Line) => `${JSON.stringify(l)}\n`;
   yield line({ kind: 'header', format: FORMAT, version: VERSION, created: new Date().toISOString() });
+  // A source that never ran here is left out: imported, it would count as run, and its first real
+  // run would then notify every record as a change instead of loading them quietly.
+  const ran = new Set((await updaterStates(pool)).filter((s) => s.lastSuccessAt !== null).map((s) => s.name));
   for (const source of sources) {
+    if (!ran.has(source.name)) continue;
     if (source.kind === 'enrichment') {
       yield line({ kind: 'source', source: source.name, namespaces: [] });
       const { rows } = await pool.query<{ cve: string; nvd: Enrichment['nvd']; severity: Enrichment['severity'] }>(SELECT_ENRICHMENT);

@@ -52,6 +52,12 @@ describe('tarsier update, export and import', () => {
     const imported = await runTarsier({ DATABASE_URL: airGapped }, ['import', bundle]);
     expect(imported.code).toBe(0);
     expect(imported.stdout).toMatch(/^debian\s+updated\s+21\s+21/m);
+    // Only the source that ran online is recorded as run: the others load quietly on their first run.
+    const air = new pg.Client({ connectionString: airGapped });
+    await air.connect();
+    const ran = (await air.query('SELECT name FROM updater_state WHERE last_success_at IS NOT NULL ORDER BY name')).rows.map((r) => r.name);
+    await air.end();
+    expect(ran).toEqual(['debian']);
     const copied = await contents(airGapped);
     expect(copied).toHaveLength(21);
     expect(copied).toEqual(await contents(online));
