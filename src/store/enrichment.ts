@@ -11,6 +11,28 @@ const UPSERT = `
     WHERE nvd_enrichment.nvd IS DISTINCT FROM EXCLUDED.nvd OR nvd_enrichment.severity IS DISTINCT FROM EXCLUDED.severity
   RETURNING cve`;
 
+/**
+ * Feed-written live vulnerabilities, among cves, whose NVD part differs from the stored NVD data:
+ * the metadata's NVD entry, or the severity when the source gave none (see enrich()).
+ */
+const SELECT_STALE = `
+  SELECT n.name AS namespace, v.updater, v.name FROM vulnerability v
+  JOIN namespace n ON n.id = v.namespace_id JOIN nvd_enrichment e ON e.cve = v.name
+  WHERE v.name = ANY($1::text[]) AND v.deleted_at IS NULL AND v.updater IS NOT NULL
+    AND (v.metadata->'NVD' IS DISTINCT FROM e.nvd
+         OR (coalesce(v.source_severity, v.severity) = 'Unknown' AND v.severity IS DISTINCT FROM e.severity))`;
+
+export interface StaleEnrichment {
+  namespace: string;
+  updater: string;
+  name: string;
+}
+
+export async function staleEnrichment(db: Queryable, cves: readonly string[]): Promise<StaleEnrichment[]> {
+  if (cves.length === 0) return [];
+  return (await db.query<StaleEnrichment>(SELECT_STALE, [cves])).rows;
+}
+
 export async function loadEnrichment(db: Queryable, cves: readonly string[]): Promise<Map<string, Enrichment>> {
   if (cves.length === 0) return new Map();
   const { rows } = await db.query<{ cve: string; nvd: Enrichment['nvd']; severity: Severity }>(SELECT, [cves]);

@@ -11,7 +11,7 @@ import { knownNamespaceFormat } from '../ecosystems/index.js';
 import { TarsierError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { Vulnerability } from '../model/vulnerability.js';
-import { loadEnrichment, storeEnrichment } from '../store/enrichment.js';
+import { loadEnrichment, staleEnrichment, storeEnrichment } from '../store/enrichment.js';
 import { markDataChanged } from '../store/generation.js';
 import { acquireLease, releaseLease, renewLease } from '../store/locks.js';
 import { withTransaction, type Pool } from '../store/pool.js';
@@ -284,20 +284,23 @@ export class UpdaterRunner {
     });
   }
 
-  /** Stores NVD's data and re-writes the updater-owned vulnerabilities whose NVD data changed. */
+  /** Stores NVD's data and re-writes the updater-owned vulnerabilities whose NVD data differs from it. */
   async #applyEnrichment(source: string, data: ReadonlyMap<string, Enrichment>, firstRun: boolean): Promise<number> {
     const changedCves = await withTransaction(this.#pool, (client) => storeEnrichment(client, data));
-    if (changedCves.length === 0) return 0;
-    const { rows } = await this.#pool.query<{ namespace: string; updater: string }>(
-      `SELECT DISTINCT n.name AS namespace, v.updater FROM vulnerability v JOIN namespace n ON n.id = v.namespace_id
-       WHERE v.name = ANY($1::text[]) AND v.deleted_at IS NULL AND v.updater IS NOT NULL`,
-      [changedCves],
-    );
+    // Compared with what the vulnerabilities hold, not only with changedCves: a run interrupted
+    // after storing NVD's data is then completed by the next run of the same part.
+    const stale = await staleEnrichment(this.#pool, [...data.keys()]);
+    const byNamespace = new Map<string, { namespace: string; updater: string; cves: Set<string> }>();
+    for (const row of stale) {
+      const key = `${row.namespace}\0${row.updater}`;
+      const group = byNamespace.get(key) ?? { namespace: row.namespace, updater: row.updater, cves: new Set<string>() };
+      group.cves.add(row.name);
+      byNamespace.set(key, group);
+    }
     let changed = 0;
-    const wanted = new Set(changedCves);
-    for (const { namespace: name, updater } of rows) {
+    for (const { namespace: name, updater, cves } of byNamespace.values()) {
       const namespace = (await findNamespace(this.#pool, name))!;
-      changed += await this.#reEnrich(namespace, updater, wanted, !firstRun);
+      changed += await this.#reEnrich(namespace, updater, cves, !firstRun);
     }
     this.#log.info({ source, cves: changedCves.length, vulnerabilities: changed }, 'enrichment applied');
     return changed;

@@ -231,3 +231,21 @@ describe('end to end', () => {
     expect(vuln.Metadata).toEqual({ NVD: { CVSSv3: { Score: 5.5, Vectors: 'CVSS:3.1/AV:L/AC:L/PR:N/UI:R/S:U/C:N/I:N/A:H' } } });
   });
 });
+
+describe('NVD enrichment', () => {
+  it('completes the enrichment of a run interrupted after NVD data was stored', async () => {
+    const pool = await freshPool();
+    const feeds = await startFeedServer();
+    feeds.put('/tracker/json', tracker({ openssl: { 'CVE-2024-0727': [{ release: 'bookworm', status: 'resolved', fixed: '3.0.13-1~deb12u1' }] } }));
+    const cvss = { baseScore: 5.5, vectorString: 'CVSS:3.1/AV:L/AC:L/PR:N/UI:R/S:U/C:N/I:N/A:H' };
+    feeds.put('/nvd/nvdcve-2.0-2024.json.gz', gzipSync(JSON.stringify({ vulnerabilities: [{ cve: { id: 'CVE-2024-0727', metrics: { cvssMetricV31: [{ type: 'Primary', cvssData: cvss }] } } }] })));
+    const { runner } = await runnerFor(pool, feeds);
+    expect((await runner.run(debianUpdater)).status).toBe('updated');
+    // An earlier nvd run stored NVD's data and died before re-writing the vulnerabilities.
+    const nvd = { CVSSv3: { Score: 5.5, Vectors: cvss.vectorString } };
+    await pool.query("INSERT INTO nvd_enrichment (cve, nvd, severity) VALUES ('CVE-2024-0727', $1, 'Medium')", [JSON.stringify(nvd)]);
+    expect((await runner.run(nvdEnricher)).status).toBe('updated');
+    const { rows } = await pool.query("SELECT metadata FROM vulnerability WHERE name = 'CVE-2024-0727' AND deleted_at IS NULL");
+    expect(rows).toEqual([{ metadata: { NVD: nvd } }]);
+  });
+});
