@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { TarsierError, unprocessable } from './errors.js';
 
@@ -59,9 +59,16 @@ export async function decompressed(source: Readable, corrupt: (detail: string) =
   const compression = sniffCompression(head);
   if (compression === 'none') return rest;
   if (compression === 'gzip') {
+    // zlib's own errors ("incorrect header check") say nothing of what was being read: corrupt() does.
     const gunzip = createGunzip({ chunkSize: CHUNK });
-    rest.on('error', (err) => gunzip.destroy(err));
-    return rest.pipe(gunzip);
+    const output = new PassThrough({ highWaterMark: CHUNK });
+    rest.on('error', (err) => output.destroy(err));
+    gunzip.on('error', (err) => output.destroy(corrupt(`gzip data is corrupt or truncated: ${err.message}`)));
+    output.once('close', () => {
+      rest.destroy();
+      gunzip.destroy();
+    });
+    return rest.pipe(gunzip).pipe(output);
   }
   return spawnDecompressor(rest, compression, corrupt);
 }

@@ -175,4 +175,18 @@ describe('the nvd source', () => {
     expect(await runner.run(nvd)).toMatchObject({ status: 'unchanged' });
     expect(server.requests.filter((r) => r.status === 200).length).toBe(before);
   });
+
+  it('says the feed is corrupt when a gzip file is, and keeps the data it had', async () => {
+    const pool = await freshPool();
+    const server = await startFeedServer();
+    const corrupt = gzipSync(fixture('nvd/nvd-cve-2.0-feed-excerpt.json'));
+    corrupt.fill(0x41, 20, 60);
+    server.put('/nvd/nvdcve-2.0-2016.json.gz', corrupt);
+    const config = parseConfig(`clair:\n  updater:\n    sources:\n      nvd: { url: "${server.url('/nvd/')}" }\n`);
+    const runner = new UpdaterRunner({ pool, settings: runnerSettings(config), log: silentLog });
+    const summary = await runner.run(SOURCES.find((s) => s.name === 'nvd')!);
+    expect(summary.status).toBe('failed');
+    expect(summary.error).toMatch(/the feed is corrupt: gzip data is corrupt or truncated: /);
+    expect((await pool.query('SELECT count(*)::int AS n FROM nvd_enrichment')).rows[0].n).toBe(0);
+  });
 });
