@@ -29,6 +29,7 @@ const INSERT_FEATURE_VERSIONS = `
 const SELECT_FEATURE_VERSIONS = `
   SELECT fv.id, fv.feature_id, fv.version FROM feature_version fv
   JOIN unnest($1::int[], $2::text[]) AS t(feature_id, version) ON fv.feature_id = t.feature_id AND fv.version = t.version`;
+const SELECT_VERSIONS_OF_FEATURES = 'SELECT id, feature_id, version FROM feature_version WHERE feature_id = ANY($1::int[])';
 /** Fixed-in entries of the live vulnerabilities of some features. */
 const SELECT_LIVE_FIXES = `
   SELECT fi.id, fi.vulnerability_id, fi.feature_id, fi.fixed_version
@@ -37,6 +38,15 @@ const SELECT_LIVE_FIXES = `
 const INSERT_AFFECTS = `
   INSERT INTO vulnerability_affects (vulnerability_id, feature_version_id, fixedin_id)
   SELECT * FROM unnest($1::bigint[], $2::int[], $3::bigint[]) ON CONFLICT DO NOTHING`;
+/** Links per statement: the three parameter arrays stay well under a MiB. */
+const AFFECTS_CHUNK = 5_000;
+
+/** The ids of features of a namespace by name, created when new. */
+export async function featureIds(client: pg.PoolClient, namespaceId: number, names: readonly string[]): Promise<Map<string, number>> {
+  await client.query(INSERT_FEATURES, [namespaceId, names]);
+  const { rows } = await client.query<{ id: number; name: string }>(SELECT_FEATURES, [namespaceId, names]);
+  return new Map(rows.map((r) => [r.name, r.id]));
+}
 
 /**
  * Creates the features that do not exist yet and locks all of them until the transaction ends.
@@ -52,18 +62,60 @@ export async function lockFeatures(
   namespaceId: number,
   names: readonly string[],
 ): Promise<Map<string, number>> {
-  const unique = [...new Set(names)];
   await shareNamespace(client, namespaceId);
-  await client.query(INSERT_FEATURES, [namespaceId, unique]);
-  const { rows } = await client.query<{ id: number; name: string }>(SELECT_FEATURES, [namespaceId, unique]);
-  await client.query(LOCK_FEATURES, [rows.map((r) => r.id)]);
-  return new Map(rows.map((r) => [r.name, r.id]));
+  const ids = await featureIds(client, namespaceId, [...new Set(names)]);
+  await client.query(LOCK_FEATURES, [[...ids.values()]]);
+  return ids;
 }
 
-interface FeatureVersionRecord {
+export interface FeatureVersionRecord {
   id: number;
   feature_id: number;
   version: string;
+}
+
+/** A stored fixed-in entry. */
+export interface FixRecord {
+  id: number;
+  vulnerability_id: number;
+  feature_id: number;
+  fixed_version: string | null;
+}
+
+/** Every stored version of these features. */
+export async function versionsOfFeatures(client: pg.PoolClient, ids: readonly number[]): Promise<FeatureVersionRecord[]> {
+  return (await client.query<FeatureVersionRecord>(SELECT_VERSIONS_OF_FEATURES, [[...new Set(ids)]])).rows;
+}
+
+/**
+ * Writes the "affects" links between fixes and feature versions: a version of a fixed feature is
+ * affected when it sorts before the fix under compare, or always when there is no fix (None).
+ */
+export async function linkAffected(
+  client: pg.PoolClient,
+  fixes: readonly FixRecord[],
+  versions: readonly FeatureVersionRecord[],
+  compare: (a: string, b: string) => number,
+): Promise<void> {
+  const versionsByFeature = new Map<number, FeatureVersionRecord[]>();
+  for (const fv of versions) {
+    const list = versionsByFeature.get(fv.feature_id);
+    if (list) list.push(fv);
+    else versionsByFeature.set(fv.feature_id, [fv]);
+  }
+  const links: [number[], number[], number[]] = [[], [], []];
+  for (const fix of fixes) {
+    for (const fv of versionsByFeature.get(fix.feature_id) ?? []) {
+      if (fix.fixed_version === null || compare(fv.version, fix.fixed_version) < 0) {
+        links[0].push(fix.vulnerability_id);
+        links[1].push(fv.id);
+        links[2].push(fix.id);
+      }
+    }
+  }
+  for (let i = 0; i < links[0].length; i += AFFECTS_CHUNK) {
+    await client.query(INSERT_AFFECTS, links.map((column) => column.slice(i, i + AFFECTS_CHUNK)));
+  }
 }
 
 /**
@@ -95,27 +147,6 @@ export async function ensureFeatureVersions(
 
 async function linkNewVersions(client: pg.PoolClient, format: VersionFormatName, created: readonly FeatureVersionRecord[]): Promise<void> {
   if (created.length === 0) return;
-  const fixes = (
-    await client.query<{ id: number; vulnerability_id: number; feature_id: number; fixed_version: string | null }>(
-      SELECT_LIVE_FIXES,
-      [[...new Set(created.map((fv) => fv.feature_id))]],
-    )
-  ).rows;
-  if (fixes.length === 0) return;
-  const compare = versionFormat(format).compare;
-  const fixesByFeature = new Map<number, typeof fixes>();
-  for (const fix of fixes) fixesByFeature.set(fix.feature_id, [...(fixesByFeature.get(fix.feature_id) ?? []), fix]);
-  const vulnerabilities: number[] = [];
-  const versions: number[] = [];
-  const fixedin: number[] = [];
-  for (const fv of created) {
-    for (const fix of fixesByFeature.get(fv.feature_id) ?? []) {
-      if (fix.fixed_version === null || compare(fv.version, fix.fixed_version) < 0) {
-        vulnerabilities.push(fix.vulnerability_id);
-        versions.push(fv.id);
-        fixedin.push(fix.id);
-      }
-    }
-  }
-  if (vulnerabilities.length > 0) await client.query(INSERT_AFFECTS, [vulnerabilities, versions, fixedin]);
+  const fixes = (await client.query<FixRecord>(SELECT_LIVE_FIXES, [[...new Set(created.map((fv) => fv.feature_id))]])).rows;
+  await linkAffected(client, fixes, created, versionFormat(format).compare);
 }

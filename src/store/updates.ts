@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { versionFormat } from '../ecosystems/index.js';
 import { sameVulnerability, type FixedIn, type Severity, type Vulnerability } from '../model/vulnerability.js';
-import { NAMESPACE_LOCK_CLASS } from './features.js';
+import { featureIds, linkAffected, NAMESPACE_LOCK_CLASS, versionsOfFeatures, type FixRecord } from './features.js';
 import { WAKE_NOTIFIERS, type NamespaceRow } from './vulnerabilities.js';
 
 /**
@@ -25,17 +25,10 @@ const INSERT_VERSIONS = `
   INSERT INTO vulnerability (namespace_id, name, description, link, severity, metadata, updater, source_severity)
   SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::severity[], $6::jsonb[], $7::text[], $8::severity[])
   RETURNING id, name`;
-const INSERT_FEATURES = `
-  INSERT INTO feature (namespace_id, name) SELECT $1, unnest($2::text[]) ON CONFLICT (namespace_id, name) DO NOTHING`;
-const SELECT_FEATURES = 'SELECT id, name FROM feature WHERE namespace_id = $1 AND name = ANY($2::text[])';
 const INSERT_FIXEDIN = `
   INSERT INTO vulnerability_fixedin (vulnerability_id, feature_id, fixed_version)
   SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[])
   RETURNING id, vulnerability_id, feature_id, fixed_version`;
-const SELECT_FEATURE_VERSIONS = 'SELECT id, feature_id, version FROM feature_version WHERE feature_id = ANY($1::int[])';
-const INSERT_AFFECTS = `
-  INSERT INTO vulnerability_affects (vulnerability_id, feature_version_id, fixedin_id)
-  SELECT * FROM unnest($1::bigint[], $2::int[], $3::bigint[])`;
 const INSERT_NOTIFICATIONS = `
   INSERT INTO notification (name, old_vulnerability_id, new_vulnerability_id)
   SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])`;
@@ -196,48 +189,21 @@ async function insertFixes(
 ): Promise<void> {
   const names = [...new Set(write.flatMap((v) => v.fixedIn.map((f) => f.feature)))];
   if (names.length === 0) return;
-  await client.query(INSERT_FEATURES, [namespace.id, names]);
-  const featureIds = new Map(
-    (await client.query<{ id: number; name: string }>(SELECT_FEATURES, [namespace.id, names])).rows.map((r) => [r.name, r.id]),
-  );
+  const featureIdByName = await featureIds(client, namespace.id, names);
   const vulnerabilityColumn: number[] = [];
   const featureColumn: number[] = [];
   const versionColumn: Array<string | null> = [];
   write.forEach((v, i) => {
     for (const fix of v.fixedIn) {
       vulnerabilityColumn.push(ids[i]!);
-      featureColumn.push(featureIds.get(fix.feature)!);
+      featureColumn.push(featureIdByName.get(fix.feature)!);
       versionColumn.push(fix.version);
     }
   });
-  const fixes = (
-    await client.query<{ id: number; vulnerability_id: number; feature_id: number; fixed_version: string | null }>(INSERT_FIXEDIN, [
-      vulnerabilityColumn,
-      featureColumn,
-      versionColumn,
-    ])
-  ).rows;
+  const fixes = (await client.query<FixRecord>(INSERT_FIXEDIN, [vulnerabilityColumn, featureColumn, versionColumn])).rows;
   // Link the installed versions each fix leaves affected.
-  const versions = (
-    await client.query<{ id: number; feature_id: number; version: string }>(SELECT_FEATURE_VERSIONS, [[...new Set(featureColumn)]])
-  ).rows;
-  if (versions.length === 0) return;
-  const byFeature = new Map<number, Array<{ id: number; version: string }>>();
-  for (const fv of versions) byFeature.set(fv.feature_id, [...(byFeature.get(fv.feature_id) ?? []), fv]);
-  const compare = versionFormat(namespace.versionFormat).compare;
-  const affects: [number[], number[], number[]] = [[], [], []];
-  for (const fix of fixes) {
-    for (const fv of byFeature.get(fix.feature_id) ?? []) {
-      if (fix.fixed_version === null || compare(fv.version, fix.fixed_version) < 0) {
-        affects[0].push(fix.vulnerability_id);
-        affects[1].push(fv.id);
-        affects[2].push(fix.id);
-      }
-    }
-  }
-  for (let i = 0; i < affects[0].length; i += CHUNK) {
-    await client.query(INSERT_AFFECTS, affects.map((column) => column.slice(i, i + CHUNK)));
-  }
+  const versions = await versionsOfFeatures(client, featureColumn);
+  await linkAffected(client, fixes, versions, versionFormat(namespace.versionFormat).compare);
 }
 
 async function insertNotifications(client: pg.PoolClient, changes: ReadonlyArray<readonly [number | null, number | null]>): Promise<void> {

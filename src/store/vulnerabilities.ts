@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { versionFormat } from '../ecosystems/index.js';
 import type { VersionFormatName } from '../model/version-format.js';
 import type { FixedIn, Severity, Vulnerability } from '../model/vulnerability.js';
-import { lockFeatures, shareNamespace } from './features.js';
+import { linkAffected, lockFeatures, shareNamespace, versionsOfFeatures, type FixRecord } from './features.js';
 import type { Queryable } from './pool.js';
 
 export interface NamespaceRow {
@@ -51,11 +51,7 @@ const INSERT_VULNERABILITY = `
 const INSERT_FIXEDIN = `
   INSERT INTO vulnerability_fixedin (vulnerability_id, feature_id, fixed_version)
   SELECT $1, f, v FROM unnest($2::int[], $3::text[]) AS t(f, v)
-  RETURNING id, feature_id, fixed_version`;
-const SELECT_FEATURE_VERSIONS = 'SELECT id, feature_id, version FROM feature_version WHERE feature_id = ANY($1::int[])';
-const INSERT_AFFECTS = `
-  INSERT INTO vulnerability_affects (vulnerability_id, feature_version_id, fixedin_id)
-  SELECT $1, fv, fi FROM unnest($2::int[], $3::bigint[]) AS t(fv, fi)`;
+  RETURNING id, vulnerability_id, feature_id, fixed_version`;
 const INSERT_NOTIFICATION = `
   INSERT INTO notification (name, old_vulnerability_id, new_vulnerability_id) VALUES ($1, $2, $3) RETURNING name`;
 /** Wakes the notifiers of every replica when the transaction commits (NOTIFY is transactional). */
@@ -212,30 +208,10 @@ async function insertVersion(
   // Lock the features before reading their versions, so a layer indexed concurrently cannot add
   // a version this transaction does not see (and that would then never be linked).
   const featureIds = await lockFeatures(client, namespace.id, v.fixedIn.map((f) => f.feature));
-  const fixedIn = (
-    await client.query<{ id: number; feature_id: number; fixed_version: string | null }>(INSERT_FIXEDIN, [
-      id,
-      v.fixedIn.map((f) => featureIds.get(f.feature)!),
-      v.fixedIn.map((f) => f.version),
-    ])
+  const fixes = (
+    await client.query<FixRecord>(INSERT_FIXEDIN, [id, v.fixedIn.map((f) => featureIds.get(f.feature)!), v.fixedIn.map((f) => f.version)])
   ).rows;
-  const versions = (
-    await client.query<{ id: number; feature_id: number; version: string }>(SELECT_FEATURE_VERSIONS, [
-      fixedIn.map((f) => f.feature_id),
-    ])
-  ).rows;
-  const format = versionFormat(namespace.versionFormat);
-  const fixByFeature = new Map(fixedIn.map((f) => [f.feature_id, f]));
-  const affected = versions.filter((fv) => {
-    const fix = fixByFeature.get(fv.feature_id)!;
-    return fix.fixed_version === null || format.compare(fv.version, fix.fixed_version) < 0;
-  });
-  if (affected.length > 0) {
-    await client.query(INSERT_AFFECTS, [
-      id,
-      affected.map((fv) => fv.id),
-      affected.map((fv) => fixByFeature.get(fv.feature_id)!.id),
-    ]);
-  }
+  const versions = await versionsOfFeatures(client, fixes.map((f) => f.feature_id));
+  await linkAffected(client, fixes, versions, versionFormat(namespace.versionFormat).compare);
   return id;
 }
