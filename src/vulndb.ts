@@ -1,6 +1,7 @@
 /**
- * The vulnerability database's write and read operations, shared by the v1 API and the updaters.
- * Each write runs in one transaction that also writes the notification for the change.
+ * The vulnerability database's write and read operations of the v1 API (updaters write whole
+ * namespaces through store/updates.ts). Each write runs in one transaction that also writes the
+ * notification for the change.
  */
 import { isVersionFormatName, knownNamespaceFormat, versionFormat } from './ecosystems/index.js';
 import { badRequest, notFound } from './errors.js';
@@ -16,19 +17,15 @@ import {
   lockVulnerability,
   replaceVulnerability,
   type NamespaceRow,
+  type ReplaceOptions,
   type StoredVulnerability,
 } from './store/vulnerabilities.js';
 
 export type { NamespaceRow, StoredVulnerability };
 export { findNamespace, listNamespaces } from './store/vulnerabilities.js';
 
-/** Who writes: the API (updater null) or an updater; and whether the change notifies. */
-export interface WriteContext {
-  updater: string | null;
-  notify: boolean;
-}
-
-const API_WRITE: WriteContext = { updater: null, notify: true };
+/** API writes belong to no updater and always notify. */
+const API_WRITE: ReplaceOptions = { updater: null, notify: true };
 
 export interface WriteResult {
   vulnerability: StoredVulnerability;
@@ -87,7 +84,6 @@ async function change(
   namespaceName: string,
   name: string,
   clientFormat: string | undefined,
-  context: WriteContext,
   decide: (current: StoredVulnerability | undefined, namespace: NamespaceRow) => Vulnerability,
 ): Promise<WriteResult> {
   const result = await withTransaction(pool, async (client): Promise<WriteResult> => {
@@ -98,8 +94,8 @@ async function change(
     if (current && sameVulnerability(current, next)) {
       return { vulnerability: current, changed: false, notification: null };
     }
-    const { id, notification } = await replaceVulnerability(client, namespace, current, next, context);
-    return { vulnerability: { ...next, id: id!, updater: context.updater, versionFormat: namespace.versionFormat }, changed: true, notification };
+    const { id, notification } = await replaceVulnerability(client, namespace, current, next, API_WRITE);
+    return { vulnerability: { ...next, id: id!, updater: API_WRITE.updater, versionFormat: namespace.versionFormat }, changed: true, notification };
   });
   if (result.changed) await markDataChanged(pool);
   return result;
@@ -122,10 +118,9 @@ export function createVulnerability(
   pool: Pool,
   input: Vulnerability,
   clientFormat?: string,
-  context: WriteContext = API_WRITE,
 ): Promise<WriteResult> {
   requireDistinctFeatures(input.fixedIn);
-  return change(pool, input.namespace, input.name, clientFormat, context, (current) => ({
+  return change(pool, input.namespace, input.name, clientFormat, (current) => ({
     ...input,
     fixedIn: mergeFixedIn(current?.fixedIn ?? [], input.fixedIn),
   }));
@@ -137,7 +132,7 @@ export function updateVulnerability(
   input: Omit<Vulnerability, 'fixedIn'>,
   clientFormat?: string,
 ): Promise<WriteResult> {
-  return change(pool, input.namespace, input.name, clientFormat, API_WRITE, (current) => ({
+  return change(pool, input.namespace, input.name, clientFormat, (current) => ({
     ...input,
     fixedIn: current?.fixedIn ?? [],
   }));
@@ -181,7 +176,7 @@ export async function listVulnerabilities(
 /** Adds or replaces the fix for one feature. */
 export async function putFix(pool: Pool, namespaceName: string, name: string, fix: FixedIn): Promise<WriteResult> {
   await requireNamespace(pool, namespaceName);
-  return change(pool, namespaceName, name, undefined, API_WRITE, (current) => {
+  return change(pool, namespaceName, name, undefined, (current) => {
     if (!current) throw notFound(`vulnerability ${name} does not exist in namespace ${namespaceName}`);
     return { ...current, fixedIn: mergeFixedIn(current.fixedIn, [fix]) };
   });
@@ -189,7 +184,7 @@ export async function putFix(pool: Pool, namespaceName: string, name: string, fi
 
 export async function deleteFix(pool: Pool, namespaceName: string, name: string, feature: string): Promise<WriteResult> {
   await requireNamespace(pool, namespaceName);
-  return change(pool, namespaceName, name, undefined, API_WRITE, (current) => {
+  return change(pool, namespaceName, name, undefined, (current) => {
     if (!current) throw notFound(`vulnerability ${name} does not exist in namespace ${namespaceName}`);
     if (!current.fixedIn.some((f) => f.feature === feature)) {
       throw notFound(`vulnerability ${name} has no fix for ${feature}`);

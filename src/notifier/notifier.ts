@@ -13,6 +13,7 @@ import {
   type ClaimedNotification,
 } from '../store/notifications.js';
 import type { Pool } from '../store/pool.js';
+import { NOTIFY_CHANNEL } from '../store/vulnerabilities.js';
 
 /**
  * Webhook delivery. Each notification is POSTed as {"Notification":{"Name":"…"}} to every
@@ -39,7 +40,6 @@ export interface NotifierTls {
   readonly proxy?: string;
 }
 
-export const NOTIFY_CHANNEL = 'tarsier_notifications';
 const DELIVERY_TIMEOUT_MS = 5_000;
 /** How long a claimed notification is this replica's: longer than one try at every endpoint. */
 const CLAIM_LEASE_MS = 60_000;
@@ -262,7 +262,7 @@ export class Notifier {
     }
   }
 
-  /** Runs the retention purge now (tests, and `tarsier` operators through it). */
+  /** Runs the retention purge now, without waiting for its interval or taking its lease (tests). */
   async purgeNow(): Promise<{ notifications: number; versions: number }> {
     return purgeNotifications(this.#pool, this.#settings.retentionMs);
   }

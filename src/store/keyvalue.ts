@@ -2,15 +2,10 @@ import type { Queryable } from './pool.js';
 
 const GET = 'SELECT value FROM keyvalue WHERE key = $1';
 const INSERT_IF_ABSENT = 'INSERT INTO keyvalue (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING';
-const UPSERT = 'INSERT INTO keyvalue (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value';
 
 export async function getValue(db: Queryable, key: string): Promise<string | undefined> {
   const { rows } = await db.query<{ value: string }>(GET, [key]);
   return rows[0]?.value;
-}
-
-export async function setValue(db: Queryable, key: string, value: string): Promise<void> {
-  await db.query(UPSERT, [key, value]);
 }
 
 /**

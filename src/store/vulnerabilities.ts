@@ -54,8 +54,10 @@ const INSERT_FIXEDIN = `
   RETURNING id, vulnerability_id, feature_id, fixed_version`;
 const INSERT_NOTIFICATION = `
   INSERT INTO notification (name, old_vulnerability_id, new_vulnerability_id) VALUES ($1, $2, $3) RETURNING name`;
+/** The channel the notifiers LISTEN on. */
+export const NOTIFY_CHANNEL = 'tarsier_notifications';
 /** Wakes the notifiers of every replica when the transaction commits (NOTIFY is transactional). */
-export const WAKE_NOTIFIERS = "SELECT pg_notify('tarsier_notifications', '')";
+export const WAKE_NOTIFIERS = `SELECT pg_notify('${NOTIFY_CHANNEL}', '')`;
 
 interface NamespaceRecord {
   id: number;

@@ -1,4 +1,3 @@
-import type { Readable } from 'node:stream';
 import type { Vulnerability } from '../model/vulnerability.js';
 
 /**
@@ -20,5 +19,3 @@ export interface Enrichment {
   readonly severity: 'Unknown' | 'Negligible' | 'Low' | 'Medium' | 'High' | 'Critical';
 }
 
-/** A parser reads one upstream document (already decompressed) as a stream. */
-export type StreamInput = Readable;

@@ -1,4 +1,4 @@
-import { createReadStream, readFileSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -6,7 +6,6 @@ import { describe, expect, it } from 'vitest';
 import {
   JsonArraySplitter,
   parseNvdFeed,
-  parseNvdMeta,
   severityFromCvss2,
   severityFromCvss3,
 } from '../../src/ecosystems/nvd/feed.js';
@@ -330,32 +329,6 @@ describe('severity thresholds', () => {
     const result = await parseText(feed(entries));
     expect(v3.map((_, i) => get(result, `CVE-2098-${1000 + i}`).severity)).toEqual(v3.map(([, s]) => s));
     expect(v2.map((_, i) => get(result, `CVE-2098-${2000 + i}`).severity)).toEqual(v2.map(([, s]) => s));
-  });
-});
-
-describe('parseNvdMeta', () => {
-  it('reads the real .meta file (quay/claircore testdata)', () => {
-    const meta = parseNvdMeta(readFileSync(join(feeds, 'nvd-cve-2.0-feed.meta'), 'utf8'));
-    expect(meta).toEqual({
-      sha256: 'd165e29d8d911f3f1e0919a5c1e8c423b14af1c38f57847dd0a8cc9dbd027618',
-      lastModifiedDate: '2025-08-07T03:01:41-04:00',
-    });
-  });
-
-  it('accepts CRLF and any field order', () => {
-    const text =
-      `sha256:${'AbCdEf0123456789'.repeat(4)}\r\n` +
-      'size:1\r\nlastModifiedDate:2024-01-02T03:04:05-05:00\r\n';
-    expect(parseNvdMeta(text)).toEqual({
-      sha256: 'abcdef0123456789'.repeat(4),
-      lastModifiedDate: '2024-01-02T03:04:05-05:00',
-    });
-  });
-
-  it('throws without a valid sha256 or lastModifiedDate', () => {
-    expect(() => parseNvdMeta('lastModifiedDate:2024-01-02T03:04:05-05:00\n')).toThrow('NVD meta: missing or invalid sha256');
-    expect(() => parseNvdMeta('lastModifiedDate:x\nsha256:ABC\n')).toThrow('NVD meta: missing or invalid sha256');
-    expect(() => parseNvdMeta(`sha256:${'A'.repeat(64)}\n`)).toThrow('NVD meta: missing lastModifiedDate');
   });
 });
 

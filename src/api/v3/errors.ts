@@ -48,10 +48,6 @@ export function grpcErrorBody(code: GrpcCode, message: string): GrpcErrorBody {
   return { error: message, code, message };
 }
 
-export function httpStatusOf(code: GrpcCode): number {
-  return HTTP_STATUS[code];
-}
-
 function send(reply: FastifyReply, code: GrpcCode, message: string): FastifyReply {
   return reply.code(HTTP_STATUS[code]).type(JSON_CONTENT_TYPE).send(grpcErrorBody(code, message));
 }

@@ -334,24 +334,3 @@ export class JsonArraySplitter {
     this.onElement(text);
   }
 }
-
-/**
- * An NVD `.meta` file (`key:value` lines: lastModifiedDate, size, zipSize, gzSize, sha256). The
- * sha256 is the digest of the uncompressed feed: the source's fingerprint. Returned in lower case
- * (as Node's `digest('hex')` spells it); NVD writes it in upper case.
- */
-export function parseNvdMeta(text: string): { sha256: string; lastModifiedDate: string } {
-  const fields = new Map<string, string>();
-  for (const raw of text.split(/\r?\n/)) {
-    const colon = raw.indexOf(':');
-    if (colon <= 0) continue;
-    fields.set(raw.slice(0, colon).trim(), raw.slice(colon + 1).trim());
-  }
-  const sha256 = fields.get('sha256');
-  if (sha256 === undefined || !/^[0-9A-Fa-f]{64}$/.test(sha256)) {
-    throw new Error('NVD meta: missing or invalid sha256');
-  }
-  const lastModifiedDate = fields.get('lastModifiedDate');
-  if (lastModifiedDate === undefined || lastModifiedDate === '') throw new Error('NVD meta: missing lastModifiedDate');
-  return { sha256: sha256.toLowerCase(), lastModifiedDate };
-}
