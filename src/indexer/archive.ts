@@ -12,6 +12,13 @@ import { unprocessable, TarsierError } from '../errors.js';
 
 export type LayerFormat = 'docker' | 'aci';
 
+/** Layer format names as clients send them, in any case: Docker and OCI layers are read alike. */
+const LAYER_FORMATS: Readonly<Record<string, LayerFormat>> = { docker: 'docker', oci: 'docker', aci: 'aci' };
+
+export function layerFormatNamed(name: string): LayerFormat | undefined {
+  return LAYER_FORMATS[name.trim().toLowerCase()];
+}
+
 export interface ArchiveLimits {
   /** Uncompressed bytes the walk may read (decompression bombs stop here). */
   readonly maxExpandedBytes: number;

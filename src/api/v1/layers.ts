@@ -3,7 +3,7 @@ import { gzip as gzipCallback } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { badRequest, notFound } from '../../errors.js';
-import type { LayerFormat } from '../../indexer/archive.js';
+import { layerFormatNamed, type LayerFormat } from '../../indexer/archive.js';
 import type { Indexer } from '../../indexer/indexer.js';
 import { dataGeneration, markDataChanged } from '../../store/generation.js';
 import { affectingVulnerabilities, deleteLayer, findLayer, layerFeatures } from '../../store/layers.js';
@@ -25,7 +25,6 @@ export interface LayerRouteDeps {
 type App = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** Format names accepted on input (case-insensitive); OCI layers are Docker layers. */
-const FORMATS: Readonly<Record<string, LayerFormat>> = { docker: 'docker', oci: 'docker', aci: 'aci' };
 
 function required(value: string | undefined, field: string): string {
   if (value === undefined || value.trim() === '') throw badRequest(`Layer.${field} is required`);
@@ -33,7 +32,7 @@ function required(value: string | undefined, field: string): string {
 }
 
 function layerFormat(input: string): LayerFormat {
-  const format = FORMATS[input.trim().toLowerCase()];
+  const format = layerFormatNamed(input);
   if (!format) throw badRequest(`Layer.Format ${JSON.stringify(input)} is not supported: use Docker (or OCI) or ACI`);
   return format;
 }

@@ -8,6 +8,7 @@ import { findVulnerabilityById } from '../../store/vulnerabilities.js';
 import type { PageTokens } from '../paging.js';
 import { pageLimit, pageToken, revisionOf } from './request.js';
 import { AnyQuery } from './schemas.js';
+import { unixSeconds } from '../v3/proto-json.js';
 import * as serialize from './serialize.js';
 import type { Revision } from './serialize.js';
 
@@ -38,8 +39,6 @@ function notificationPage(payload: unknown): NotificationPage {
   }
   return { OldVulnerability: p.OldVulnerability!, NewVulnerability: p.NewVulnerability! };
 }
-
-const unixSeconds = (d: Date | null): string | undefined => (d ? String(Math.floor(d.getTime() / 1000)) : undefined);
 
 interface Side {
   layers: IntroducingLayer[];

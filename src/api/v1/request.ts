@@ -2,9 +2,10 @@ import type { FastifyRequest } from 'fastify';
 import { badRequest } from '../../errors.js';
 import type { Revision } from './serialize.js';
 
-type Query = Record<string, string | string[] | undefined>;
+export type Query = Record<string, string | string[] | undefined>;
 
-function single(query: Query, name: string): string | undefined {
+/** A query parameter's value; the last one when it is repeated. */
+export function single(query: Query, name: string): string | undefined {
   const value = query[name];
   return Array.isArray(value) ? value[value.length - 1] : value;
 }

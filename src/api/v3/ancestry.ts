@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { badRequest, notFound, TarsierError } from '../../errors.js';
-import type { LayerFormat } from '../../indexer/archive.js';
+import { layerFormatNamed, type LayerFormat } from '../../indexer/archive.js';
 import type { LayerScans, ScannedLayer } from '../../indexer/layer-scans.js';
 import { lockAncestryName, readAncestry, replaceAncestry, type AncestryFeatureRow } from '../../store/ancestries.js';
 import { featuresFor, type AffectingVulnerability, type LayerFeature } from '../../store/layers.js';
@@ -16,7 +16,6 @@ export interface AncestryRouteDeps {
 }
 
 /** Format names accepted on input (case-insensitive); OCI layers are Docker layers (as in v1). */
-const FORMATS: Readonly<Record<string, LayerFormat>> = { docker: 'docker', oci: 'docker', aci: 'aci' };
 const FORMAT_HINT = 'use Docker (or OCI) or ACI';
 /** Layers downloaded at once for one ancestry. */
 const SCAN_CONCURRENCY = 4;
@@ -46,7 +45,7 @@ export function parsePostAncestry(body: unknown): PostAncestryRequest {
   if (blank(name)) throw badRequest('ancestry_name is required');
   const formatName = stringField(message, 'format');
   if (blank(formatName)) throw badRequest(`format is required: ${FORMAT_HINT}`);
-  const format = FORMATS[formatName.trim().toLowerCase()];
+  const format = layerFormatNamed(formatName);
   if (!format) throw badRequest(`format ${JSON.stringify(formatName)} is not supported: ${FORMAT_HINT}`);
   const layerMessages = messageListField(message, 'layers');
   if (layerMessages.length === 0) throw badRequest("layers is required: list the ancestry's layers, parent first");

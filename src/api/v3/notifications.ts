@@ -5,10 +5,10 @@ import { findNotification, markNotificationRead } from '../../store/notification
 import type { Pool } from '../../store/pool.js';
 import { findVulnerabilityById } from '../../store/vulnerabilities.js';
 import type { PageTokens } from '../paging.js';
+import { pageLimit, single, type Query } from '../v1/request.js';
 import { metadataText, unixSeconds, withoutDefaults } from './proto-json.js';
 
 type App = FastifyInstance<any, any, any, any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-type Query = Record<string, string | string[] | undefined>;
 
 export interface NotificationRouteDeps {
   pool: Pool;
@@ -17,7 +17,6 @@ export interface NotificationRouteDeps {
 
 /** Ancestries per side and page unless the client asks otherwise, and the most it may ask for. */
 const DEFAULT_LIMIT = 100;
-const MAX_LIMIT = 1000;
 
 type SideName = 'old' | 'new';
 
@@ -36,20 +35,6 @@ interface SidePage {
 const PAGE_PARAMETERS: Readonly<Record<SideName, string>> = { old: 'old_vulnerability_page', new: 'new_vulnerability_page' };
 /** lowerCamelCase spellings, also accepted (grpc-gateway matched only the proto names). */
 const CAMEL_PARAMETERS: Readonly<Record<SideName, string>> = { old: 'oldVulnerabilityPage', new: 'newVulnerabilityPage' };
-
-function single(query: Query, name: string): string | undefined {
-  const value = query[name];
-  return Array.isArray(value) ? value[value.length - 1] : value;
-}
-
-function pageLimit(query: Query): number {
-  const raw = single(query, 'limit');
-  if (raw === undefined || raw === '') return DEFAULT_LIMIT;
-  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1 || Number(raw) > MAX_LIMIT) {
-    throw badRequest(`limit must be an integer from 1 to ${MAX_LIMIT} (got ${JSON.stringify(raw)})`);
-  }
-  return Number(raw);
-}
 
 /** The side's token as given ('' or absent: first page) and where it starts. */
 function sideStart(query: Query, side: SideName, notification: string, tokens: PageTokens): { token: string | undefined; start: number } {
@@ -118,7 +103,7 @@ export function registerNotificationRoutes(app: App, deps: NotificationRouteDeps
     const name = request.params.name;
     if (name === '') throw badRequest('notification name should not be empty');
     const query = request.query ?? {};
-    const limit = pageLimit(query);
+    const limit = pageLimit(query, DEFAULT_LIMIT);
     const oldPage = sideStart(query, 'old', name, pageTokens);
     const newPage = sideStart(query, 'new', name, pageTokens);
     const notification = await findNotification(pool, name);
