@@ -156,6 +156,26 @@ describe('parseRedHatOval on real excerpts', () => {
 });
 
 describe('parseRedHatOval rules', () => {
+  it('stops reading once the definitions are read: what follows them is not needed', async () => {
+    const definitions = doc(patch({ id: '20990002', title: 'RHSA-2099:0002: zlib update (Low)', severity: 'Low', description: 'zlib', criteria: rhel9(pkg('zlib', '0:1.2.11-99.el9')) })).split('<tests/>')[0]!;
+    let pulledAfter = 0;
+    const input = Readable.from(
+      (async function* () {
+        yield Buffer.from(definitions);
+        // Never well-formed and never ending: only a reader that reads on would notice.
+        for (;;) {
+          pulledAfter += 1;
+          yield Buffer.from('<tests><broken attr=');
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      })(),
+    );
+    const data = await parseRedHatOval(input, 9);
+    expect(data.vulnerabilities.map((v) => `${v.name} ${v.fixedIn.map((f) => f.version).join()}`)).toEqual(['RHSA-2099:0002 0:1.2.11-99.el9']);
+    expect(pulledAfter).toBeLessThanOrEqual(1);
+    expect(input.destroyed).toBe(true);
+  });
+
   it('patch: name, severity, link, collapsed description and every "is earlier than" package', async () => {
     const data = await parse(
       doc(

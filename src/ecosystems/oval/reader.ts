@@ -134,6 +134,11 @@ export async function readOval(input: Readable, options: ReadOvalOptions): Promi
   };
   for await (const chunk of input as AsyncIterable<Buffer | string>) {
     write(typeof chunk === 'string' ? chunk : decode(decoder, chunk, options.label));
+    // Tests, objects, states and variables follow the definitions and can be most of the file.
+    if (reader.finished) {
+      input.destroy();
+      return reader.tables();
+    }
   }
   write(decode(decoder, undefined, options.label));
   try {
@@ -206,6 +211,8 @@ const SECTIONS = new Set(['definitions', 'tests', 'objects', 'states', 'variable
 
 class OvalReader {
   sawRoot = false;
+  /** Set once the reader has all it wants (the definitions, when no tables are wanted): the rest need not be read. */
+  finished = false;
   private readonly label: string;
   private readonly onDefinition: (definition: OvalDefinition) => void;
   private readonly wantTables: boolean;
@@ -293,6 +300,7 @@ class OvalReader {
       this.finishCapture();
     }
     if (depth <= 1) {
+      if (depth === 1 && this.section === 'definitions' && !this.wantTables) this.finished = true;
       if (depth === 1) this.section = '';
       return;
     }
