@@ -30,7 +30,11 @@ export interface VulnerabilityView {
   versionFormat?: string;
 }
 
-export function vulnerability(v: StoredVulnerability, revision: Revision, view: VulnerabilityView = {}): Record<string, unknown> {
+/** What the Vulnerability object shows: a stored vulnerability, or one nested in a layer report (no fixed-in list). */
+type ShownVulnerability = Pick<StoredVulnerability, 'name' | 'namespace' | 'description' | 'link' | 'severity' | 'metadata'> &
+  Partial<Pick<StoredVulnerability, 'fixedIn'>>;
+
+export function vulnerability(v: ShownVulnerability, revision: Revision, view: VulnerabilityView = {}): Record<string, unknown> {
   const metadata = v.metadata && Object.keys(v.metadata).length > 0 ? v.metadata : undefined;
   return withoutEmpty({
     Name: v.name,
@@ -40,7 +44,7 @@ export function vulnerability(v: StoredVulnerability, revision: Revision, view: 
     Severity: v.severity,
     Metadata: metadata,
     FixedBy: view.fixedBy ?? undefined,
-    FixedIn: view.fixedIn ? v.fixedIn.map((f) => fixedInFeature(f, v.namespace, revision, view.versionFormat)) : undefined,
+    FixedIn: view.fixedIn ? (v.fixedIn ?? []).map((f) => fixedInFeature(f, v.namespace, revision, view.versionFormat)) : undefined,
   });
 }
 
@@ -82,17 +86,7 @@ export function layerFeatures(
       Version: f.version,
       AddedBy: f.addedBy,
       Vulnerabilities: withVulnerabilities
-        ? (byFeature.get(f.featureVersionId) ?? []).map((v) =>
-            withoutEmpty({
-              Name: v.name,
-              [namespaceKey(revision)]: v.namespace,
-              Description: v.description,
-              Link: v.link,
-              Severity: v.severity,
-              Metadata: v.metadata && Object.keys(v.metadata).length > 0 ? v.metadata : undefined,
-              FixedBy: v.fixedBy ?? undefined,
-            }),
-          )
+        ? (byFeature.get(f.featureVersionId) ?? []).map((v) => vulnerability(v, revision, { fixedBy: v.fixedBy }))
         : undefined,
     }),
   );
