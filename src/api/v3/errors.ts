@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseUnavailable, TarsierError, unstorableValueMessage, type ErrorCode } from '../../errors.js';
+import type { ErrorCode } from '../../errors.js';
+import { classifyRequestError } from '../request-errors.js';
 import { JSON_CONTENT_TYPE } from '../v1/errors.js';
 
 /**
@@ -52,47 +53,10 @@ function send(reply: FastifyReply, code: GrpcCode, message: string): FastifyRepl
   return reply.code(HTTP_STATUS[code]).type(JSON_CONTENT_TYPE).send(grpcErrorBody(code, message));
 }
 
-/** Fastify's own request errors (parsing, validation, limits): all invalid arguments here. */
-function describeFrameworkError(err: FastifyError): { code: GrpcCode; message: string } | undefined {
-  switch (err.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return { code: GRPC.InvalidArgument, message: 'request body is larger than the 1 MiB limit' };
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return { code: GRPC.InvalidArgument, message: 'request body is empty: send a JSON object' };
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { code: GRPC.InvalidArgument, message: 'request body must be JSON' };
-    case 'FST_ERR_VALIDATION':
-      return { code: GRPC.InvalidArgument, message: `invalid request: ${err.message}` };
-    default:
-      break;
-  }
-  if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
-    return { code: GRPC.InvalidArgument, message: `request body is not valid JSON: ${err.message}` };
-  }
-  if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
-    if (err.statusCode === 401) return { code: GRPC.Unauthenticated, message: err.message };
-    if (err.statusCode === 404) return { code: GRPC.NotFound, message: err.message };
-    return { code: GRPC.InvalidArgument, message: err.message };
-  }
-  return undefined;
-}
-
 /** The error handler of the ancestry API's routes; same signature as v1ErrorHandler. */
 export function v3ErrorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  if (err instanceof TarsierError) {
-    if (err.code === 'internal') request.log.error({ err }, 'request failed');
-    return send(reply, BY_ERROR_CODE[err.code], err.message);
-  }
-  const framework = describeFrameworkError(err);
-  if (framework) return send(reply, framework.code, framework.message);
-  const unstorable = unstorableValueMessage(err);
-  if (unstorable) return send(reply, GRPC.InvalidArgument, unstorable);
-  if (isDatabaseUnavailable(err)) {
-    request.log.warn({ err }, 'database unavailable');
-    return send(reply, GRPC.Unavailable, 'the database is unavailable; retry shortly');
-  }
-  request.log.error({ err }, 'request failed');
-  return send(reply, GRPC.Internal, 'internal server error; the server log has the details');
+  const problem = classifyRequestError(err, request.log);
+  return send(reply, BY_ERROR_CODE[problem.code], problem.message);
 }
 
 /** The paths the ancestry API owns (no version segment), for choosing this dialect by URL. */
