@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import { createAuthenticator } from './api/auth.js';
+import { jsonBodyParser } from './api/json-body.js';
 import type { PageTokens } from './api/paging.js';
 import { JSON_CONTENT_TYPE, errorBody, v1ErrorHandler } from './api/v1/errors.js';
 import { normalizeFieldNames } from './api/v1/schemas.js';
@@ -64,16 +65,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   // Clair decoded every body as JSON whatever its Content-Type (curl -d sends a form type).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
-    const text = (body as string).trim();
-    if (text === '') return done(null, undefined);
-    try {
-      done(null, normalizeFieldNames(JSON.parse(text)));
-    } catch (err) {
-      (err as Error & { statusCode?: number }).statusCode = 400;
-      done(err as Error, undefined);
-    }
-  });
+  app.addContentTypeParser('*', { parseAs: 'string' }, jsonBodyParser(normalizeFieldNames));
 
   const authenticate = createAuthenticator(config.api.auth);
   if (authenticate) {

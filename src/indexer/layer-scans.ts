@@ -33,8 +33,8 @@ interface ScanLog {
 /** A replica renews its lease on a hash while scanning it; a dead replica's lease lapses after this. */
 const LEASE_TTL_MS = 60_000;
 const LEASE_POLL_MS = 200;
-/** How long to wait for another replica's scan of the same hash when no download timeout is known. */
-const DEFAULT_LEASE_WAIT_MS = 15 * 60_000 + LEASE_TTL_MS;
+/** The download timeout assumed when none is given (the configuration's default). */
+const DEFAULT_DOWNLOAD_TIMEOUT_MS = 15 * 60_000;
 
 /**
  * Scans by layer hash for the ancestry API. A hash already scanned by the current indexer version
@@ -51,11 +51,12 @@ export class LayerScans {
   readonly #owner = `layer-scans-${randomUUID()}`;
   readonly #inFlight = new Map<string, Promise<ScannedLayer>>();
 
-  constructor(deps: { pool: Pool; indexer: Pick<Indexer, 'scan'>; log?: ScanLog; leaseWaitMs?: number }) {
+  /** downloadTimeoutMs: how long another replica's scan may take before its lease lapses and this one takes over. */
+  constructor(deps: { pool: Pool; indexer: Pick<Indexer, 'scan'>; log?: ScanLog; downloadTimeoutMs?: number }) {
     this.#pool = deps.pool;
     this.#indexer = deps.indexer;
     this.#log = deps.log;
-    this.#leaseWaitMs = deps.leaseWaitMs ?? DEFAULT_LEASE_WAIT_MS;
+    this.#leaseWaitMs = (deps.downloadTimeoutMs ?? DEFAULT_DOWNLOAD_TIMEOUT_MS) + LEASE_TTL_MS;
   }
 
   /** The scan of the layer: the stored one when current, else downloaded, read and stored. */

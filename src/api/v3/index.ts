@@ -5,6 +5,7 @@ import { LayerScans } from '../../indexer/layer-scans.js';
 import type { Pool } from '../../store/pool.js';
 import type { PageTokens } from '../paging.js';
 import { registerAncestryRoutes } from './ancestry.js';
+import { jsonBodyParser } from '../json-body.js';
 import { v3ErrorHandler } from './errors.js';
 import { registerNotificationRoutes } from './notifications.js';
 import { registerStatusRoutes } from './status.js';
@@ -14,12 +15,8 @@ export interface AncestryApiDeps {
   /** Downloads and reads layers (its scan()). */
   indexer: Pick<Indexer, 'scan'>;
   pageTokens: PageTokens;
-  /** When given, how long a request waits for another replica scanning the same layer follows the download timeout. */
-  config?: Config;
+  config: Config;
 }
-
-/** A replica's lease on a scan lapses after this long without renewal (see LayerScans). */
-const LEASE_TTL_MS = 60_000;
 
 /**
  * The ancestry API (Clair v3's grpc-gateway JSON): POST /ancestry, GET /ancestry/{name},
@@ -32,22 +29,13 @@ export function registerAncestryApi(app: FastifyInstance<any, any, any, any, any
     pool: deps.pool,
     indexer: deps.indexer,
     log: app.log.child({ component: 'layer-scans' }),
-    ...(deps.config ? { leaseWaitMs: deps.config.indexer.downloadTimeoutMs + LEASE_TTL_MS } : {}),
+    downloadTimeoutMs: deps.config.indexer.downloadTimeoutMs,
   });
   void app.register(async (scope) => {
     scope.setErrorHandler(v3ErrorHandler);
     // As the v1 API: any Content-Type is read as JSON (grpc-gateway's marshaler did the same).
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
-      const text = (body as string).trim();
-      if (text === '') return done(null, undefined);
-      try {
-        done(null, JSON.parse(text));
-      } catch (err) {
-        (err as Error & { statusCode?: number }).statusCode = 400;
-        done(err as Error, undefined);
-      }
-    });
+    scope.addContentTypeParser('*', { parseAs: 'string' }, jsonBodyParser());
     registerAncestryRoutes(scope, { pool: deps.pool, scans });
     registerNotificationRoutes(scope, { pool: deps.pool, pageTokens: deps.pageTokens });
     registerStatusRoutes(scope, { pool: deps.pool });
