@@ -4,16 +4,18 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import { createAuthenticator } from './api/auth.js';
+import { Edge, requestIdOf, ROUTER_OPTIONS, RouteTable } from './api/edge.js';
 import { jsonBodyParser } from './api/json-body.js';
+import { BODY_LIMIT_BYTES } from './api/limits.js';
 import type { PageTokens } from './api/paging.js';
-import { JSON_CONTENT_TYPE, errorBody, v1ErrorHandler } from './api/v1/errors.js';
+import { openApiDocument } from './api/openapi.js';
+import { compileValidator, validationMessage } from './api/validation.js';
+import { JSON_CONTENT_TYPE } from './api/v1/errors.js';
+import { registerV1Api } from './api/v1/index.js';
 import { normalizeFieldNames } from './api/v1/schemas.js';
-import { registerLayerRoutes } from './api/v1/layers.js';
-import { GRPC, grpcErrorBody, isAncestryApiUrl, v3NotFoundHandler } from './api/v3/errors.js';
 import { registerAncestryApi } from './api/v3/index.js';
-import { registerNotificationRoutes } from './api/v1/notifications.js';
 import { ReportCache } from './api/v1/report-cache.js';
-import { registerVulnerabilityRoutes } from './api/v1/vulnerabilities.js';
+import type { RouteApp } from './api/route-app.js';
 import type { Config } from './config.js';
 import type { Indexer } from './indexer/indexer.js';
 import type { Metrics } from './metrics.js';
@@ -32,9 +34,6 @@ export interface AppDeps {
   tls?: { key: Buffer; cert: Buffer; ca?: Buffer };
 }
 
-/** Clair read at most 1 MiB of a request body; so do we. */
-export const BODY_LIMIT_BYTES = 1024 * 1024;
-
 /** Route pattern for metrics labels: the registered pattern, never the raw URL (unbounded). */
 function routeLabel(pattern: string | undefined): string {
   return pattern ?? 'unmatched';
@@ -45,6 +44,8 @@ function routeLabel(pattern: string | undefined): string {
  */
 export function buildApp(deps: AppDeps): FastifyInstance {
   const { config, pool, metrics } = deps;
+  const routes = new RouteTable();
+  const edge = new Edge({ metrics, log: deps.log, routes });
   const app = Fastify({
     ...(deps.tls
       ? {
@@ -58,14 +59,26 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       : {}),
     loggerInstance: deps.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
-    routerOptions: { ignoreTrailingSlash: true },
-    // Types are checked, never coerced: {"Name": 1} is a client error, as it was in Clair.
-    ajv: { customOptions: { coerceTypes: false, allErrors: false } },
+    // Names in paths up to MAX_NAME_LENGTH (Fastify's default of 100 refused klar's and Quay's).
+    routerOptions: { ...ROUTER_OPTIONS },
+    genReqId: (request) => requestIdOf(request.headers['x-request-id']),
+    schemaErrorFormatter: (errors, part) => new Error(validationMessage(errors, part)),
+    frameworkErrors: edge.onError,
+    clientErrorHandler: edge.onClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(compileValidator);
+  app.setErrorHandler(edge.onError);
+  app.setNotFoundHandler(edge.onNotFound);
+  app.addHook('onRoute', (route) => routes.add(route.method, route.url));
 
   // Clair decoded every body as JSON whatever its Content-Type (curl -d sends a form type).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, jsonBodyParser(normalizeFieldNames));
+  app.addContentTypeParser('*', jsonBodyParser({ deadlineMs: config.api.bodyTimeoutMs }, normalizeFieldNames));
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
 
   const authenticate = createAuthenticator(config.api.auth);
   if (authenticate) {
@@ -78,10 +91,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       if (reply.sent) return;
       request.log.warn({ timeoutMs: config.api.timeoutMs }, 'request timed out');
       const message = 'the server did not finish the request within the configured timeout (clair.api.timeout)';
-      void reply
-        .code(503)
-        .type(JSON_CONTENT_TYPE)
-        .send(isAncestryApiUrl(request.url) ? grpcErrorBody(GRPC.Unavailable, message) : errorBody(message));
+      edge.send(request, reply, { code: 'unavailable', message });
     }, config.api.timeoutMs);
     reply.raw.once('close', () => clearTimeout(timer));
   });
@@ -98,36 +108,22 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
 
   // OpenAPI description of every route (from the routes' own schemas) at /docs (UI) and /docs/json.
-  void app.register(swagger, {
-    openapi: {
-      info: {
-        title: 'Tarsier',
-        description: "Container-image vulnerability scanner: Clair's v1 layer API (revisions A and B) and its ancestry API.",
-        version: '1',
-      },
-    },
-  });
+  void app.register(swagger, { openapi: openApiDocument(config) });
   void app.register(swaggerUi, { routePrefix: '/docs' });
-
-  app.setErrorHandler(v1ErrorHandler);
-  app.setNotFoundHandler((request, reply) =>
-    isAncestryApiUrl(request.url)
-      ? v3NotFoundHandler(request, reply)
-      : reply.code(404).type(JSON_CONTENT_TYPE).send(errorBody(`no route for ${request.method} ${request.url.split('?')[0]}`)),
-  );
 
   // Routes are registered in a plugin, so they come after the OpenAPI plugin has loaded and are
   // described by it; the error handlers, parsers and hooks above apply to them unchanged.
-  void app.register(async (scope) => {
-    const routes = scope.withTypeProvider<TypeBoxTypeProvider>();
-    routes.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
-      reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
-    );
-    const defaultRevision = config.api.v1Revision;
-    registerVulnerabilityRoutes(routes, { pool, pageTokens: deps.pageTokens, defaultRevision });
-    registerLayerRoutes(routes, { pool, indexer: deps.indexer, defaultRevision, reports: deps.reports ?? new ReportCache() });
-    registerNotificationRoutes(routes, { pool, pageTokens: deps.pageTokens, defaultRevision });
-    registerAncestryApi(routes, { pool, indexer: deps.indexer, pageTokens: deps.pageTokens, config });
+  void app.register(async (plugin) => {
+    const scope = plugin as unknown as RouteApp;
+    // Clair v2 served its metrics under /v1 too, and Quay pings GET /v1/metrics to check the scanner is up.
+    for (const url of ['/metrics', '/v1/metrics']) {
+      scope.get(url, { schema: { hide: true } }, async (_request, reply) =>
+        reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+      );
+    }
+    const { indexer, pageTokens } = deps;
+    registerV1Api(scope, { pool, indexer, pageTokens, defaultRevision: config.api.v1Revision, reports: deps.reports ?? new ReportCache() });
+    registerAncestryApi(scope, { pool, indexer, pageTokens, config });
   });
   return app;
 }

@@ -29,6 +29,7 @@ export interface Config {
     readonly healthHost: string;
     readonly healthPort: number;
     readonly timeoutMs: number;
+    readonly bodyTimeoutMs: number;
     readonly paginationKey: Buffer | null;
     readonly v1Revision: 'A' | 'B';
     readonly localRoots: readonly string[];
@@ -220,6 +221,16 @@ const duration: Parser<number> = {
       throw must(DURATION_EXPECTED, v);
     }
     if (ms < 0) throw must(DURATION_EXPECTED, v);
+    return ms;
+  },
+};
+
+const POSITIVE_DURATION_EXPECTED = 'a duration > 0 such as "30s" or "2m"';
+const positiveDuration: Parser<number> = {
+  expected: POSITIVE_DURATION_EXPECTED,
+  parse(v, ctx) {
+    const ms = duration.parse(v, ctx);
+    if (ms <= 0) throw must(POSITIVE_DURATION_EXPECTED, v);
     return ms;
   },
 };
@@ -429,6 +440,7 @@ const SCHEMA: SectionSpec = section({
     addr: leaf(listenAddress, `${DEFAULT_HOST}:6060`), // Clair v3
     healthaddr: leaf(listenAddress, `${DEFAULT_HOST}:6061`), // Clair v3
     timeout: leaf(duration, '900s'),
+    bodytimeout: leaf(positiveDuration, '30s'),
     paginationkey: leaf(paginationKey), // Clair v2 place
     certfile: leaf(filePath),
     keyfile: leaf(filePath),
@@ -728,6 +740,7 @@ function build(vals: Values, env: Env): Config {
       healthHost: health.host,
       healthPort: health.port,
       timeoutMs: vals.get<number>('api.timeout'),
+      bodyTimeoutMs: vals.get<number>('api.bodytimeout'),
       paginationKey,
       v1Revision: vals.get<'A' | 'B'>('api.v1revision'),
       localRoots: [...new Set(vals.get<string[]>('api.localroots'))],

@@ -7,7 +7,13 @@ export type ErrorCode =
   | 'bad_request' // the request must change before a retry (400)
   | 'unauthenticated' // API authentication is configured and the request has no valid credential (401)
   | 'not_found' // the resource does not exist (404)
+  | 'method_not_allowed' // the path exists, the method does not (405)
+  | 'request_timeout' // the request body did not arrive in time (408)
+  | 'payload_too_large' // the request body is over the limit (413)
+  | 'uri_too_long' // the request line is over the limit (414)
+  | 'unsupported_media_type' // the body's Content-Type or Content-Encoding cannot be read (415)
   | 'unprocessable' // valid request, but the layer cannot be used (422)
+  | 'headers_too_large' // the request headers are over the limit (431)
   | 'unavailable' // the database cannot be reached; retry later (503)
   | 'internal'; // a server fault (500)
 

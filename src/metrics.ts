@@ -22,6 +22,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly httpErrors = new Counter({
+    name: 'tarsier_http_errors_total',
+    help: 'HTTP error answers, by route pattern ("unmatched": no route; "unparsed": refused by the HTTP parser), status code and reason (the error code).',
+    labelNames: ['route', 'status', 'reason'] as const,
+    registers: [this.registry],
+  });
+
   readonly layerIndexDuration = new Histogram({
     name: 'tarsier_layer_index_duration_seconds',
     help: 'Time to download, read and store a layer, by outcome (indexed, or the error code).',

@@ -1,19 +1,110 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
+import { badRequest, TarsierError } from '../errors.js';
+import { BODY_LIMIT_BYTES, MAX_JSON_DEPTH } from './limits.js';
+
+export interface BodySettings {
+  /** A body that has not fully arrived this long after its headers is answered 408. */
+  readonly deadlineMs: number;
+}
+
+const tooLarge = (): TarsierError => new TarsierError('payload_too_large', 'request body is larger than the 1 MiB limit');
 
 /**
- * A Fastify body parser (parseAs: 'string') that reads any body as JSON, as Clair did whatever the
- * Content-Type: empty is no body, invalid JSON is a 400 (its message says where), and transform
- * (e.g. the v1 API's field-name normalisation) is applied to what parses.
+ * The whole body as bytes: at most BODY_LIMIT_BYTES, within the deadline. A client that declares
+ * a body and never sends it, or sends it too slowly, gets request_timeout instead of holding the
+ * request open; a client that goes away mid-body ends the read.
  */
-export function jsonBodyParser(transform: (value: unknown) => unknown = (value) => value) {
-  return (_request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void => {
-    const text = body.toString().trim();
-    if (text === '') return done(null, undefined);
-    try {
-      done(null, transform(JSON.parse(text)));
-    } catch (err) {
-      (err as Error & { statusCode?: number }).statusCode = 400;
-      done(err as Error, undefined);
+function readBody(stream: Readable, headers: IncomingHttpHeaders, deadlineMs: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    if (Number(headers['content-length']) > BODY_LIMIT_BYTES) {
+      reject(tooLarge());
+      return;
     }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (err: Error | undefined): void => {
+      clearTimeout(timer);
+      stream.off('data', onData).off('end', onEnd).off('error', finish).off('close', onClose);
+      if (err) {
+        stream.pause();
+        reject(err);
+      } else {
+        resolve(Buffer.concat(chunks, size));
+      }
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > BODY_LIMIT_BYTES) finish(tooLarge());
+      else chunks.push(chunk);
+    };
+    const onEnd = (): void => finish(undefined);
+    const onClose = (): void => finish(badRequest('the client closed the connection before the request body ended'));
+    const timer = setTimeout(
+      () => finish(new TarsierError('request_timeout', `the request body did not arrive within ${deadlineMs / 1000} s (clair.api.bodytimeout)`)),
+      deadlineMs,
+    );
+    stream.on('data', onData).on('end', onEnd).on('error', finish).on('close', onClose);
+  });
+}
+
+/**
+ * Refuses JSON a client cannot mean and the store cannot keep: nesting deeper than MAX_JSON_DEPTH,
+ * and strings or keys with lone UTF-16 surrogates (`"\ud800"` is valid JSON syntax but not
+ * Unicode; PostgreSQL rejects it). Names the place it found, e.g. Vulnerability.Metadata.x.
+ */
+/** Matches a lone surrogate: in a /u pattern, a well-formed pair is one code point, not two Cs. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+function checkJson(value: unknown, path: string, depth: number): void {
+  if (typeof value === 'string') {
+    if (LONE_SURROGATE.test(value)) throw badRequest(`${path || 'request body'} contains invalid Unicode (a lone UTF-16 surrogate escape such as \\ud800)`);
+    return;
+  }
+  if (value === null || typeof value !== 'object') return;
+  if (depth >= MAX_JSON_DEPTH) throw badRequest(`request body nests deeper than ${MAX_JSON_DEPTH} levels (at ${path})`);
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => checkJson(item, `${path}[${i}]`, depth + 1));
+    return;
+  }
+  for (const [key, inner] of Object.entries(value)) {
+    const at = path === '' ? key : `${path}.${key}`;
+    if (LONE_SURROGATE.test(key)) throw badRequest(`a field name in ${path || 'request body'} contains invalid Unicode (a lone UTF-16 surrogate escape)`);
+    checkJson(inner, at, depth + 1);
+  }
+}
+
+/**
+ * A Fastify body parser that reads any body as JSON, as Clair did whatever the Content-Type: empty
+ * is no body, invalid JSON is a 400 (its message says where), a compressed body is a 415, and
+ * transform (e.g. the v1 API's field-name normalisation) is applied to what parses.
+ */
+export function jsonBodyParser(settings: BodySettings, transform: (value: unknown) => unknown = (value) => value) {
+  return (request: FastifyRequest, payload: Readable, done: (err: Error | null, body?: unknown) => void): void => {
+    const encoding = request.headers['content-encoding']?.trim().toLowerCase();
+    if (encoding && encoding !== 'identity') {
+      done(new TarsierError('unsupported_media_type', `request bodies must not be compressed (Content-Encoding: ${encoding} is not supported)`));
+      return;
+    }
+    readBody(payload, request.headers, settings.deadlineMs).then(
+      (bytes) => {
+        const text = bytes.toString('utf8').trim();
+        if (text === '') return done(null, undefined);
+        let value: unknown;
+        try {
+          value = JSON.parse(text);
+        } catch (err) {
+          return done(badRequest(`request body is not valid JSON: ${(err as Error).message}`));
+        }
+        try {
+          checkJson(value, '', 0);
+          done(null, transform(value));
+        } catch (err) {
+          done(err as Error);
+        }
+      },
+      (err: Error) => done(err),
+    );
   };
 }

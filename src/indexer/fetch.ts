@@ -13,6 +13,7 @@ import { addAbortSignal, Transform, type Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Agent, buildConnector, interceptors, request, type Dispatcher } from 'undici';
 import { badRequest, TarsierError, unprocessable } from '../errors.js';
+import { USER_AGENT } from '../version.js';
 
 export interface FetchSettings {
   /** Absolute directories local-file layers may be read from; empty: local files are refused. */
@@ -154,13 +155,25 @@ function withoutCredentials(url: URL): string {
 }
 
 /**
- * The client's headers with lower-cased names (last one wins, like Go's Header.Set in Clair).
- * Userinfo in the URL becomes Basic authentication, as Go's client did, unless an Authorization
- * header was given.
+ * Headers that describe one connection, not the download: the HTTP client sets them itself.
+ * Harbor sends `Connection: close` with every layer; undici refuses these as request headers.
+ */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'upgrade', 'host', 'content-length', 'expect', 'trailer']);
+
+/**
+ * The client's headers with lower-cased names (last one wins, like Go's Header.Set in Clair),
+ * without hop-by-hop headers and without empty values (klar sends `"Authorization": ""` for
+ * anonymous pulls; an empty credential is no credential). Userinfo in the URL becomes Basic
+ * authentication, as Go's client did, unless an Authorization header was given.
  */
 function requestHeaders(url: URL, headers: Readonly<Record<string, string>>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) out[name.toLowerCase()] = value;
+  const out: Record<string, string> = { 'user-agent': USER_AGENT };
+  for (const [name, value] of Object.entries(headers)) {
+    const key = name.toLowerCase();
+    if (HOP_BY_HOP.has(key)) continue;
+    if (value.trim() === '') delete out[key];
+    else out[key] = value;
+  }
   if ((url.username !== '' || url.password !== '') && out.authorization === undefined) {
     const userinfo = `${decodeUserinfo(url.username)}:${decodeUserinfo(url.password)}`;
     out.authorization = `Basic ${Buffer.from(userinfo).toString('base64')}`;

@@ -11,6 +11,9 @@ import { acquireLease, releaseLease, renewLease } from '../store/locks.js';
 import { withTransaction, type Pool } from '../store/pool.js';
 import { readLayerArchive, type ArchiveLimits, type LayerFormat } from './archive.js';
 import { openLayer, redactLocation, type FetchSettings } from './fetch.js';
+
+/** The 400's message for a ParentName that is not indexed (Clair v2's, matched by Quay). */
+export const UNKNOWN_PARENT_MESSAGE = 'worker: parent layer is unknown, it must be processed first';
 import { scanContents, wantedBy } from './scan.js';
 
 export interface IndexRequest {
@@ -119,7 +122,9 @@ export class Indexer {
     const parentName = existing ? existing.parentName : request.parentName;
     if (!parentName) return null;
     const parent = await findLayer(this.#pool, parentName);
-    if (!parent) throw badRequest(`parent layer ${parentName} is unknown: post it before its children`);
+    // Clair's own words (worker.ErrParentUnknown): Quay's security worker matches this exact
+    // message to re-post the whole chain from the base layer.
+    if (!parent) throw badRequest(UNKNOWN_PARENT_MESSAGE);
     return parent;
   }
 

@@ -14,6 +14,7 @@ import {
 } from '../store/notifications.js';
 import type { Pool } from '../store/pool.js';
 import { NOTIFY_CHANNEL } from '../store/vulnerabilities.js';
+import { USER_AGENT } from '../version.js';
 
 /**
  * Webhook delivery. Each notification is POSTed as {"Notification":{"Name":"…"}} to every
@@ -178,7 +179,7 @@ export class Notifier {
 
   async #deliver(notification: ClaimedNotification): Promise<void> {
     const body = JSON.stringify({ Notification: { Name: notification.name } });
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'Tarsier notifier' };
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': USER_AGENT };
     if (this.#settings.secret) {
       headers['x-tarsier-signature'] = `sha256=${createHmac('sha256', this.#settings.secret).update(body).digest('hex')}`;
     }

@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Agent, interceptors, request, type Dispatcher } from 'undici';
+import { USER_AGENT } from '../version.js';
 
 /**
  * Conditional downloads of upstream feeds (http(s) and file://). What a previous run saw is kept
@@ -24,7 +25,6 @@ export type DownloadResult =
   | { readonly status: 'downloaded'; readonly path: string; readonly temporary: boolean; readonly validators: Validators };
 
 const MAX_REDIRECTS = 5;
-const USER_AGENT = 'Tarsier (vulnerability updater)';
 
 export class Downloader {
   readonly #dir: string;

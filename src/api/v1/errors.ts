@@ -1,28 +1,33 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../../errors.js';
-import { classifyRequestError } from '../request-errors.js';
+import type { RequestError } from '../request-errors.js';
 
 /** The one place where v1 errors become HTTP statuses and {"Error":{"Message":"..."}} bodies. */
-const STATUS: Record<ErrorCode, number> = {
+const STATUS: Readonly<Record<ErrorCode, number>> = {
   bad_request: 400,
   unauthenticated: 401,
   not_found: 404,
+  method_not_allowed: 405,
+  request_timeout: 408,
+  payload_too_large: 413,
+  uri_too_long: 414,
+  unsupported_media_type: 415,
   unprocessable: 422,
+  headers_too_large: 431,
   unavailable: 503,
   internal: 500,
 };
 
 export const JSON_CONTENT_TYPE = 'application/json;charset=utf-8';
 
-export function errorBody(message: string): { Error: { Message: string } } {
+export interface V1ErrorBody {
+  Error: { Message: string };
+}
+
+export function errorBody(message: string): V1ErrorBody {
   return { Error: { Message: message } };
 }
 
-function send(reply: FastifyReply, status: number, message: string): FastifyReply {
-  return reply.code(status).type(JSON_CONTENT_TYPE).send(errorBody(message));
-}
-
-export function v1ErrorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const problem = classifyRequestError(err, request.log);
-  return send(reply, problem.httpStatus ?? STATUS[problem.code], problem.message);
+/** The v1 (and /tarsier) answer to a request error. */
+export function v1ErrorResponse(problem: RequestError): { status: number; body: V1ErrorBody } {
+  return { status: STATUS[problem.code], body: errorBody(problem.message) };
 }

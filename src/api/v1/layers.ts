@@ -1,7 +1,6 @@
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { badRequest, notFound } from '../../errors.js';
 import { layerFormatNamed, type LayerFormat } from '../../indexer/archive.js';
 import type { Indexer } from '../../indexer/indexer.js';
@@ -11,9 +10,10 @@ import { withTransaction, type Pool } from '../../store/pool.js';
 import { JSON_CONTENT_TYPE } from './errors.js';
 import type { CachedReport, ReportCache } from './report-cache.js';
 import { flag, revisionOf } from './request.js';
-import { AnyQuery, LayerEnvelope, LayerParams, type LayerInput } from './schemas.js';
+import { Empty, LayerEnvelope, LayerParams, LayerQuery, LayerReport, PostedLayer, type LayerInput } from './schemas.js';
 import * as serialize from './serialize.js';
 import type { Revision } from './serialize.js';
+import type { RouteApp } from '../route-app.js';
 
 export interface LayerRouteDeps {
   pool: Pool;
@@ -22,7 +22,6 @@ export interface LayerRouteDeps {
   reports: ReportCache;
 }
 
-type App = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** Format names accepted on input (case-insensitive); OCI layers are Docker layers. */
 
@@ -70,57 +69,98 @@ async function sendReport(request: FastifyRequest, reply: FastifyReply, body: st
   return reply.header('content-encoding', 'gzip').send(compressed);
 }
 
-export function registerLayerRoutes(app: App, deps: LayerRouteDeps): void {
+export function registerLayerRoutes(app: RouteApp, deps: LayerRouteDeps): void {
   const { pool, indexer } = deps;
   const revision = (request: FastifyRequest): Revision => revisionOf(request, deps.defaultRevision);
 
-  app.post('/v1/layers', { schema: { body: LayerEnvelope } }, async (request, reply) => {
-    const input = request.body.Layer;
-    const layer = await indexer.index({
-      name: required(input.Name, 'Name'),
-      path: required(input.Path, 'Path'),
-      format: layerFormat(required(input.Format, 'Format')),
-      parentName: input.ParentName || undefined,
-      headers: downloadHeaders(input),
-    });
-    // As Clair: the submitted fields, plus the version of the indexer that indexed the layer.
-    return reply.code(201).send({ Layer: { ...input, IndexedByVersion: layer.indexedByVersion } });
-  });
+  app.post(
+    '/v1/layers',
+    {
+      schema: {
+        operationId: 'postLayer',
+        summary: 'Index a layer',
+        description:
+          'Downloads the layer from Path, reads its packages and stores them; answers when done. A layer already ' +
+          'indexed by the current indexer version is not downloaded again. The parent must be indexed first.',
+        tags: ['v1 layers'],
+        body: LayerEnvelope,
+        response: { 201: PostedLayer },
+      },
+    },
+    async (request, reply) => {
+      const input = request.body.Layer;
+      const layer = await indexer.index({
+        name: required(input.Name, 'Name'),
+        path: required(input.Path, 'Path'),
+        format: layerFormat(required(input.Format, 'Format')),
+        parentName: input.ParentName || undefined,
+        headers: downloadHeaders(input),
+      });
+      // As Clair: the submitted fields, plus the version of the indexer that indexed the layer.
+      return reply.code(201).send({ Layer: { ...input, IndexedByVersion: layer.indexedByVersion } });
+    },
+  );
 
-  app.get('/v1/layers/:name', { schema: { params: LayerParams, querystring: AnyQuery } }, async (request, reply) => {
-    const withVulnerabilities = flag(request.query, 'vulnerabilities');
-    const withFeatures = withVulnerabilities || flag(request.query, 'features');
-    const rev = revision(request);
-    // Reports only change when the data does: reuse the JSON built at the same data generation.
-    const generation = await dataGeneration(pool);
-    const key = `${request.params.name}\0${withFeatures}\0${withVulnerabilities}\0${rev}`;
-    const cached = deps.reports.get(key, generation);
-    if (cached) return sendReport(request, reply, cached.body, { reports: deps.reports, key, entry: cached });
+  app.get(
+    '/v1/layers/:name',
+    {
+      schema: {
+        operationId: 'getLayer',
+        summary: 'A layer, its packages and their vulnerabilities',
+        description: 'Gzip-compressed for clients that send Accept-Encoding: gzip.',
+        tags: ['v1 layers'],
+        params: LayerParams,
+        querystring: LayerQuery,
+        response: { 200: LayerReport },
+      },
+    },
+    async (request, reply) => {
+      const withVulnerabilities = flag(request.query.vulnerabilities);
+      const withFeatures = withVulnerabilities || flag(request.query.features);
+      const rev = revision(request);
+      // Reports only change when the data does: reuse the JSON built at the same data generation.
+      const generation = await dataGeneration(pool);
+      const key = `${request.params.name}\0${withFeatures}\0${withVulnerabilities}\0${rev}`;
+      const cached = deps.reports.get(key, generation);
+      if (cached) return sendReport(request, reply, cached.body, { reports: deps.reports, key, entry: cached });
 
-    const layer = await findLayer(pool, request.params.name);
-    if (!layer) throw notFound(`layer ${request.params.name} does not exist`);
-    const body: Record<string, unknown> = {
-      Name: layer.name,
-      [rev === 'A' ? 'Namespace' : 'NamespaceName']: layer.namespace ?? undefined,
-      ParentName: layer.parentName ?? undefined,
-      IndexedByVersion: layer.indexedByVersion,
-    };
-    if (withFeatures) {
-      const features = await layerFeatures(pool, layer.id);
-      const vulnerabilities = withVulnerabilities
-        ? await affectingVulnerabilities(pool, features.map((f) => f.featureVersionId))
-        : [];
-      body.Features = serialize.layerFeatures(features, vulnerabilities, rev, withVulnerabilities);
-    }
-    const text = JSON.stringify({ Layer: body });
-    const entry = deps.reports.set(key, generation, text);
-    return sendReport(request, reply, text, entry && { reports: deps.reports, key, entry });
-  });
+      const layer = await findLayer(pool, request.params.name);
+      if (!layer) throw notFound(`layer ${request.params.name} does not exist`);
+      const body: Record<string, unknown> = {
+        Name: layer.name,
+        [rev === 'A' ? 'Namespace' : 'NamespaceName']: layer.namespace ?? undefined,
+        ParentName: layer.parentName ?? undefined,
+        IndexedByVersion: layer.indexedByVersion,
+      };
+      if (withFeatures) {
+        const features = await layerFeatures(pool, layer.id);
+        const vulnerabilities = withVulnerabilities
+          ? await affectingVulnerabilities(pool, features.map((f) => f.featureVersionId))
+          : [];
+        body.Features = serialize.layerFeatures(features, vulnerabilities, rev, withVulnerabilities);
+      }
+      const text = JSON.stringify({ Layer: body });
+      const entry = deps.reports.set(key, generation, text);
+      return sendReport(request, reply, text, entry && { reports: deps.reports, key, entry });
+    },
+  );
 
-  app.delete('/v1/layers/:name', { schema: { params: LayerParams } }, async (request, reply) => {
-    const deleted = await withTransaction(pool, (client) => deleteLayer(client, request.params.name));
-    if (!deleted) throw notFound(`layer ${request.params.name} does not exist`);
-    await markDataChanged(pool);
-    return reply.code(200).send();
-  });
+  app.delete(
+    '/v1/layers/:name',
+    {
+      schema: {
+        operationId: 'deleteLayer',
+        summary: 'Delete a layer and all its descendants',
+        tags: ['v1 layers'],
+        params: LayerParams,
+        response: { 200: Empty },
+      },
+    },
+    async (request, reply) => {
+      const deleted = await withTransaction(pool, (client) => deleteLayer(client, request.params.name));
+      if (!deleted) throw notFound(`layer ${request.params.name} does not exist`);
+      await markDataChanged(pool);
+      return reply.code(200).send();
+    },
+  );
 }

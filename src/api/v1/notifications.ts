@@ -1,16 +1,15 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
 import { badRequest, notFound } from '../../errors.js';
 import { findNotification, layersIntroducing, markNotificationRead, type IntroducingLayer } from '../../store/notifications.js';
 import type { Pool } from '../../store/pool.js';
 import { findVulnerabilityById } from '../../store/vulnerabilities.js';
 import type { PageTokens } from '../paging.js';
-import { pageLimit, pageToken, revisionOf } from './request.js';
-import { AnyQuery } from './schemas.js';
+import { pageToken, revisionOf } from './request.js';
+import { Empty, NotificationParams, NotificationQuery, NotificationResponse } from './schemas.js';
 import { unixSeconds } from '../v3/proto-json.js';
 import * as serialize from './serialize.js';
 import type { Revision } from './serialize.js';
+import type { RouteApp } from '../route-app.js';
 
 export interface NotificationRouteDeps {
   pool: Pool;
@@ -18,10 +17,7 @@ export interface NotificationRouteDeps {
   defaultRevision: Revision;
 }
 
-type App = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-/** Notification pages hold up to 100 layers per side unless the client asks otherwise. */
-const DEFAULT_LIMIT = 100;
 /** A side with no more layers (or no vulnerability) in a page token, as in Clair. */
 const EXHAUSTED = -1;
 
@@ -45,7 +41,7 @@ interface Side {
   next: number;
 }
 
-export function registerNotificationRoutes(app: App, deps: NotificationRouteDeps): void {
+export function registerNotificationRoutes(app: RouteApp, deps: NotificationRouteDeps): void {
   const { pool, pageTokens } = deps;
   const revision = (request: FastifyRequest): Revision => revisionOf(request, deps.defaultRevision);
 
@@ -67,39 +63,67 @@ export function registerNotificationRoutes(app: App, deps: NotificationRouteDeps
     };
   };
 
-  app.get('/v1/notifications/:name', { schema: { params: Type.Object({ name: Type.String() }), querystring: AnyQuery } }, async (request) => {
-    const limit = pageLimit(request.query, DEFAULT_LIMIT);
-    const token = pageToken(request.query);
-    const start: NotificationPage = token ? notificationPage(pageTokens.decode(token)) : { OldVulnerability: 0, NewVulnerability: 0 };
-    const notification = await findNotification(pool, request.params.name);
-    if (!notification) throw notFound(`notification ${request.params.name} does not exist`);
-    const [oldSide, newSide] = await Promise.all([
-      side(notification.oldVulnerabilityId, start.OldVulnerability, limit),
-      side(notification.newVulnerabilityId, start.NewVulnerability, limit),
-    ]);
-    const rev = revision(request);
-    const done = oldSide.next === EXHAUSTED && newSide.next === EXHAUSTED;
-    const [Old, New] = await Promise.all([
-      vulnerabilityWithLayers(notification.oldVulnerabilityId, oldSide, rev, notification.name),
-      vulnerabilityWithLayers(notification.newVulnerabilityId, newSide, rev, notification.name),
-    ]);
-    return {
-      Notification: {
-        Name: notification.name,
-        Created: unixSeconds(notification.createdAt),
-        Notified: unixSeconds(notification.notifiedAt),
-        Deleted: unixSeconds(notification.deletedAt),
-        Limit: limit,
-        Page: token ?? pageTokens.encode(start),
-        ...(done ? {} : { NextPage: pageTokens.encode({ OldVulnerability: oldSide.next, NewVulnerability: newSide.next }) }),
-        Old,
-        New,
-      },
-    };
-  });
+  const tags = ['v1 notifications'];
 
-  app.delete('/v1/notifications/:name', { schema: { params: Type.Object({ name: Type.String() }) } }, async (request, reply) => {
-    if (!(await markNotificationRead(pool, request.params.name))) throw notFound(`notification ${request.params.name} does not exist`);
-    return reply.code(200).send();
-  });
+  app.get(
+    '/v1/notifications/:name',
+    {
+      schema: {
+        operationId: 'getNotification',
+        summary: 'A notification: the old and new vulnerability and the layers each affects',
+        description: 'Both sides are paged together (limit layers each, default 100); follow NextPage until it is absent.',
+        tags,
+        params: NotificationParams,
+        querystring: NotificationQuery,
+        response: { 200: NotificationResponse },
+      },
+    },
+    async (request) => {
+      const limit = request.query.limit;
+      const token = pageToken(request.query.page);
+      const start: NotificationPage = token ? notificationPage(pageTokens.decode(token)) : { OldVulnerability: 0, NewVulnerability: 0 };
+      const notification = await findNotification(pool, request.params.name);
+      if (!notification) throw notFound(`notification ${request.params.name} does not exist`);
+      const [oldSide, newSide] = await Promise.all([
+        side(notification.oldVulnerabilityId, start.OldVulnerability, limit),
+        side(notification.newVulnerabilityId, start.NewVulnerability, limit),
+      ]);
+      const rev = revision(request);
+      const done = oldSide.next === EXHAUSTED && newSide.next === EXHAUSTED;
+      const [Old, New] = await Promise.all([
+        vulnerabilityWithLayers(notification.oldVulnerabilityId, oldSide, rev, notification.name),
+        vulnerabilityWithLayers(notification.newVulnerabilityId, newSide, rev, notification.name),
+      ]);
+      return {
+        Notification: {
+          Name: notification.name,
+          Created: unixSeconds(notification.createdAt)!,
+          Notified: unixSeconds(notification.notifiedAt),
+          Deleted: unixSeconds(notification.deletedAt),
+          Limit: limit,
+          Page: token ?? pageTokens.encode(start),
+          ...(done ? {} : { NextPage: pageTokens.encode({ OldVulnerability: oldSide.next, NewVulnerability: newSide.next }) }),
+          Old,
+          New,
+        },
+      };
+    },
+  );
+
+  app.delete(
+    '/v1/notifications/:name',
+    {
+      schema: {
+        operationId: 'markNotificationRead',
+        summary: 'Mark a notification read: it is not delivered again',
+        tags,
+        params: NotificationParams,
+        response: { 200: Empty },
+      },
+    },
+    async (request, reply) => {
+      if (!(await markNotificationRead(pool, request.params.name))) throw notFound(`notification ${request.params.name} does not exist`);
+      return reply.code(200).send();
+    },
+  );
 }

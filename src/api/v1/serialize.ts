@@ -1,6 +1,8 @@
 import { NO_FIX, type FixedIn } from '../../model/vulnerability.js';
 import type { AffectingVulnerability, ReportedFeature } from '../../store/layers.js';
 import type { NamespaceRow, StoredVulnerability } from '../../vulndb.js';
+import type { Static } from '@sinclair/typebox';
+import type { FeatureOutput, NamespaceList, VulnerabilityOutput } from './schemas.js';
 
 /**
  * Revision A and B of the v1 wire format. They differ only in how namespaces are written:
@@ -13,11 +15,11 @@ export type Revision = 'A' | 'B';
 const namespaceKey = (revision: Revision): 'Namespace' | 'NamespaceName' =>
   revision === 'A' ? 'Namespace' : 'NamespaceName';
 
-function withoutEmpty(fields: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined && v !== ''));
+function withoutEmpty<T>(fields: Record<string, unknown>): T {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined && v !== '')) as T;
 }
 
-export function namespaces(rows: readonly NamespaceRow[], revision: Revision): unknown[] {
+export function namespaces(rows: readonly NamespaceRow[], revision: Revision): Static<typeof NamespaceList>['Namespaces'] {
   return rows.map((ns) => (revision === 'A' ? ns.name : { Name: ns.name, VersionFormat: ns.versionFormat }));
 }
 
@@ -34,9 +36,9 @@ export interface VulnerabilityView {
 type ShownVulnerability = Pick<StoredVulnerability, 'name' | 'namespace' | 'description' | 'link' | 'severity' | 'metadata'> &
   Partial<Pick<StoredVulnerability, 'fixedIn'>>;
 
-export function vulnerability(v: ShownVulnerability, revision: Revision, view: VulnerabilityView = {}): Record<string, unknown> {
+export function vulnerability(v: ShownVulnerability, revision: Revision, view: VulnerabilityView = {}): Static<typeof VulnerabilityOutput> {
   const metadata = v.metadata && Object.keys(v.metadata).length > 0 ? v.metadata : undefined;
-  return withoutEmpty({
+  return withoutEmpty<Static<typeof VulnerabilityOutput>>({
     Name: v.name,
     [namespaceKey(revision)]: v.namespace,
     Description: v.description,
@@ -53,8 +55,8 @@ export function fixedInFeature(
   namespace: string,
   revision: Revision,
   format: string | undefined,
-): Record<string, unknown> {
-  return withoutEmpty({
+): Static<typeof FeatureOutput> {
+  return withoutEmpty<Static<typeof FeatureOutput>>({
     Name: fix.feature,
     [namespaceKey(revision)]: namespace,
     VersionFormat: revision === 'B' ? format : undefined,
@@ -79,7 +81,7 @@ export function layerFeatures(
     byFeature.set(v.featureVersionId, list);
   }
   return features.map((f) =>
-    withoutEmpty({
+    withoutEmpty<Record<string, unknown>>({
       Name: f.name,
       [namespaceKey(revision)]: f.namespace,
       VersionFormat: revision === 'B' ? f.versionFormat : undefined,

@@ -1,23 +1,30 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { badRequest } from '../../errors.js';
 import { NO_FIX, parseSeverity, type FixedIn, type Vulnerability } from '../../model/vulnerability.js';
 import type { Pool } from '../../store/pool.js';
 import * as vulndb from '../../vulndb.js';
 import type { PageTokens } from '../paging.js';
-import { flag, pageLimit, pageToken, revisionOf } from './request.js';
+import { flag, pageToken, revisionOf } from './request.js';
 import {
-  AnyQuery,
+  Empty,
   FeatureEnvelope,
+  FixList,
   FixParams,
+  FixResponse,
+  NamespaceList,
   NamespaceParams,
   VulnerabilityEnvelope,
+  VulnerabilityList,
+  VulnerabilityListQuery,
   VulnerabilityParams,
+  VulnerabilityQuery,
+  VulnerabilityResponse,
   type FeatureInput,
   type VulnerabilityInput,
 } from './schemas.js';
 import * as serialize from './serialize.js';
 import type { Revision } from './serialize.js';
+import type { RouteApp } from '../route-app.js';
 
 export interface V1Deps {
   pool: Pool;
@@ -25,7 +32,6 @@ export interface V1Deps {
   defaultRevision: Revision;
 }
 
-type App = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** Namespace given in a body must agree with the one in the URL. */
 function bodyNamespace(input: { Namespace?: string | undefined; NamespaceName?: string | undefined }, urlNamespace: string, what: string): void {
@@ -85,7 +91,7 @@ function parseVulnerability(input: VulnerabilityInput, namespace: string, urlNam
   };
 }
 
-export function registerVulnerabilityRoutes(app: App, deps: V1Deps): void {
+export function registerVulnerabilityRoutes(app: RouteApp, deps: V1Deps): void {
   const { pool, pageTokens } = deps;
   const revision = (request: FastifyRequest): Revision => revisionOf(request, deps.defaultRevision);
 
@@ -100,16 +106,29 @@ export function registerVulnerabilityRoutes(app: App, deps: V1Deps): void {
     return reply.code(status).send({ Vulnerability: serialize.vulnerability(v, revision(request), view) });
   };
 
-  app.get('/v1/namespaces', async (request) => ({
-    Namespaces: serialize.namespaces(await vulndb.listNamespaces(pool), revision(request)),
-  }));
+  const tags = ['v1 vulnerabilities'];
+
+  app.get(
+    '/v1/namespaces',
+    { schema: { operationId: 'listNamespaces', summary: 'The namespaces (distribution releases) in the database', tags, response: { 200: NamespaceList } } },
+    async (request) => ({ Namespaces: serialize.namespaces(await vulndb.listNamespaces(pool), revision(request)) }),
+  );
 
   app.get(
     '/v1/namespaces/:ns/vulnerabilities',
-    { schema: { params: NamespaceParams, querystring: AnyQuery } },
+    {
+      schema: {
+        operationId: 'listVulnerabilities',
+        summary: "A page of a namespace's vulnerabilities",
+        tags,
+        params: NamespaceParams,
+        querystring: VulnerabilityListQuery,
+        response: { 200: VulnerabilityList },
+      },
+    },
     async (request) => {
-      const limit = pageLimit(request.query);
-      const token = pageToken(request.query);
+      const limit = request.query.limit;
+      const token = pageToken(request.query.page);
       const startId = token === undefined ? 0 : vulnerabilityPageStart(pageTokens.decode(token));
       const page = await vulndb.listVulnerabilities(pool, request.params.ns, startId, limit);
       const rev = revision(request);
@@ -122,7 +141,17 @@ export function registerVulnerabilityRoutes(app: App, deps: V1Deps): void {
 
   app.post(
     '/v1/namespaces/:ns/vulnerabilities',
-    { schema: { params: NamespaceParams, body: VulnerabilityEnvelope } },
+    {
+      schema: {
+        operationId: 'createVulnerability',
+        summary: 'Add a vulnerability',
+        description: 'Records a notification for it. "None" as a fixed version means no fix exists yet.',
+        tags,
+        params: NamespaceParams,
+        body: VulnerabilityEnvelope,
+        response: { 201: VulnerabilityResponse },
+      },
+    },
     async (request, reply) => {
       const { vulnerability, clientFormat } = parseVulnerability(request.body.Vulnerability, request.params.ns);
       const result = await vulndb.createVulnerability(pool, vulnerability, clientFormat);
@@ -132,16 +161,35 @@ export function registerVulnerabilityRoutes(app: App, deps: V1Deps): void {
 
   app.get(
     '/v1/namespaces/:ns/vulnerabilities/:name',
-    { schema: { params: VulnerabilityParams, querystring: AnyQuery } },
+    {
+      schema: {
+        operationId: 'getVulnerability',
+        summary: 'A vulnerability',
+        tags,
+        params: VulnerabilityParams,
+        querystring: VulnerabilityQuery,
+        response: { 200: VulnerabilityResponse },
+      },
+    },
     async (request, reply) => {
       const found = await vulndb.getVulnerability(pool, request.params.ns, request.params.name);
-      return sendVulnerability(request, reply, 200, found, flag(request.query, 'fixedIn'));
+      return sendVulnerability(request, reply, 200, found, flag(request.query.fixedIn));
     },
   );
 
   app.put(
     '/v1/namespaces/:ns/vulnerabilities/:name',
-    { schema: { params: VulnerabilityParams, body: VulnerabilityEnvelope } },
+    {
+      schema: {
+        operationId: 'updateVulnerability',
+        summary: "Change a vulnerability's description, link, severity or metadata",
+        description: 'FixedIn must be empty: fixes have their own routes. Records a notification when anything changed.',
+        tags,
+        params: VulnerabilityParams,
+        body: VulnerabilityEnvelope,
+        response: { 200: VulnerabilityResponse },
+      },
+    },
     async (request, reply) => {
       const input = request.body.Vulnerability;
       if (input.FixedIn && input.FixedIn.length > 0) {
@@ -155,7 +203,16 @@ export function registerVulnerabilityRoutes(app: App, deps: V1Deps): void {
 
   app.delete(
     '/v1/namespaces/:ns/vulnerabilities/:name',
-    { schema: { params: VulnerabilityParams } },
+    {
+      schema: {
+        operationId: 'deleteVulnerability',
+        summary: 'Delete a vulnerability',
+        description: 'Records a notification (Old only).',
+        tags,
+        params: VulnerabilityParams,
+        response: { 200: Empty },
+      },
+    },
     async (request, reply) => {
       await vulndb.deleteVulnerability(pool, request.params.ns, request.params.name);
       return reply.code(200).send();
@@ -164,7 +221,15 @@ export function registerVulnerabilityRoutes(app: App, deps: V1Deps): void {
 
   app.get(
     '/v1/namespaces/:ns/vulnerabilities/:name/fixes',
-    { schema: { params: VulnerabilityParams } },
+    {
+      schema: {
+        operationId: 'listFixes',
+        summary: "A vulnerability's fixed packages",
+        tags,
+        params: VulnerabilityParams,
+        response: { 200: FixList },
+      },
+    },
     async (request) => {
       const found = await vulndb.getVulnerability(pool, request.params.ns, request.params.name);
       const rev = revision(request);
@@ -174,7 +239,16 @@ export function registerVulnerabilityRoutes(app: App, deps: V1Deps): void {
 
   app.put(
     '/v1/namespaces/:ns/vulnerabilities/:name/fixes/:feature',
-    { schema: { params: FixParams, body: FeatureEnvelope } },
+    {
+      schema: {
+        operationId: 'putFix',
+        summary: 'Add or replace the fix of one package',
+        tags,
+        params: FixParams,
+        body: FeatureEnvelope,
+        response: { 200: FixResponse },
+      },
+    },
     async (request) => {
       const { ns, name, feature } = request.params;
       const input = request.body.Feature;
@@ -189,7 +263,15 @@ export function registerVulnerabilityRoutes(app: App, deps: V1Deps): void {
 
   app.delete(
     '/v1/namespaces/:ns/vulnerabilities/:name/fixes/:feature',
-    { schema: { params: FixParams } },
+    {
+      schema: {
+        operationId: 'deleteFix',
+        summary: 'Delete the fix of one package',
+        tags,
+        params: FixParams,
+        response: { 200: Empty },
+      },
+    },
     async (request, reply) => {
       const { ns, name, feature } = request.params;
       await vulndb.deleteFix(pool, ns, name, feature);

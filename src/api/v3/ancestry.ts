@@ -1,4 +1,3 @@
-import type { FastifyInstance } from 'fastify';
 import { badRequest, notFound, TarsierError } from '../../errors.js';
 import { layerFormatNamed, type LayerFormat } from '../../indexer/archive.js';
 import type { LayerScans, ScannedLayer } from '../../indexer/layer-scans.js';
@@ -6,9 +5,11 @@ import { lockAncestryName, readAncestry, replaceAncestry, type AncestryFeatureRo
 import { featuresFor, type AffectingVulnerability, type LayerFeature } from '../../store/layers.js';
 import { withTransaction, type Pool } from '../../store/pool.js';
 import { messageListField, messageOf, metadataText, stringField, stringMapField, withoutDefaults } from './proto-json.js';
+import { MAX_NAME_LENGTH } from '../limits.js';
+import { AncestryParams, AncestryQuery, GetAncestryResponse, PostAncestryRequest as PostAncestryBody, PostAncestryResponse } from './schemas.js';
 import { DETECTOR_NAMES, LISTER_NAMES, serviceStatus } from './status.js';
+import type { RouteApp } from '../route-app.js';
 
-type App = FastifyInstance<any, any, any, any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 export interface AncestryRouteDeps {
   pool: Pool;
@@ -43,6 +44,7 @@ export function parsePostAncestry(body: unknown): PostAncestryRequest {
   const message = messageOf(body, 'request body');
   const name = stringField(message, 'ancestry_name');
   if (blank(name)) throw badRequest('ancestry_name is required');
+  if (name.length > MAX_NAME_LENGTH) throw badRequest(`ancestry_name is longer than the ${MAX_NAME_LENGTH}-character limit`);
   const formatName = stringField(message, 'format');
   if (blank(formatName)) throw badRequest(`format is required: ${FORMAT_HINT}`);
   const format = layerFormatNamed(formatName);
@@ -53,6 +55,7 @@ export function parsePostAncestry(body: unknown): PostAncestryRequest {
     const at = `layers[${i}]`;
     const hash = stringField(layer, 'hash', at);
     if (blank(hash)) throw badRequest(`${at}.hash is required`);
+    if (hash.length > MAX_NAME_LENGTH) throw badRequest(`${at}.hash is longer than the ${MAX_NAME_LENGTH}-character limit`);
     if (hash.startsWith(V1_SCAN_PREFIX)) throw badRequest(`${at}.hash must not start with "${V1_SCAN_PREFIX}"`);
     const path = stringField(layer, 'path', at);
     if (blank(path)) throw badRequest(`${at}.path is required`);
@@ -139,48 +142,76 @@ function vulnerabilityMessage(v: AffectingVulnerability): Record<string, unknown
   };
 }
 
-export function registerAncestryRoutes(app: App, deps: AncestryRouteDeps): void {
+export function registerAncestryRoutes(app: RouteApp, deps: AncestryRouteDeps): void {
   const { pool, scans } = deps;
 
-  app.post('/ancestry', async (request) => {
-    const input = parsePostAncestry(request.body);
-    const scanned = await scanLayers(scans, input);
-    await storeAncestry(pool, input, scanned);
-    return { status: await serviceStatus(pool) };
-  });
+  const tags = ['ancestry'];
 
-  app.get<{ Params: { ancestry_name: string } }>('/ancestry/:ancestry_name', async (request) => {
-    const name = request.params.ancestry_name;
-    if (name === '') throw badRequest('ancestry name should not be empty');
-    const ancestry = await readAncestry(pool, name);
-    if (!ancestry) throw notFound(`requested ancestry '${name}' is not found`);
-    const vulnerabilities = new Map<number, AffectingVulnerability[]>();
-    for (const v of ancestry.vulnerabilities) {
-      const list = vulnerabilities.get(v.featureVersionId) ?? [];
-      list.push(v);
-      vulnerabilities.set(v.featureVersionId, list);
-    }
-    const introduced = new Map<number, Array<Record<string, unknown>>>();
-    for (const f of ancestry.features) {
-      const list = introduced.get(f.position) ?? [];
-      list.push({
-        name: f.name,
-        namespace_name: f.namespace,
-        version: f.version,
-        version_format: f.versionFormat,
-        vulnerabilities: (vulnerabilities.get(f.featureVersionId) ?? []).map(vulnerabilityMessage),
-      });
-      introduced.set(f.position, list);
-    }
-    const layers = ancestry.layers.map((hash, position) => ({ layer: { hash }, detected_features: introduced.get(position) ?? [] }));
-    return withoutDefaults({
-      ancestry: {
-        name: ancestry.name,
-        scanned_listers: [...LISTER_NAMES],
-        scanned_detectors: [...DETECTOR_NAMES],
-        layers,
+  app.post(
+    '/ancestry',
+    {
+      schema: {
+        operationId: 'postAncestry',
+        summary: 'Scan an image: its layers, parent first (AncestryService.PostAncestry)',
+        description: 'Answers when every layer is scanned and the ancestry stored. A layer hash already scanned is not downloaded again.',
+        tags,
+        body: PostAncestryBody,
+        response: { 200: PostAncestryResponse },
       },
-      status: await serviceStatus(pool),
-    });
-  });
+    },
+    async (request) => {
+      const input = parsePostAncestry(request.body);
+      const scanned = await scanLayers(scans, input);
+      await storeAncestry(pool, input, scanned);
+      return { status: await serviceStatus(pool) };
+    },
+  );
+
+  app.get(
+    '/ancestry/:ancestry_name',
+    {
+      schema: {
+        operationId: 'getAncestry',
+        summary: "An ancestry's layers, the features each introduced and their vulnerabilities (AncestryService.GetAncestry)",
+        tags,
+        params: AncestryParams,
+        querystring: AncestryQuery,
+        response: { 200: GetAncestryResponse },
+      },
+    },
+    async (request) => {
+      const name = request.params.ancestry_name;
+      if (name === '') throw badRequest('ancestry name should not be empty');
+      const ancestry = await readAncestry(pool, name);
+      if (!ancestry) throw notFound(`requested ancestry '${name}' is not found`);
+      const vulnerabilities = new Map<number, AffectingVulnerability[]>();
+      for (const v of ancestry.vulnerabilities) {
+        const list = vulnerabilities.get(v.featureVersionId) ?? [];
+        list.push(v);
+        vulnerabilities.set(v.featureVersionId, list);
+      }
+      const introduced = new Map<number, Array<Record<string, unknown>>>();
+      for (const f of ancestry.features) {
+        const list = introduced.get(f.position) ?? [];
+        list.push({
+          name: f.name,
+          namespace_name: f.namespace,
+          version: f.version,
+          version_format: f.versionFormat,
+          vulnerabilities: (vulnerabilities.get(f.featureVersionId) ?? []).map(vulnerabilityMessage),
+        });
+        introduced.set(f.position, list);
+      }
+      const layers = ancestry.layers.map((hash, position) => ({ layer: { hash }, detected_features: introduced.get(position) ?? [] }));
+      return withoutDefaults({
+        ancestry: {
+          name: ancestry.name,
+          scanned_listers: [...LISTER_NAMES],
+          scanned_detectors: [...DETECTOR_NAMES],
+          layers,
+        },
+        status: await serviceStatus(pool),
+      });
+    },
+  );
 }

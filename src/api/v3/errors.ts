@@ -1,7 +1,5 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../../errors.js';
-import { classifyRequestError } from '../request-errors.js';
-import { JSON_CONTENT_TYPE } from '../v1/errors.js';
+import type { RequestError } from '../request-errors.js';
 
 /**
  * The one place where ancestry-API errors become grpc-gateway responses: the gRPC status code
@@ -11,7 +9,9 @@ import { JSON_CONTENT_TYPE } from '../v1/errors.js';
  */
 export const GRPC = {
   InvalidArgument: 3,
+  DeadlineExceeded: 4,
   NotFound: 5,
+  Unimplemented: 12,
   Internal: 13,
   Unavailable: 14,
   Unauthenticated: 16,
@@ -20,23 +20,33 @@ export type GrpcCode = (typeof GRPC)[keyof typeof GRPC];
 
 const HTTP_STATUS: Readonly<Record<GrpcCode, number>> = {
   [GRPC.InvalidArgument]: 400,
+  [GRPC.DeadlineExceeded]: 504,
   [GRPC.NotFound]: 404,
+  [GRPC.Unimplemented]: 501,
   [GRPC.Internal]: 500,
   [GRPC.Unavailable]: 503,
   [GRPC.Unauthenticated]: 401,
 };
 
 /**
- * TarsierError codes in this dialect. A layer that cannot be used (422 in v1) is an invalid
- * argument here: gRPC has no "unprocessable", and the client must change the request.
+ * Error codes in this dialect: the gRPC code, and for errors of the HTTP edge (which grpc-gateway
+ * answered before any gRPC call) the HTTP status the edge chose. A layer that cannot be used (422
+ * in v1) is an invalid argument here: gRPC has no "unprocessable", and the client must change the
+ * request.
  */
-const BY_ERROR_CODE: Readonly<Record<ErrorCode, GrpcCode>> = {
-  bad_request: GRPC.InvalidArgument,
-  unprocessable: GRPC.InvalidArgument,
-  not_found: GRPC.NotFound,
-  unavailable: GRPC.Unavailable,
-  unauthenticated: GRPC.Unauthenticated,
-  internal: GRPC.Internal,
+const BY_ERROR_CODE: Readonly<Record<ErrorCode, { grpc: GrpcCode; http?: number }>> = {
+  bad_request: { grpc: GRPC.InvalidArgument },
+  unprocessable: { grpc: GRPC.InvalidArgument },
+  not_found: { grpc: GRPC.NotFound },
+  unavailable: { grpc: GRPC.Unavailable },
+  unauthenticated: { grpc: GRPC.Unauthenticated },
+  internal: { grpc: GRPC.Internal },
+  method_not_allowed: { grpc: GRPC.Unimplemented, http: 405 },
+  request_timeout: { grpc: GRPC.DeadlineExceeded, http: 408 },
+  payload_too_large: { grpc: GRPC.InvalidArgument, http: 413 },
+  uri_too_long: { grpc: GRPC.InvalidArgument, http: 414 },
+  unsupported_media_type: { grpc: GRPC.InvalidArgument, http: 415 },
+  headers_too_large: { grpc: GRPC.InvalidArgument, http: 431 },
 };
 
 export interface GrpcErrorBody {
@@ -49,26 +59,17 @@ export function grpcErrorBody(code: GrpcCode, message: string): GrpcErrorBody {
   return { error: message, code, message };
 }
 
-function send(reply: FastifyReply, code: GrpcCode, message: string): FastifyReply {
-  return reply.code(HTTP_STATUS[code]).type(JSON_CONTENT_TYPE).send(grpcErrorBody(code, message));
-}
-
-/** The error handler of the ancestry API's routes; same signature as v1ErrorHandler. */
-export function v3ErrorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const problem = classifyRequestError(err, request.log);
-  return send(reply, BY_ERROR_CODE[problem.code], problem.message);
+/** The ancestry API's answer to a request error. */
+export function ancestryErrorResponse(problem: RequestError): { status: number; body: GrpcErrorBody } {
+  const { grpc, http } = BY_ERROR_CODE[problem.code];
+  return { status: http ?? HTTP_STATUS[grpc], body: grpcErrorBody(grpc, problem.message) };
 }
 
 /** The paths the ancestry API owns (no version segment), for choosing this dialect by URL. */
 export const ANCESTRY_API_PREFIXES: readonly string[] = ['/ancestry', '/notifications', '/status'];
 
-/** Whether a request URL belongs to the ancestry API (e.g. to pick v3NotFoundHandler for it). */
+/** Whether a request URL belongs to the ancestry API. */
 export function isAncestryApiUrl(url: string): boolean {
-  const path = url.split('?', 1)[0] ?? '';
+  const path = (url.split('?', 1)[0] ?? '').replace(/\/{2,}/g, '/'); // as the router reads it
   return ANCESTRY_API_PREFIXES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
-}
-
-/** An unmatched route under the ancestry API's paths, in this dialect (NotFound). */
-export function v3NotFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return send(reply, GRPC.NotFound, `no route for ${request.method} ${request.url.split('?', 1)[0] ?? ''}`);
 }

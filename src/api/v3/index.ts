@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { RouteApp } from '../route-app.js';
 import type { Config } from '../../config.js';
 import type { Indexer } from '../../indexer/indexer.js';
 import { LayerScans } from '../../indexer/layer-scans.js';
@@ -6,8 +6,8 @@ import type { Pool } from '../../store/pool.js';
 import type { PageTokens } from '../paging.js';
 import { registerAncestryRoutes } from './ancestry.js';
 import { jsonBodyParser } from '../json-body.js';
-import { v3ErrorHandler } from './errors.js';
 import { registerNotificationRoutes } from './notifications.js';
+import { GrpcErrorBody } from './schemas.js';
 import { registerStatusRoutes } from './status.js';
 
 export interface AncestryApiDeps {
@@ -21,21 +21,24 @@ export interface AncestryApiDeps {
 /**
  * The ancestry API (Clair v3's grpc-gateway JSON): POST /ancestry, GET /ancestry/{name},
  * GET and DELETE /notifications/{name}, GET /status. Registered in an encapsulated plugin that has
- * its own error handler (the grpc-gateway error dialect) and its own body parser (plain JSON:
- * none of the v1 API's field-name normalisation), so the v1 routes are not affected.
+ * its own body parser (plain JSON: none of the v1 API's field-name normalisation), so the v1
+ * routes are not affected; errors take the grpc-gateway shape by URL (src/api/edge.ts).
  */
-export function registerAncestryApi(app: FastifyInstance<any, any, any, any, any>, deps: AncestryApiDeps): void { // eslint-disable-line @typescript-eslint/no-explicit-any
+export function registerAncestryApi(app: RouteApp, deps: AncestryApiDeps): void {
   const scans = new LayerScans({
     pool: deps.pool,
     indexer: deps.indexer,
     log: app.log.child({ component: 'layer-scans' }),
     downloadTimeoutMs: deps.config.indexer.downloadTimeoutMs,
   });
-  void app.register(async (scope) => {
-    scope.setErrorHandler(v3ErrorHandler);
+  void app.register(async (plugin) => {
+    const scope = plugin as unknown as RouteApp;
+    scope.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, response: { ...(route.schema?.response as object), '4xx': GrpcErrorBody, '5xx': GrpcErrorBody } };
+    });
     // As the v1 API: any Content-Type is read as JSON (grpc-gateway's marshaler did the same).
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'string' }, jsonBodyParser());
+    scope.addContentTypeParser('*', jsonBodyParser({ deadlineMs: deps.config.api.bodyTimeoutMs }));
     registerAncestryRoutes(scope, { pool: deps.pool, scans });
     registerNotificationRoutes(scope, { pool: deps.pool, pageTokens: deps.pageTokens });
     registerStatusRoutes(scope, { pool: deps.pool });

@@ -1,22 +1,19 @@
-import type { FastifyInstance } from 'fastify';
 import { badRequest, notFound, TarsierError } from '../../errors.js';
 import { ancestriesAffectedBy, type AffectedAncestry } from '../../store/ancestries.js';
 import { findNotification, markNotificationRead } from '../../store/notifications.js';
 import type { Pool } from '../../store/pool.js';
 import { findVulnerabilityById } from '../../store/vulnerabilities.js';
 import type { PageTokens } from '../paging.js';
-import { pageLimit, single, type Query } from '../v1/request.js';
+import type { Static } from '@sinclair/typebox';
 import { metadataText, unixSeconds, withoutDefaults } from './proto-json.js';
+import { EmptyMessage, GetNotificationResponse, NotificationParams, NotificationQuery } from './schemas.js';
+import type { RouteApp } from '../route-app.js';
 
-type App = FastifyInstance<any, any, any, any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 export interface NotificationRouteDeps {
   pool: Pool;
   pageTokens: PageTokens;
 }
-
-/** Ancestries per side and page unless the client asks otherwise, and the most it may ask for. */
-const DEFAULT_LIMIT = 100;
 
 type SideName = 'old' | 'new';
 
@@ -32,14 +29,16 @@ interface SidePage {
   Notification?: string;
 }
 
-const PAGE_PARAMETERS: Readonly<Record<SideName, string>> = { old: 'old_vulnerability_page', new: 'new_vulnerability_page' };
+const PAGE_PARAMETERS = { old: 'old_vulnerability_page', new: 'new_vulnerability_page' } as const;
 /** lowerCamelCase spellings, also accepted (grpc-gateway matched only the proto names). */
-const CAMEL_PARAMETERS: Readonly<Record<SideName, string>> = { old: 'oldVulnerabilityPage', new: 'newVulnerabilityPage' };
+const CAMEL_PARAMETERS = { old: 'oldVulnerabilityPage', new: 'newVulnerabilityPage' } as const;
 
 /** The side's token as given ('' or absent: first page) and where it starts. */
+type Query = Static<typeof NotificationQuery>;
+
 function sideStart(query: Query, side: SideName, notification: string, tokens: PageTokens): { token: string | undefined; start: number } {
   const parameter = PAGE_PARAMETERS[side];
-  const token = single(query, parameter) || single(query, CAMEL_PARAMETERS[side]) || undefined;
+  const token = query[parameter] || query[CAMEL_PARAMETERS[side]] || undefined;
   if (token === undefined) return { token, start: 0 };
   let payload: Partial<SidePage> | null;
   try {
@@ -62,7 +61,7 @@ function sideStart(query: Query, side: SideName, notification: string, tokens: P
   return { token, start };
 }
 
-export function registerNotificationRoutes(app: App, deps: NotificationRouteDeps): void {
+export function registerNotificationRoutes(app: RouteApp, deps: NotificationRouteDeps): void {
   const { pool, pageTokens } = deps;
   const mint = (side: SideName, notification: string, start: number): string =>
     pageTokens.encode({ StartID: start, Side: side, Notification: notification } satisfies SidePage);
@@ -99,35 +98,63 @@ export function registerNotificationRoutes(app: App, deps: NotificationRouteDeps
     };
   };
 
-  app.get<{ Params: { name: string }; Querystring: Query }>('/notifications/:name', async (request) => {
-    const name = request.params.name;
-    if (name === '') throw badRequest('notification name should not be empty');
-    const query = request.query ?? {};
-    const limit = pageLimit(query, DEFAULT_LIMIT);
-    const oldPage = sideStart(query, 'old', name, pageTokens);
-    const newPage = sideStart(query, 'new', name, pageTokens);
-    const notification = await findNotification(pool, name);
-    if (!notification) throw notFound(`requested notification '${name}' is not found`);
-    const [oldSide, newSide] = await Promise.all([
-      pagedSide('old', name, notification.oldVulnerabilityId, oldPage, limit),
-      pagedSide('new', name, notification.newVulnerabilityId, newPage, limit),
-    ]);
-    return withoutDefaults({
-      notification: {
-        name: notification.name,
-        created: unixSeconds(notification.createdAt),
-        notified: unixSeconds(notification.notifiedAt),
-        deleted: unixSeconds(notification.deletedAt),
-        old: oldSide,
-        new: newSide,
-      },
-    });
-  });
+  const tags = ['notifications'];
 
-  app.delete<{ Params: { name: string } }>('/notifications/:name', async (request) => {
-    const name = request.params.name;
-    if (name === '') throw badRequest('notification name should not be empty');
-    if (!(await markNotificationRead(pool, name))) throw notFound(`requested notification '${name}' is not found`);
-    return {};
-  });
+  app.get(
+    '/notifications/:name',
+    {
+      schema: {
+        operationId: 'getNotificationOfAncestries',
+        summary: 'A notification: the old and new vulnerability and the ancestries each affects (NotificationService.GetNotification)',
+        description: 'Each side is paged on its own: follow its next_page with old_vulnerability_page or new_vulnerability_page.',
+        tags,
+        params: NotificationParams,
+        querystring: NotificationQuery,
+        response: { 200: GetNotificationResponse },
+      },
+    },
+    async (request) => {
+      const name = request.params.name;
+      if (name === '') throw badRequest('notification name should not be empty');
+      const query = request.query;
+      const limit = query.limit;
+      const oldPage = sideStart(query, 'old', name, pageTokens);
+      const newPage = sideStart(query, 'new', name, pageTokens);
+      const notification = await findNotification(pool, name);
+      if (!notification) throw notFound(`requested notification '${name}' is not found`);
+      const [oldSide, newSide] = await Promise.all([
+        pagedSide('old', name, notification.oldVulnerabilityId, oldPage, limit),
+        pagedSide('new', name, notification.newVulnerabilityId, newPage, limit),
+      ]);
+      return withoutDefaults({
+        notification: {
+          name: notification.name,
+          created: unixSeconds(notification.createdAt),
+          notified: unixSeconds(notification.notifiedAt),
+          deleted: unixSeconds(notification.deletedAt),
+          old: oldSide,
+          new: newSide,
+        },
+      });
+    },
+  );
+
+  app.delete(
+    '/notifications/:name',
+    {
+      schema: {
+        operationId: 'markNotificationOfAncestriesRead',
+        summary: 'Mark a notification read (NotificationService.MarkNotificationAsRead)',
+        tags,
+        params: NotificationParams,
+        response: { 200: EmptyMessage },
+      },
+    },
+    async (request) => {
+      const name = request.params.name;
+      if (name === '') throw badRequest('notification name should not be empty');
+      if (!(await markNotificationRead(pool, name))) throw notFound(`requested notification '${name}' is not found`);
+      return {};
+    },
+  );
 }

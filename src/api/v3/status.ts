@@ -1,10 +1,10 @@
-import type { FastifyInstance } from 'fastify';
 import { NAMESPACE_DETECTORS, PACKAGE_LISTERS } from '../../ecosystems/index.js';
 import type { Queryable } from '../../store/pool.js';
 import { updaterStates } from '../../store/updater-state.js';
 import { timestamp, withoutDefaults } from './proto-json.js';
+import { GetStatusResponse } from './schemas.js';
+import type { RouteApp } from '../route-app.js';
 
-type App = FastifyInstance<any, any, any, any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** The package listers and namespace detectors every layer is scanned with, by name, in run order. */
 export const LISTER_NAMES: readonly string[] = PACKAGE_LISTERS.map((l) => l.name);
@@ -30,6 +30,17 @@ export async function serviceStatus(db: Queryable): Promise<ServiceStatus> {
   }) as ServiceStatus;
 }
 
-export function registerStatusRoutes(app: App, deps: { pool: Queryable }): void {
-  app.get('/status', async () => ({ status: await serviceStatus(deps.pool) }));
+export function registerStatusRoutes(app: RouteApp, deps: { pool: Queryable }): void {
+  app.get(
+    '/status',
+    {
+      schema: {
+        operationId: 'getStatus',
+        summary: 'The listers and detectors layers are scanned with, and the last vulnerability update (StatusService.GetStatus)',
+        tags: ['status'],
+        response: { 200: GetStatusResponse },
+      },
+    },
+    async () => ({ status: await serviceStatus(deps.pool) }),
+  );
 }

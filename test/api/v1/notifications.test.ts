@@ -124,7 +124,7 @@ describe('GET /v1/notifications/:name', () => {
     for (const limit of ['0', '1001', 'x']) {
       const res = await t.app.inject({ url: `/v1/notifications/${name}?limit=${limit}` });
       expect(res.statusCode).toBe(400);
-      expect(json(res).Error.Message).toMatch(/^limit must be an integer from 1 to 1000/);
+      expect(json(res).Error.Message).toMatch(/^query parameter limit must be an integer from 1 to 1000 \(got /);
     }
     const wrongKind = await t.app.inject({ url: `/v1/notifications/${name}?page=${encodeURIComponent(t.pageTokens.encode(5))}` });
     expect(wrongKind.statusCode).toBe(400);

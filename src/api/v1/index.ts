@@ -1,0 +1,40 @@
+import type { Indexer } from '../../indexer/indexer.js';
+import type { Pool } from '../../store/pool.js';
+import type { PageTokens } from '../paging.js';
+import type { RouteApp } from '../route-app.js';
+import { registerLayerRoutes } from './layers.js';
+import { registerNotificationRoutes } from './notifications.js';
+import type { ReportCache } from './report-cache.js';
+import { ErrorBody, RevisionHeaders } from './schemas.js';
+import type { Revision } from './serialize.js';
+import { registerVulnerabilityRoutes } from './vulnerabilities.js';
+
+export interface V1ApiDeps {
+  pool: Pool;
+  indexer: Indexer;
+  pageTokens: PageTokens;
+  defaultRevision: Revision;
+  reports: ReportCache;
+}
+
+/**
+ * The v1 layer API (Clair v2): layers, the vulnerability database, notifications. Every route
+ * reads X-Clair-Api-Revision (validated with the rest of the request, before any work) and answers
+ * errors as {"Error":{"Message"}}; both are declared here once for all of them.
+ */
+export function registerV1Api(app: RouteApp, deps: V1ApiDeps): void {
+  void app.register(async (plugin) => {
+    const scope = plugin as unknown as RouteApp;
+    scope.addHook('onRoute', (route) => {
+      route.schema = {
+        ...route.schema,
+        headers: RevisionHeaders,
+        response: { ...(route.schema?.response as object), '4xx': ErrorBody, '5xx': ErrorBody },
+      };
+    });
+    const { pool, pageTokens, defaultRevision } = deps;
+    registerVulnerabilityRoutes(scope, { pool, pageTokens, defaultRevision });
+    registerLayerRoutes(scope, { pool, indexer: deps.indexer, defaultRevision, reports: deps.reports });
+    registerNotificationRoutes(scope, { pool, pageTokens, defaultRevision });
+  });
+}
