@@ -24,3 +24,6 @@ export const MAX_NAME_LENGTH = 1024;
 
 /** The most items a page of a list may hold (v1 vulnerability lists, notifications of both APIs). */
 export const MAX_PAGE_LIMIT = 1000;
+
+/** Items per page of a notification (each side) when the client names no limit. */
+export const DEFAULT_NOTIFICATION_PAGE = 100;

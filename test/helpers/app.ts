@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
+import type { Logger } from 'pino';
 import { afterAll } from 'vitest';
 import { PageTokens } from '../../src/api/paging.js';
 import type { ReportCache } from '../../src/api/v1/report-cache.js';
@@ -22,17 +23,18 @@ export interface TestApp {
  * buildApp over a fresh database. yaml: extra configuration under `clair:` (indented two
  * spaces), e.g. "  api:\n    v1revision: A". now: the page-token clock (Unix ms). routes: extra
  * routes registered before the app is ready (e.g. a deliberately slow one). reports: the layer
- * report cache (e.g. a small one).
+ * report cache (e.g. a small one). log: where the app logs (silent unless given).
  */
 export async function testApp(
-  options: { yaml?: string; pool?: pg.Pool; now?: () => number; routes?: (app: FastifyInstance) => void; reports?: ReportCache } = {},
+  options: { yaml?: string; pool?: pg.Pool; now?: () => number; routes?: (app: FastifyInstance) => void; reports?: ReportCache; log?: Logger } = {},
 ): Promise<TestApp> {
   const pool = options.pool ?? (await freshPool());
   const config = parseConfig(options.yaml ? `clair:\n${options.yaml}\n` : '');
   const pageTokens = new PageTokens(randomBytes(32), options.now);
   const metrics = new Metrics();
-  const indexer = new Indexer({ pool, settings: indexerSettings(config), log: silentLog, metrics });
-  const app = buildApp({ config, pool, log: silentLog, pageTokens, metrics, indexer, reports: options.reports });
+  const log = options.log ?? silentLog;
+  const indexer = new Indexer({ pool, settings: indexerSettings(config), log, metrics });
+  const app = buildApp({ config, pool, log, pageTokens, metrics, indexer, reports: options.reports });
   options.routes?.(app);
   await app.ready();
   afterAll(() => app.close());

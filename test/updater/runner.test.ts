@@ -14,6 +14,7 @@ import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
 import { gzip, tarball } from '../helpers/tarball.js';
 
 const FEEDS = fileURLToPath(new URL('../fixtures/feeds/', import.meta.url));
+const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 const trackerExcerpt = JSON.parse(readFileSync(`${FEEDS}debian/security-tracker-excerpt.json`, 'utf8')) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** A small tracker document of our own, to change one entry at a time. */
@@ -116,6 +117,8 @@ describe('the Debian source from a local HTTP server', () => {
     const unchanged = await runner.run(debianUpdater);
     expect(unchanged).toMatchObject({ status: 'unchanged', records: 21, changed: 0 });
     expect(server.requests.at(-1)).toMatchObject({ path: '/tracker/json', status: 304 });
+    // Feed servers see who asks: tarsier/<version of package.json>.
+    expect(server.requests.every((r) => r.headers['user-agent'] === `tarsier/${packageVersion}`)).toBe(true);
     expect(await footprint(pool)).toEqual(after);
 
     server.fail('/tracker/json');

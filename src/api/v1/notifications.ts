@@ -4,6 +4,7 @@ import { findNotification, layersIntroducing, markNotificationRead, type Introdu
 import type { Pool } from '../../store/pool.js';
 import { findVulnerabilityById } from '../../store/vulnerabilities.js';
 import type { PageTokens } from '../paging.js';
+import { DEFAULT_NOTIFICATION_PAGE } from '../limits.js';
 import { pageToken, revisionOf } from './request.js';
 import { Empty, NotificationParams, NotificationQuery, NotificationResponse } from './schemas.js';
 import { unixSeconds } from '../v3/proto-json.js';
@@ -79,7 +80,7 @@ export function registerNotificationRoutes(app: RouteApp, deps: NotificationRout
       },
     },
     async (request) => {
-      const limit = request.query.limit;
+      const limit = request.query.limit ?? DEFAULT_NOTIFICATION_PAGE; // the schema's default
       const token = pageToken(request.query.page);
       const start: NotificationPage = token ? notificationPage(pageTokens.decode(token)) : { OldVulnerability: 0, NewVulnerability: 0 };
       const notification = await findNotification(pool, request.params.name);

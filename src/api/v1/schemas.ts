@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { SEVERITIES } from '../../model/vulnerability.js';
-import { MAX_NAME_LENGTH, MAX_PAGE_LIMIT } from '../limits.js';
+import { DEFAULT_NOTIFICATION_PAGE, MAX_NAME_LENGTH, MAX_PAGE_LIMIT } from '../limits.js';
 
 
 /**
@@ -104,7 +104,7 @@ export const LayerQuery = Type.Object({
 });
 export const VulnerabilityListQuery = Type.Object({ limit: limit({}), page });
 export const VulnerabilityQuery = Type.Object({ fixedIn: flag('Include the FixedIn list.') });
-export const NotificationQuery = Type.Object({ limit: limit({ default: 100 }), page });
+export const NotificationQuery = Type.Object({ limit: optional(limit({ default: DEFAULT_NOTIFICATION_PAGE })), page });
 
 /** Every v1 route reads this header; a value other than A or B is refused before any work. */
 export const RevisionHeaders = Type.Object({

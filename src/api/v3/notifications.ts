@@ -5,6 +5,7 @@ import type { Pool } from '../../store/pool.js';
 import { findVulnerabilityById } from '../../store/vulnerabilities.js';
 import type { PageTokens } from '../paging.js';
 import type { Static } from '@sinclair/typebox';
+import { DEFAULT_NOTIFICATION_PAGE } from '../limits.js';
 import { metadataText, unixSeconds, withoutDefaults } from './proto-json.js';
 import { EmptyMessage, GetNotificationResponse, NotificationParams, NotificationQuery } from './schemas.js';
 import type { RouteApp } from '../route-app.js';
@@ -117,7 +118,7 @@ export function registerNotificationRoutes(app: RouteApp, deps: NotificationRout
       const name = request.params.name;
       if (name === '') throw badRequest('notification name should not be empty');
       const query = request.query;
-      const limit = query.limit;
+      const limit = query.limit ?? DEFAULT_NOTIFICATION_PAGE; // the schema's default
       const oldPage = sideStart(query, 'old', name, pageTokens);
       const newPage = sideStart(query, 'new', name, pageTokens);
       const notification = await findNotification(pool, name);

@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { MAX_NAME_LENGTH, MAX_PAGE_LIMIT } from '../limits.js';
+import { DEFAULT_NOTIFICATION_PAGE, MAX_NAME_LENGTH, MAX_PAGE_LIMIT } from '../limits.js';
 
 /**
  * The ancestry API's schemas, in the proto3 JSON mapping grpc-gateway produced
@@ -41,7 +41,9 @@ export const NotificationParams = Type.Object({ name: name('The notification nam
 
 const sidePage = (side: string) => optional(Type.String({ description: `The next_page token of the ${side} side's previous page.` }));
 export const NotificationQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: MAX_PAGE_LIMIT, default: 100, description: `Ancestries per side and page (1 to ${MAX_PAGE_LIMIT}).` }),
+  limit: optional(
+    Type.Integer({ minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_NOTIFICATION_PAGE, description: `Ancestries per side and page (1 to ${MAX_PAGE_LIMIT}).` }),
+  ),
   old_vulnerability_page: sidePage('old'),
   new_vulnerability_page: sidePage('new'),
   oldVulnerabilityPage: optional(Type.String({ description: 'lowerCamelCase spelling of old_vulnerability_page.' })),
