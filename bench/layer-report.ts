@@ -4,7 +4,7 @@
  * database, at 1 and at 32 concurrent clients.
  */
 import { readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pino from 'pino';
 import { Pool as HttpPool } from 'undici';
@@ -26,6 +26,7 @@ const COLD_REQUESTS = 200;
 
 /** The machine's dpkg stanzas, split into a base, a child and a grandchild layer (cumulative). */
 async function writeLayers(): Promise<{ names: string[]; sources: Map<string, string> }> {
+  await mkdir(CACHE_DIR, { recursive: true });
   const stanzas = readFileSync('/var/lib/dpkg/status', 'utf8').trim().split(/\n\n+/);
   const cuts = [Math.floor(stanzas.length * 0.6), Math.floor(stanzas.length * 0.85), stanzas.length];
   const names = ['report-base', 'report-child', 'report-grandchild'];

@@ -76,8 +76,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', jsonBodyParser({ deadlineMs: config.api.bodyTimeoutMs }, normalizeFieldNames));
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
 
   const authenticate = createAuthenticator(config.api.auth);
