@@ -47,7 +47,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     if (UNAVAILABLE_SQLSTATE_PREFIXES.some((prefix) => code.startsWith(prefix))) return true;
   }
   // pg reports a dropped connection or a pool checkout timeout with these messages and no code.
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable/i.test(
     err.message,
   );
 }

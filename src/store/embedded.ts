@@ -31,6 +31,8 @@ export interface EmbeddedOptions {
   database?: string;
   /** Trade durability for speed (tests): no fsync, no synchronous commit. */
   ephemeral?: boolean;
+  /** Listen on this port (a server started again where clients expect it); default: a free port. */
+  port?: number;
 }
 
 const SUPERUSER = 'postgres';
@@ -221,7 +223,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   await stopStalePostmaster(dataDir, log);
 
   const password = (await readFile(join(dataDir, PASSWORD_FILE), 'utf8')).trim();
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const settings = [
     'listen_addresses=127.0.0.1',
     'unix_socket_directories=',
