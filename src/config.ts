@@ -33,7 +33,7 @@ export interface Config {
     readonly paginationKey: Buffer | null;
     readonly v1Revision: 'A' | 'B';
     readonly localRoots: readonly string[];
-    readonly auth: { readonly tokens: readonly string[]; readonly psk: Buffer | null };
+    readonly auth: { readonly tokens: readonly string[]; readonly psk: Buffer | null; readonly requireExp: boolean };
     readonly tls: { readonly certFile: string; readonly keyFile: string; readonly caFile: string };
   };
   readonly database: {
@@ -451,6 +451,7 @@ const SCHEMA: SectionSpec = section({
     auth: section({
       tokens: leaf(list(text(true)), []),
       psk: leaf(psk),
+      requireexp: leaf(boolean, false),
     }),
   }),
   worker: section({
@@ -744,7 +745,11 @@ function build(vals: Values, env: Env): Config {
       paginationKey,
       v1Revision: vals.get<'A' | 'B'>('api.v1revision'),
       localRoots: [...new Set(vals.get<string[]>('api.localroots'))],
-      auth: { tokens: vals.get<string[]>('api.auth.tokens'), psk: vals.opt<Buffer>('api.auth.psk') ?? null },
+      auth: {
+        tokens: vals.get<string[]>('api.auth.tokens'),
+        psk: vals.opt<Buffer>('api.auth.psk') ?? null,
+        requireExp: vals.get<boolean>('api.auth.requireexp'),
+      },
       tls: { certFile: tls.certfile, keyFile: tls.keyfile, caFile: tls.cafile },
     },
     database: {

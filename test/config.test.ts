@@ -35,7 +35,7 @@ const DEFAULTS: Config = {
     paginationKey: null,
     v1Revision: 'B',
     localRoots: [],
-    auth: { tokens: [], psk: null },
+    auth: { tokens: [], psk: null, requireExp: false },
     tls: { certFile: '', keyFile: '', caFile: '' },
   },
   database: { connection: null, maxConnections: 10, dataDir: path.resolve(process.cwd(), 'data/postgres') },
@@ -237,7 +237,7 @@ describe('Tarsier keys', () => {
         paginationKey: KEY_BYTES,
         v1Revision: 'A',
         localRoots: [path.join(fixtures, 'layers'), '/srv/tarsier/layers'],
-        auth: { tokens: ['ci-token-1', 'dashboard-token-2'], psk: Buffer.from('0123456789abcdef0123456789abcdef') },
+        auth: { tokens: ['ci-token-1', 'dashboard-token-2'], psk: Buffer.from('0123456789abcdef0123456789abcdef'), requireExp: true },
         tls: { certFile: path.join(fixtures, 'tls/server.pem'), keyFile: path.join(fixtures, 'tls/server-key.pem'), caFile: '/etc/tarsier/clients-ca.pem' },
       },
       database: {

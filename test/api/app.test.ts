@@ -92,6 +92,28 @@ describe('API authentication', () => {
     expect((await get(`Bearer ${jwt({ sub: 'ci' }, randomBytes(32))}`)).statusCode).toBe(401);
     expect((await app.inject({ url: '/metrics' })).statusCode).toBe(401);
   });
+
+  it('refuses JWT time claims that are not numbers (RFC 7519 NumericDate), other algorithms, and tokens not yet valid', async () => {
+    const { app } = await testApp({ yaml });
+    const get = (token: string) => app.inject({ url: '/v1/namespaces', headers: { authorization: `Bearer ${token}` } });
+    const now = Math.floor(Date.now() / 1000);
+    for (const claims of [{ exp: String(now + 300) }, { exp: null }, { exp: [now + 300] }, { nbf: String(now - 10) }, { iat: 'yesterday' }]) {
+      expect((await get(jwt({ sub: 'ci', ...claims }))).statusCode, JSON.stringify(claims)).toBe(401);
+    }
+    expect((await get(jwt({ sub: 'ci', nbf: now + 3600 }))).statusCode).toBe(401);
+    expect((await get(jwt({ sub: 'ci', exp: now + 300, nbf: now - 10, iat: now }))).statusCode).toBe(200);
+    // A token without exp is accepted unless api.auth.requireexp says otherwise.
+    expect((await get(jwt({ sub: 'ci' }))).statusCode).toBe(200);
+    const strict = await testApp({ yaml: `${yaml}\n      requireexp: true` });
+    const strictGet = (token: string) => strict.app.inject({ url: '/v1/namespaces', headers: { authorization: `Bearer ${token}` } });
+    expect((await strictGet(jwt({ sub: 'ci' }))).statusCode).toBe(401);
+    expect((await strictGet(jwt({ sub: 'ci', exp: now + 300 }))).statusCode).toBe(200);
+    // alg "none" and a token signed with the key as an HS512 secret are refused.
+    const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${Buffer.from(JSON.stringify({ sub: 'ci' })).toString('base64url')}.`;
+    expect((await get(none)).statusCode).toBe(401);
+    const body = `${Buffer.from(JSON.stringify({ alg: 'HS512', typ: 'JWT' })).toString('base64url')}.${Buffer.from(JSON.stringify({ sub: 'ci' })).toString('base64url')}`;
+    expect((await get(`${body}.${createHmac('sha512', psk).update(body).digest('base64url')}`)).statusCode).toBe(401);
+  });
 });
 
 describe('metrics', () => {
