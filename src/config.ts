@@ -19,6 +19,7 @@ import type { ConnectionOptions } from 'node:tls';
 import type { PoolConfig } from 'pg';
 import { LineCounter, isMap, isScalar, parseDocument, type Document } from 'yaml';
 import { parseByteSize, parseDuration } from './duration.js';
+import { parseNetwork } from './indexer/address-policy.js';
 
 export { parseByteSize, parseDuration } from './duration.js';
 
@@ -47,6 +48,7 @@ export interface Config {
     readonly maxExpandedBytes: number;
     readonly maxFileBytes: number;
     readonly denyPrivate: boolean;
+    readonly allowNetworks: readonly string[];
   };
   readonly updater: {
     readonly intervalMs: number;
@@ -320,6 +322,16 @@ const httpUrl: Parser<string> = {
 };
 
 /** A file system path, resolved against the config file's directory (or the cwd without a file). */
+const NETWORK_EXPECTED = 'a network in CIDR form such as "10.20.0.0/16" or "fd00::/8", or an IP address';
+const network: Parser<string> = {
+  expected: NETWORK_EXPECTED,
+  parse(v, ctx) {
+    const s = scalarText(v, ctx, NETWORK_EXPECTED).trim();
+    if (!parseNetwork(s)) throw must(NETWORK_EXPECTED, v);
+    return s;
+  },
+};
+
 const filePath: Parser<string> = {
   expected: 'a file system path',
   parse: (v, ctx) => path.resolve(ctx.baseDir, scalarText(v, ctx, 'a file system path')),
@@ -464,6 +476,7 @@ const SCHEMA: SectionSpec = section({
     maxexpandedbytes: leaf(byteSize, '50GiB'),
     maxfilebytes: leaf(byteSize, '200MiB'),
     denyprivate: leaf(boolean, false),
+    allownetworks: leaf(list(network), []),
   }),
   updater: section({
     interval: leaf(duration, '2h'),
@@ -763,6 +776,7 @@ function build(vals: Values, env: Env): Config {
       maxExpandedBytes: vals.get<number>('indexer.maxexpandedbytes'),
       maxFileBytes: vals.get<number>('indexer.maxfilebytes'),
       denyPrivate: vals.get<boolean>('indexer.denyprivate'),
+      allowNetworks: vals.get<string[]>('indexer.allownetworks'),
     },
     updater: {
       intervalMs: vals.get<number>('updater.interval'),

@@ -45,6 +45,7 @@ const DEFAULTS: Config = {
     maxExpandedBytes: 50 * 1024 ** 3,
     maxFileBytes: 200 * 1024 ** 2,
     denyPrivate: false,
+    allowNetworks: [],
   },
   updater: { intervalMs: 7_200_000, enabledUpdaters: ALL_UPDATERS, sources: DEFAULT_SOURCES },
   notifier: {
@@ -260,6 +261,7 @@ describe('Tarsier keys', () => {
         maxExpandedBytes: 8 * 1024 ** 3,
         maxFileBytes: 64 * 1024 ** 2,
         denyPrivate: true,
+        allowNetworks: ['10.20.0.0/16', 'fd00:1234::/32', '192.0.2.7'],
       },
       updater: {
         intervalMs: 0,
@@ -461,6 +463,8 @@ describe('errors name the key', () => {
     ['clair:\n  indexer:\n    maxlayerbytes: 10 gigs\n', 'clair.indexer.maxlayerbytes: must be a size > 0 such as "200MiB", "10GiB" or a number of bytes (got "10 gigs") (line 3)'],
     ['clair:\n  indexer:\n    maxfilebytes: 0\n', 'clair.indexer.maxfilebytes: must be a size > 0 such as "200MiB", "10GiB" or a number of bytes (got 0) (line 3)'],
     ['clair:\n  indexer:\n    denyprivate: maybe\n', 'clair.indexer.denyprivate: must be true or false (got "maybe") (line 3)'],
+    ['clair:\n  indexer:\n    allownetworks: [10.0.0.0/33]\n', 'clair.indexer.allownetworks[0]: must be a network in CIDR form such as "10.20.0.0/16" or "fd00::/8", or an IP address (got "10.0.0.0/33") (line 3)'],
+    ['clair:\n  indexer:\n    allownetworks: [registry.internal]\n', 'clair.indexer.allownetworks[0]: must be a network in CIDR form such as "10.20.0.0/16" or "fd00::/8", or an IP address (got "registry.internal") (line 3)'],
     ['clair:\n  api:\n    v1revision: C\n', 'clair.api.v1revision: must be one of A, B (got "C") (line 3)'],
     ['clair:\n  api:\n    paginationkey: c2hvcnQ=\n', 'clair.api.paginationkey: must be 32 bytes, base64 or 64 hex characters (got a value of 8 characters) (line 3)'],
     ['clair:\n  database:\n    options:\n      paginationkey: "not base64!"\n', 'clair.database.options.paginationkey: must be 32 bytes, base64 or 64 hex characters (got a value of 11 characters) (line 4)'],

@@ -1,19 +1,20 @@
 // Opens a layer location (http(s) URL, file:// URL or absolute path) as a byte stream, with the
 // limits a server that downloads URLs chosen by its clients needs: a whole-download timeout, a
 // byte cap, local files only under configured roots, and an optional guard against private
-// addresses. Messages never contain credentials: URLs are shown without userinfo and query
+// addresses (src/indexer/address-policy.ts). Messages never contain credentials: URLs are shown without userinfo and query
 // (presigned blob URLs carry tokens there), and header values are never echoed.
 
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { constants as fsConstants, createReadStream } from 'node:fs';
 import { open, realpath, type FileHandle } from 'node:fs/promises';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { addAbortSignal, Transform, type Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Agent, buildConnector, interceptors, request, type Dispatcher } from 'undici';
 import { badRequest, TarsierError, unprocessable } from '../errors.js';
 import { USER_AGENT } from '../version.js';
+import { AddressPolicy, type Refusal } from './address-policy.js';
 
 export interface FetchSettings {
   /** Absolute directories local-file layers may be read from; empty: local files are refused. */
@@ -22,14 +23,14 @@ export interface FetchSettings {
   readonly downloadTimeoutMs: number;
   /** Compressed bytes read from the location. */
   readonly maxLayerBytes: number;
-  /** Refuse http(s) targets that resolve to private/loopback/link-local addresses. */
+  /** Refuse http(s) targets that resolve to private or loopback addresses (link-local ones always are). */
   readonly denyPrivate: boolean;
+  /** Networks (CIDRs) downloads may reach even when the address rules would refuse them. */
+  readonly allowNetworks?: readonly string[];
   /** Default 5. */
   readonly maxRedirects?: number;
   /** @internal Name resolution, replaceable so tests can point names at local servers. */
   readonly lookup?: typeof dnsLookup;
-  /** @internal The private-address classifier, replaceable so tests can allow a loopback server. */
-  readonly isPrivate?: (address: string) => boolean;
 }
 
 export interface OpenedLayer {
@@ -129,17 +130,12 @@ function parseHttpUrl(path: string): URL {
 
 /**
  * One Agent per download: its sockets die with the stream (no idle connection outlives the layer),
- * and its connector carries the private-address guard, which must see every hop of a redirect.
+ * and its connector carries the address guard, which must see every hop of a redirect.
  */
 function createDispatcher(settings: FetchSettings): Dispatcher {
   const timeoutMs = settings.downloadTimeoutMs;
-  const agent = new Agent({
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    connect: settings.denyPrivate
-      ? guardedConnector(settings, timeoutMs)
-      : { timeout: timeoutMs, lookup: (settings.lookup ?? dnsLookup) as LookupFunction },
-  });
+  const policy = new AddressPolicy(settings);
+  const agent = new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connect: guardedConnector(policy, settings.lookup ?? dnsLookup, timeoutMs) });
   // undici's redirect handler drops Authorization, Cookie and Proxy-Authorization when a redirect
   // changes origin, so a registry token never reaches the storage host of a presigned blob URL.
   return agent.compose(interceptors.redirect({ maxRedirections: settings.maxRedirects ?? DEFAULT_MAX_REDIRECTS }));
@@ -231,12 +227,8 @@ function downloadFailure(err: unknown, { location, settings, timeout, signal }: 
       err,
     );
   }
-  if (err instanceof PrivateAddressError) {
-    return badRequest(
-      `could not download the layer: ${location}: ${err.address} is a private, loopback or link-local address ` +
-        'and clair.indexer.denyprivate is on: serve the layer from a public address or turn clair.indexer.denyprivate off',
-      err,
-    );
+  if (err instanceof RefusedAddressError) {
+    return badRequest(`could not download the layer: ${location}: ${err.address} ${REFUSAL_REASONS[err.refusal]}`, err);
   }
   if (err instanceof Error && /redirect loop/i.test(err.message)) {
     return badRequest(`could not download the layer: ${location} redirects in a loop: check the layer Path`, err);
@@ -287,95 +279,61 @@ function formatMs(ms: number): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Private-address guard
+// Address guard
 
-class PrivateAddressError extends Error {
-  constructor(readonly address: string) {
-    super(`${address} is a private address`);
-    this.name = 'PrivateAddressError';
+const REFUSAL_REASONS: Readonly<Record<Refusal, string>> = {
+  'link-local':
+    'is a link-local or cloud metadata address, which layer downloads never reach: ' +
+    'list its network in clair.indexer.allownetworks if a layer really is served there',
+  private:
+    'is a private, loopback or link-local address and clair.indexer.denyprivate is on: serve the layer from a public address, ' +
+    'list its network in clair.indexer.allownetworks, or turn clair.indexer.denyprivate off',
+  'not-an-address': 'is not an IP address',
+};
+
+class RefusedAddressError extends Error {
+  constructor(
+    readonly address: string,
+    readonly refusal: Refusal,
+  ) {
+    super(`${address}: ${refusal}`);
+    this.name = 'RefusedAddressError';
   }
 }
 
 /**
- * A connector that refuses private addresses at connection time, for every hop of a redirect.
- * IP literals are checked here because net.connect does not call `lookup` for them; names are
- * checked in the lookup, on the addresses actually connected to (no DNS-rebinding window).
+ * A connector that refuses addresses the policy refuses, at connection time, for every hop of a
+ * redirect. IP literals are checked here because net.connect does not call `lookup` for them;
+ * names are checked in the lookup, on the addresses actually connected to (no DNS-rebinding window).
  */
-function guardedConnector(settings: FetchSettings, timeoutMs: number): buildConnector.connector {
-  const isPrivate = settings.isPrivate ?? isPrivateAddress;
-  const connect = buildConnector({ timeout: timeoutMs, lookup: guardedLookup(settings.lookup ?? dnsLookup, isPrivate) });
+function guardedConnector(policy: AddressPolicy, resolveName: typeof dnsLookup, timeoutMs: number): buildConnector.connector {
+  const connect = buildConnector({ timeout: timeoutMs, lookup: guardedLookup(resolveName, policy) });
   return (options, callback) => {
-    if (isIP(options.hostname) !== 0 && isPrivate(options.hostname)) {
-      callback(new PrivateAddressError(options.hostname), null);
+    const refusal = isIP(options.hostname) !== 0 ? policy.refusal(options.hostname) : undefined;
+    if (refusal !== undefined) {
+      callback(new RefusedAddressError(options.hostname, refusal), null);
       return;
     }
     connect(options, callback);
   };
 }
 
-/** A net.connect lookup that fails when any address of the name is private. */
-function guardedLookup(resolveName: typeof dnsLookup, isPrivate: (address: string) => boolean): LookupFunction {
+/** A net.connect lookup that fails when any address of the name is refused. */
+function guardedLookup(resolveName: typeof dnsLookup, policy: AddressPolicy): LookupFunction {
   return (hostname: string, options: LookupOptions, callback) => {
     resolveName(hostname, { ...options, all: true }, (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => {
       if (err) return callback(err, '', 0);
-      // Refuse when any address is private, so happy-eyeballs cannot pick the private one.
-      const refused = addresses.find((a) => isPrivate(a.address));
-      if (refused !== undefined) return callback(new PrivateAddressError(refused.address), '', 0);
+      // Refuse when any address is refused, so happy-eyeballs cannot pick that one.
+      for (const a of addresses) {
+        const refusal = policy.refusal(a.address);
+        if (refusal !== undefined) return callback(new RefusedAddressError(a.address, refusal), '', 0);
+      }
       const first = addresses[0];
       if (options.all) return callback(null, addresses);
       if (first === undefined) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
       return callback(null, first.address, first.family);
     });
   };
-}
-
-/** Ranges a layer download must not reach when clair.indexer.denyprivate is on. */
-const PRIVATE_IPV4: ReadonlyArray<readonly [string, number]> = [
-  ['0.0.0.0', 8], // "this network", unspecified
-  ['10.0.0.0', 8], // private
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8], // loopback
-  ['169.254.0.0', 16], // link-local (cloud metadata services live here)
-  ['172.16.0.0', 12], // private
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.168.0.0', 16], // private
-  ['198.18.0.0', 15], // benchmarking
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-];
-const PRIVATE_IPV6: ReadonlyArray<readonly [string, number]> = [
-  ['::', 128], // unspecified
-  ['::1', 128], // loopback
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // site-local (deprecated, still routed inside some networks)
-  ['ff00::', 8], // multicast
-];
-/** IPv6 prefixes that embed an IPv4 address in their last 32 bits: judged by that address. */
-const IPV4_EMBEDDING_PREFIXES = ['::ffff:', '::', '64:ff9b::']; // mapped, compatible, NAT64
-
-const privateRanges = buildPrivateRanges();
-
-function buildPrivateRanges(): BlockList {
-  const list = new BlockList();
-  for (const [network, prefix] of PRIVATE_IPV4) {
-    list.addSubnet(network, prefix, 'ipv4');
-    for (const embedding of IPV4_EMBEDDING_PREFIXES) list.addSubnet(`${embedding}${network}`, 96 + prefix, 'ipv6');
-  }
-  for (const [network, prefix] of PRIVATE_IPV6) list.addSubnet(network, prefix, 'ipv6');
-  return list;
-}
-
-/**
- * True when `ip` is private, loopback, link-local, CGNAT, unspecified, multicast or reserved
- * (IPv4 or IPv6, including IPv4-mapped forms). Anything that is not an IP address counts as
- * private: the guard fails closed.
- */
-export function isPrivateAddress(ip: string): boolean {
-  const address = ip.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, ''); // brackets, IPv6 zone id
-  const family = isIP(address);
-  if (family === 0) return true;
-  return privateRanges.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 // ---------------------------------------------------------------------------------------------

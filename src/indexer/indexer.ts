@@ -38,6 +38,7 @@ export function indexerSettings(config: Config): IndexerSettings {
       downloadTimeoutMs: config.indexer.downloadTimeoutMs,
       maxLayerBytes: config.indexer.maxLayerBytes,
       denyPrivate: config.indexer.denyPrivate,
+      allowNetworks: config.indexer.allowNetworks,
     },
     limits: { maxExpandedBytes: config.indexer.maxExpandedBytes, maxFileBytes: config.indexer.maxFileBytes },
   };

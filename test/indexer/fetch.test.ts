@@ -7,7 +7,8 @@ import type { Readable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TarsierError } from '../../src/errors.js';
-import { isPrivateAddress, openLayer, redactLocation, type FetchSettings } from '../../src/indexer/fetch.js';
+import { AddressPolicy } from '../../src/indexer/address-policy.js';
+import { openLayer, redactLocation, type FetchSettings } from '../../src/indexer/fetch.js';
 import { startLayerServer, type LayerServer } from '../helpers/layer-server.js';
 
 const SETTINGS: FetchSettings = {
@@ -269,6 +270,64 @@ describe('the layer size limit', () => {
   });
 });
 
+const PRIVATE_REFUSAL =
+  'is a private, loopback or link-local address and clair.indexer.denyprivate is on: serve the layer from a public address, ' +
+  'list its network in clair.indexer.allownetworks, or turn clair.indexer.denyprivate off';
+const LINK_LOCAL_REFUSAL =
+  'is a link-local or cloud metadata address, which layer downloads never reach: ' +
+  'list its network in clair.indexer.allownetworks if a layer really is served there';
+
+describe('link-local and cloud metadata addresses, always refused', () => {
+  it.each([
+    ['169.254.169.254', 'link-local'],
+    ['169.254.0.1', 'link-local'],
+    ['100.100.100.200', 'link-local'],
+    ['fe80::1', 'link-local'],
+    ['fe80::1%eth0', 'link-local'],
+    ['fd00:ec2::254', 'link-local'],
+    ['::ffff:169.254.169.254', 'link-local'],
+    ['::ffff:a9fe:a9fe', 'link-local'],
+    ['64:ff9b::a9fe:a9fe', 'link-local'],
+    ['127.0.0.1', undefined],
+    ['10.0.0.1', undefined],
+    ['100.100.100.201', undefined],
+    ['fd00:ec2::253', undefined],
+    ['8.8.8.8', undefined],
+    ['not-an-address', 'not-an-address'],
+  ])('without denyprivate, %s is refused as: %s', (address, refusal) => {
+    expect(new AddressPolicy({ denyPrivate: false }).refusal(address)).toBe(refusal);
+  });
+
+  it('refuses the metadata address as an IP literal, without connecting', async () => {
+    const err = await tarsierError(download('http://169.254.169.254/latest/meta-data/iam/security-credentials/'));
+    expect(err.code).toBe('bad_request');
+    expect(err.message).toBe(`could not download the layer: http://169.254.169.254/latest/meta-data/iam/security-credentials/: 169.254.169.254 ${LINK_LOCAL_REFUSAL}`);
+  });
+
+  it('refuses a redirect from a layer server to the metadata address', async () => {
+    server.redirect('/to-metadata', 'http://169.254.169.254/latest/meta-data/');
+    const err = await tarsierError(download(server.url('/to-metadata')));
+    expect(err.message).toBe(`could not download the layer: ${server.url('/to-metadata')}: 169.254.169.254 ${LINK_LOCAL_REFUSAL}`);
+  });
+
+  it('refuses a name that resolves to a metadata address (a rebinding answer), and an IPv6 link-local literal', async () => {
+    const rebinding = await tarsierError(download('http://registry.example/v2/x/blobs/sha256:1', {}, { lookup: fakeDns({ 'registry.example': '169.254.169.254' }) }));
+    expect(rebinding.message).toContain(`: 169.254.169.254 ${LINK_LOCAL_REFUSAL}`);
+    const v6 = await tarsierError(download('http://[fe80::1]:9/blob'));
+    expect(v6.message).toContain(`: fe80::1 ${LINK_LOCAL_REFUSAL}`);
+  });
+
+  it('lets clair.indexer.allownetworks lift the refusal for the networks it lists', async () => {
+    // layers.example "is" at a link-local address; the test server listens on 127.0.0.1, where the connection goes.
+    const policy = new AddressPolicy({ denyPrivate: true, allowNetworks: ['169.254.10.0/24', '127.0.0.1'] });
+    expect(policy.refusal('169.254.10.7')).toBeUndefined();
+    expect(policy.refusal('169.254.169.254')).toBe('link-local');
+    expect(policy.refusal('127.0.0.1')).toBeUndefined();
+    expect(policy.refusal('127.0.0.2')).toBe('private');
+    expect(() => new AddressPolicy({ denyPrivate: false, allowNetworks: ['10.0.0.0/33'] })).toThrow(/not a network/);
+  });
+});
+
 describe('denyPrivate', () => {
   const deny = { denyPrivate: true } as const;
 
@@ -304,25 +363,22 @@ describe('denyPrivate', () => {
     ['2001:4860:4860::8888', false],
     ['2606:4700::1111', false],
     ['not-an-address', true],
-  ])('classifies %s as private: %s', (address, expected) => {
-    expect(isPrivateAddress(address)).toBe(expected);
+  ])('classifies %s as refused: %s', (address, expected) => {
+    expect(new AddressPolicy({ denyPrivate: true }).refusal(address) !== undefined).toBe(expected);
   });
 
   it('refuses an IP literal on a loopback address without connecting', async () => {
     server.serve('/deny/literal', BLOB);
     const err = await tarsierError(download(server.url('/deny/literal'), {}, deny));
     expect(err.code).toBe('bad_request');
-    expect(err.message).toBe(
-      `could not download the layer: ${server.url('/deny/literal')}: 127.0.0.1 is a private, loopback or link-local address ` +
-        'and clair.indexer.denyprivate is on: serve the layer from a public address or turn clair.indexer.denyprivate off',
-    );
+    expect(err.message).toBe(`could not download the layer: ${server.url('/deny/literal')}: 127.0.0.1 ${PRIVATE_REFUSAL}`);
     expect(server.requests.some((r) => r.path === '/deny/literal')).toBe(false);
   });
 
   it('refuses an IPv6 loopback literal', async () => {
     const err = await tarsierError(download('http://[::1]:9/blob', {}, deny));
     expect(err.code).toBe('bad_request');
-    expect(err.message).toContain(': ::1 is a private, loopback or link-local address and clair.indexer.denyprivate is on');
+    expect(err.message).toContain(`: ::1 ${PRIVATE_REFUSAL}`);
   });
 
   it('refuses localhost, which resolves to loopback', async () => {
@@ -330,16 +386,16 @@ describe('denyPrivate', () => {
     const url = server.url('/deny/localhost').replace('127.0.0.1', 'localhost');
     const err = await tarsierError(download(url, {}, deny));
     expect(err.code).toBe('bad_request');
-    expect(err.message).toMatch(/: (127\.0\.0\.1|::1) is a private, loopback or link-local address and clair\.indexer\.denyprivate is on/);
+    expect(err.message).toMatch(/: (127\.0\.0\.1|::1) is a private, loopback or link-local address and clair\.indexer\.denyprivate is on: /);
     expect(server.requests.some((r) => r.path === '/deny/localhost')).toBe(false);
   });
 
   describe('with the test server treated as public', () => {
-    // 127.0.0.1 (where the test servers listen) stands for a public registry; every other address
-    // is private for these tests. layers.example resolves to it, internal.example to 127.0.0.2.
+    // 127.0.0.1 (where the test servers listen) is allowed by allownetworks; every other loopback
+    // address stays refused. layers.example resolves to it, internal.example to 127.0.0.2.
     const settings: Partial<FetchSettings> = {
       denyPrivate: true,
-      isPrivate: (address) => address !== '127.0.0.1',
+      allowNetworks: ['127.0.0.1/32'],
       lookup: fakeDns({ 'layers.example': '127.0.0.1', 'internal.example': '127.0.0.2' }),
     };
     const publicUrl = (path: string) => server.url(path).replace('127.0.0.1', 'layers.example');
@@ -353,16 +409,14 @@ describe('denyPrivate', () => {
       server.redirect('/allowed/to-literal', server.url('/blob').replace('127.0.0.1', '127.0.0.2'));
       const err = await tarsierError(download(publicUrl('/allowed/to-literal'), {}, settings));
       expect(err.code).toBe('bad_request');
-      expect(err.message).toContain(
-        `${publicUrl('/allowed/to-literal')}: 127.0.0.2 is a private, loopback or link-local address and clair.indexer.denyprivate is on`,
-      );
+      expect(err.message).toContain(`${publicUrl('/allowed/to-literal')}: 127.0.0.2 ${PRIVATE_REFUSAL}`);
     });
 
     it('refuses a redirect from an allowed host to a name that resolves to a private address', async () => {
       server.redirect('/allowed/to-name', server.url('/blob').replace('127.0.0.1', 'internal.example'));
       const err = await tarsierError(download(publicUrl('/allowed/to-name'), {}, settings));
       expect(err.code).toBe('bad_request');
-      expect(err.message).toContain(': 127.0.0.2 is a private, loopback or link-local address and clair.indexer.denyprivate is on');
+      expect(err.message).toContain(`: 127.0.0.2 ${PRIVATE_REFUSAL}`);
     });
   });
 });
