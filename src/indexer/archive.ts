@@ -109,6 +109,8 @@ interface Walk {
   open: string | undefined;
   /** Whether the parser recognised at least one entry (else the input is not a tar at all). */
   sawEntry: boolean;
+  /** Whether the end-of-archive marker (two zero blocks) has been read: nothing after it counts. */
+  ended: boolean;
   failure: Error | undefined;
 }
 
@@ -220,10 +222,17 @@ export async function readLayerArchive(
     linkTargets: new Set(),
     open: undefined,
     sawEntry: false,
+    ended: false,
     failure: undefined,
   };
   const parser = new Parser({ strict: true, onReadEntry: (entry) => onEntry(walk, entry) });
-  parser.on('error', (err: Error) => (walk.failure ??= notAnArchive(err.message, err)));
+  parser.on('error', (err: Error & { code?: string }) => {
+    // An archive of nothing but the end-of-archive marker is a valid empty layer (Docker's
+    // "empty layer" blob is one); node-tar reports it as unrecognised.
+    if (err.code === 'TAR_BAD_ARCHIVE' && walk.ended) return;
+    walk.failure ??= notAnArchive(err.message, err);
+  });
+  parser.on('eof', () => (walk.ended = true));
   // Not events.once: it would reject on the parser's 'error' events, which are recorded above.
   const closed = new Promise<void>((resolve) => parser.once('close', () => resolve()));
 
@@ -242,6 +251,13 @@ export async function readLayerArchive(
       trailingZeros = countTrailingZeros(chunk, trailingZeros);
       if (!parser.write(chunk)) await once(parser, 'drain');
       if (walk.failure) throw walk.failure;
+      // Past the end-of-archive marker is padding or junk (gzip's trailing garbage, a stream of
+      // zeros): stop there, as tar does, instead of decompressing and scanning the rest.
+      if (walk.ended) break;
+    }
+    if (walk.ended) {
+      stream.destroy();
+      source.destroy();
     }
   } catch (err) {
     stream.destroy();
@@ -254,7 +270,7 @@ export async function readLayerArchive(
   await closed;
   // Our own diagnoses first: they say more than the parser's codes.
   if (total === 0) throw notAnArchive('it is empty');
-  const truncated = walk.open !== undefined || total % BLOCK !== 0 || trailingZeros < BLOCK;
+  const truncated = !walk.ended && (walk.open !== undefined || total % BLOCK !== 0 || trailingZeros < BLOCK);
   if (truncated && walk.sawEntry) throw notAnArchive('it is truncated: the end-of-archive marker is missing');
   if (walk.failure) throw walk.failure;
   if (truncated) throw notAnArchive('no tar entries found');
