@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'unsupported_media_type' // the body's Content-Type or Content-Encoding cannot be read (415)
   | 'unprocessable' // valid request, but the layer cannot be used (422)
   | 'headers_too_large' // the request headers are over the limit (431)
+  | 'cancelled' // the client went away before the answer was ready (499, as nginx logs it)
   | 'unavailable' // the database cannot be reached; retry later (503)
   | 'internal'; // a server fault (500)
 

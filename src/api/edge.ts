@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
 import type { Logger } from 'pino';
+import { TarsierError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { MAX_NAME_LENGTH } from './limits.js';
 import { classifyRequestError, type RequestError } from './request-errors.js';
@@ -105,6 +106,20 @@ function describeParserError(err: Error & { code?: string; reason?: string }, re
     default:
       return { code: 'bad_request', message: `the request is not valid HTTP/1.1: ${err.reason ?? err.message}` };
   }
+}
+
+/**
+ * A signal that aborts when the client goes away before its answer is complete, so work done
+ * only for it (a layer download) stops. Its reason is a 'cancelled' TarsierError.
+ */
+export function whileClientWaits(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) {
+      controller.abort(new TarsierError('cancelled', 'the client closed the connection before the answer was ready'));
+    }
+  });
+  return controller.signal;
 }
 
 export interface EdgeDeps {

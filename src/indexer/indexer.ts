@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { INDEXER_VERSION, NAMESPACE_DETECTORS, PACKAGE_LISTERS } from '../ecosystems/index.js';
-import { badRequest, TarsierError } from '../errors.js';
+import { badRequest, TarsierError, unprocessable } from '../errors.js';
 import type { LayerScan } from '../model/layer.js';
 import type { Metrics } from '../metrics.js';
 import { markDataChanged } from '../store/generation.js';
@@ -15,6 +15,7 @@ import { openLayer, redactLocation, type FetchSettings } from './fetch.js';
 /** The 400's message for a ParentName that is not indexed (Clair v2's, matched by Quay). */
 export const UNKNOWN_PARENT_MESSAGE = 'worker: parent layer is unknown, it must be processed first';
 import { scanContents, wantedBy } from './scan.js';
+import { SharedWork } from './shared-work.js';
 
 export interface IndexRequest {
   readonly name: string;
@@ -61,7 +62,7 @@ export class Indexer {
   readonly #log: Logger;
   readonly #metrics: Metrics | undefined;
   readonly #owner = `indexer-${randomUUID()}`;
-  readonly #inFlight = new Map<string, Promise<LayerRow>>();
+  readonly #inFlight = new SharedWork<LayerRow>();
 
   constructor(deps: { pool: Pool; settings: IndexerSettings; log: Logger; metrics?: Metrics }) {
     this.#pool = deps.pool;
@@ -70,21 +71,21 @@ export class Indexer {
     this.#metrics = deps.metrics;
   }
 
-  async index(request: IndexRequest): Promise<LayerRow> {
+  /**
+   * signal: the requester went away. Indexing stops (download, decompressors, walk) once every
+   * request waiting for the same layer has gone.
+   */
+  async index(request: IndexRequest, signal?: AbortSignal): Promise<LayerRow> {
     const existing = await findLayer(this.#pool, request.name);
     if (existing && existing.indexedByVersion >= INDEXER_VERSION) return existing;
-    let running = this.#inFlight.get(request.name);
-    if (!running) {
-      running = this.#indexOnce(request).finally(() => this.#inFlight.delete(request.name));
-      this.#inFlight.set(request.name, running);
-    }
-    return running;
+    if (this.#inFlight.has(request.name)) this.#log.debug({ layer: request.name }, 'joining the indexing of the layer under way');
+    return this.#inFlight.run(request.name, signal, (shared) => this.#indexOnce(request, shared));
   }
 
-  async #indexOnce(request: IndexRequest): Promise<LayerRow> {
+  async #indexOnce(request: IndexRequest, signal: AbortSignal): Promise<LayerRow> {
     await this.#parentOf(request, await findLayer(this.#pool, request.name));
     const lease = `layer/${request.name}`;
-    await this.#acquire(lease);
+    await this.#acquire(lease, signal);
     const renewal = setInterval(() => {
       renewLease(this.#pool, lease, this.#owner, LEASE_TTL_MS).catch((err: unknown) =>
         this.#log.warn({ err, layer: request.name }, 'layer lease renewal failed'),
@@ -96,7 +97,7 @@ export class Indexer {
       const existing = await findLayer(this.#pool, request.name);
       if (existing && existing.indexedByVersion >= INDEXER_VERSION) return existing;
       const parent = await this.#parentOf(request, existing);
-      const scan = await this.scan(request);
+      const scan = await this.scan(request, signal);
       await withTransaction(this.#pool, (client) =>
         saveLayer(client, { name: request.name, parent, scan, indexedByVersion: INDEXER_VERSION, existing }),
       );
@@ -129,16 +130,36 @@ export class Indexer {
     return parent;
   }
 
-  /** Downloads and reads a layer; what its own files hold. */
-  async scan(request: Pick<IndexRequest, 'path' | 'headers' | 'format'>): Promise<LayerScan> {
-    const opened = await openLayer(request.path, request.headers, this.#settings.fetch);
-    const contents = await readLayerArchive(opened.stream, request.format, wants, this.#settings.limits);
-    return scanContents(contents, PACKAGE_LISTERS, NAMESPACE_DETECTORS);
+  /**
+   * Downloads and reads a layer; what its own files hold. The whole of it, download and walk, for
+   * local files as for URLs, ends by clair.indexer.downloadtimeout; signal (the requester went
+   * away) ends it at once, with the download and any decompressor process.
+   */
+  async scan(request: Pick<IndexRequest, 'path' | 'headers' | 'format'>, signal?: AbortSignal): Promise<LayerScan> {
+    const { downloadTimeoutMs } = this.#settings.fetch;
+    const deadline = AbortSignal.timeout(downloadTimeoutMs);
+    const stop = signal ? AbortSignal.any([signal, deadline]) : deadline;
+    try {
+      const opened = await openLayer(request.path, request.headers, this.#settings.fetch, stop);
+      const contents = await readLayerArchive(opened.stream, request.format, wants, this.#settings.limits);
+      return scanContents(contents, PACKAGE_LISTERS, NAMESPACE_DETECTORS);
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason;
+      if (deadline.aborted) {
+        throw unprocessable(
+          `reading the layer took longer than clair.indexer.downloadtimeout (${downloadTimeoutMs / 1000} s); ` +
+            `it may be too large, or be served too slowly`,
+          err,
+        );
+      }
+      throw err;
+    }
   }
 
-  async #acquire(lease: string): Promise<void> {
+  async #acquire(lease: string, signal: AbortSignal): Promise<void> {
     const deadline = Date.now() + this.#settings.fetch.downloadTimeoutMs + LEASE_TTL_MS;
     while (!(await acquireLease(this.#pool, lease, this.#owner, LEASE_TTL_MS))) {
+      signal.throwIfAborted();
       if (Date.now() > deadline) {
         throw new TarsierError('unavailable', `the layer is being indexed by another server for too long; retry later`);
       }

@@ -9,6 +9,7 @@ import { withTransaction, type Pool } from '../store/pool.js';
 import type { LayerFormat } from './archive.js';
 import { redactLocation } from './fetch.js';
 import type { Indexer } from './indexer.js';
+import { SharedWork } from './shared-work.js';
 
 /** A layer of the ancestry API, identified by its hash. */
 export interface LayerScanRequest {
@@ -49,7 +50,7 @@ export class LayerScans {
   readonly #log: ScanLog | undefined;
   readonly #leaseWaitMs: number;
   readonly #owner = `layer-scans-${randomUUID()}`;
-  readonly #inFlight = new Map<string, Promise<ScannedLayer>>();
+  readonly #inFlight = new SharedWork<ScannedLayer>();
 
   /** downloadTimeoutMs: how long another replica's scan may take before its lease lapses and this one takes over. */
   constructor(deps: { pool: Pool; indexer: Pick<Indexer, 'scan'>; log?: ScanLog; downloadTimeoutMs?: number }) {
@@ -59,16 +60,14 @@ export class LayerScans {
     this.#leaseWaitMs = (deps.downloadTimeoutMs ?? DEFAULT_DOWNLOAD_TIMEOUT_MS) + LEASE_TTL_MS;
   }
 
-  /** The scan of the layer: the stored one when current, else downloaded, read and stored. */
-  async scan(request: LayerScanRequest): Promise<ScannedLayer> {
+  /**
+   * The scan of the layer: the stored one when current, else downloaded, read and stored. signal:
+   * the requester went away; the scan stops once every request waiting for the hash has gone.
+   */
+  async scan(request: LayerScanRequest, signal?: AbortSignal): Promise<ScannedLayer> {
     const stored = await this.#current(request.hash);
     if (stored) return stored;
-    let running = this.#inFlight.get(request.hash);
-    if (!running) {
-      running = this.#scanOnce(request).finally(() => this.#inFlight.delete(request.hash));
-      this.#inFlight.set(request.hash, running);
-    }
-    return running;
+    return this.#inFlight.run(request.hash, signal, (shared) => this.#scanOnce(request, shared));
   }
 
   async #current(hash: string): Promise<ScannedLayer | undefined> {
@@ -77,9 +76,9 @@ export class LayerScans {
     return { scanId: stored.id, scan: await loadScan(this.#pool, stored.id) };
   }
 
-  async #scanOnce(request: LayerScanRequest): Promise<ScannedLayer> {
+  async #scanOnce(request: LayerScanRequest, signal: AbortSignal): Promise<ScannedLayer> {
     const lease = `scan/${request.hash}`;
-    await this.#acquire(lease);
+    await this.#acquire(lease, signal);
     const renewal = setInterval(() => {
       renewLease(this.#pool, lease, this.#owner, LEASE_TTL_MS).catch((err: unknown) =>
         this.#log?.warn({ err, hash: request.hash }, 'layer scan lease renewal failed'),
@@ -90,7 +89,7 @@ export class LayerScans {
       const stored = await this.#current(request.hash);
       if (stored) return stored;
       const started = performance.now();
-      const scan = await this.#indexer.scan(request);
+      const scan = await this.#indexer.scan(request, signal);
       const scanId = await withTransaction(this.#pool, (client) => saveScan(client, request.hash, scan, INDEXER_VERSION));
       this.#log?.info(
         { hash: request.hash, location: redactLocation(request.path), seconds: (performance.now() - started) / 1000 },
@@ -103,9 +102,10 @@ export class LayerScans {
     }
   }
 
-  async #acquire(lease: string): Promise<void> {
+  async #acquire(lease: string, signal: AbortSignal): Promise<void> {
     const deadline = Date.now() + this.#leaseWaitMs;
     while (!(await acquireLease(this.#pool, lease, this.#owner, LEASE_TTL_MS))) {
+      signal.throwIfAborted();
       if (Date.now() > deadline) {
         throw new TarsierError('unavailable', 'the layer is being scanned by another server for too long; retry later');
       }

@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { isWhitedOut, normalizeEntryPath, readLayerArchive, resolveLinkTarget, type LayerFormat } from '../../src/indexer/archive.js';
@@ -164,6 +166,60 @@ describe('readLayerArchive', () => {
     const err = await failure(read(make()));
     expect(err.code).toBe('unprocessable');
     expect(err.message).toMatch(message);
+  });
+});
+
+describe('the end of an archive, as tar and gzip read it', () => {
+  it('reads an archive of only the end-of-archive marker as an empty layer (Docker\'s empty layer blob)', async () => {
+    const contents = await read(gzip(Buffer.alloc(1024)));
+    expect(contents.files.size).toBe(0);
+    expect(contents.whiteouts.deleted.size).toBe(0);
+  });
+
+  it('ignores what follows the end-of-archive marker: more zero records, junk, the rest of a stream of zeros', async () => {
+    const tar = tarball(simple);
+    for (const tail of [Buffer.alloc(9 * 1024), Buffer.from('junk after the archive'), Buffer.alloc(8 << 20)]) {
+      const { files } = await read(gzip(Buffer.concat([tar, tail])));
+      expect(files.get('var/lib/dpkg/status')!.toString()).toBe('Package: zlib1g\n');
+    }
+  });
+
+  it('stops reading the source at the end-of-archive marker: a 4 GiB gzip stream of zeros is answered at once', async () => {
+    // 64 members of 64 MiB of zeros each (concatenated gzip members are one gzip stream).
+    const member = gzip(Buffer.alloc(64 << 20));
+    let sent = 0;
+    const source = Readable.from((function* () {
+      for (let i = 0; i < 64; i++) {
+        sent++;
+        yield member;
+      }
+    })());
+    const contents = await readLayerArchive(source, 'docker', wants, { ...limits, maxExpandedBytes: 50 * 2 ** 30 });
+    expect(contents.files.size).toBe(0);
+    expect(sent).toBeLessThan(4);
+  });
+
+  it('reads gzip as gzip does: concatenated members, trailing garbage after the last one ignored; a wrong CRC is refused', async () => {
+    const tar = tarball(simple);
+    const halves = Buffer.concat([gzip(tar.subarray(0, 1536)), gzip(tar.subarray(1536))]);
+    expect((await read(halves)).files.get('etc/os-release')!.toString()).toBe(osRelease);
+    const garbage = Buffer.concat([gzip(tar), Buffer.from('\0\0trailing garbage from a registry\n')]);
+    expect((await read(garbage)).files.get('etc/os-release')!.toString()).toBe(osRelease);
+    const corrupt = gzip(tar);
+    corrupt.writeUInt32LE(corrupt.readUInt32LE(corrupt.length - 8) ^ 1, corrupt.length - 8);
+    expect((await failure(read(corrupt))).message).toBe(
+      'the layer is not a readable tar archive (gzip data is corrupt or truncated: its CRC-32 or length does not match)',
+    );
+  });
+
+  it('reads gzip written by the gzip program (a header with the file name) in small chunks', async () => {
+    const tar = tarball(simple);
+    const named = execFileSync('sh', ['-c', 'f=$(mktemp) && cat > "$f" && gzip -c "$f" && rm "$f"'], { input: tar, cwd: tmpdir() });
+    expect(named[3]! & 8).toBe(8); // FNAME
+    const chunks = [];
+    for (let at = 0; at < named.length; at += 7) chunks.push(named.subarray(at, at + 7));
+    const { files } = await readLayerArchive(Readable.from(chunks), 'docker', wants, limits);
+    expect(files.get('var/lib/dpkg/status')!.toString()).toBe('Package: zlib1g\n');
   });
 });
 

@@ -13,6 +13,7 @@ const STATUS: Readonly<Record<ErrorCode, number>> = {
   unsupported_media_type: 415,
   unprocessable: 422,
   headers_too_large: 431,
+  cancelled: 499,
   unavailable: 503,
   internal: 500,
 };

@@ -7,6 +7,7 @@ import type { Indexer } from '../../indexer/indexer.js';
 import { dataGeneration, markDataChanged } from '../../store/generation.js';
 import { affectingVulnerabilities, deleteLayer, findLayer, layerFeatures } from '../../store/layers.js';
 import { withTransaction, type Pool } from '../../store/pool.js';
+import { whileClientWaits } from '../edge.js';
 import { JSON_CONTENT_TYPE } from './errors.js';
 import type { CachedReport, ReportCache } from './report-cache.js';
 import { flag, revisionOf } from './request.js';
@@ -89,13 +90,16 @@ export function registerLayerRoutes(app: RouteApp, deps: LayerRouteDeps): void {
     },
     async (request, reply) => {
       const input = request.body.Layer;
-      const layer = await indexer.index({
-        name: required(input.Name, 'Name'),
-        path: required(input.Path, 'Path'),
-        format: layerFormat(required(input.Format, 'Format')),
-        parentName: input.ParentName || undefined,
-        headers: downloadHeaders(input),
-      });
+      const layer = await indexer.index(
+        {
+          name: required(input.Name, 'Name'),
+          path: required(input.Path, 'Path'),
+          format: layerFormat(required(input.Format, 'Format')),
+          parentName: input.ParentName || undefined,
+          headers: downloadHeaders(input),
+        },
+        whileClientWaits(reply),
+      );
       // As Clair: the submitted fields, plus the version of the indexer that indexed the layer.
       return reply.code(201).send({ Layer: { ...input, IndexedByVersion: layer.indexedByVersion } });
     },

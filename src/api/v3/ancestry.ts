@@ -5,6 +5,7 @@ import { lockAncestryName, readAncestry, replaceAncestry, type AncestryFeatureRo
 import { featuresFor, type AffectingVulnerability, type LayerFeature } from '../../store/layers.js';
 import { withTransaction, type Pool } from '../../store/pool.js';
 import { messageListField, messageOf, metadataText, stringField, stringMapField, withoutDefaults } from './proto-json.js';
+import { whileClientWaits } from '../edge.js';
 import { MAX_NAME_LENGTH } from '../limits.js';
 import { AncestryParams, AncestryQuery, GetAncestryResponse, PostAncestryRequest as PostAncestryBody, PostAncestryResponse } from './schemas.js';
 import { DETECTOR_NAMES, LISTER_NAMES, serviceStatus } from './status.js';
@@ -74,7 +75,7 @@ function aboutLayer(err: unknown, index: number, hash: string): unknown {
  * Scans the distinct layer hashes, a few at a time. After a failure no new download starts; the
  * error reported is that of the first failing layer in ancestry order.
  */
-async function scanLayers(scans: LayerScans, request: PostAncestryRequest): Promise<Map<string, ScannedLayer>> {
+async function scanLayers(scans: LayerScans, request: PostAncestryRequest, signal: AbortSignal): Promise<Map<string, ScannedLayer>> {
   const firstIndex = new Map<string, number>();
   request.layers.forEach((l, i) => firstIndex.has(l.hash) || firstIndex.set(l.hash, i));
   const queue = [...firstIndex.values()];
@@ -84,7 +85,7 @@ async function scanLayers(scans: LayerScans, request: PostAncestryRequest): Prom
     for (let index = queue.shift(); index !== undefined && failures.length === 0; index = queue.shift()) {
       const layer = request.layers[index]!;
       try {
-        scanned.set(layer.hash, await scans.scan({ ...layer, format: request.format }));
+        scanned.set(layer.hash, await scans.scan({ ...layer, format: request.format }, signal));
       } catch (err) {
         failures.push({ index, err: aboutLayer(err, index, layer.hash) });
       }
@@ -159,9 +160,9 @@ export function registerAncestryRoutes(app: RouteApp, deps: AncestryRouteDeps): 
         response: { 200: PostAncestryResponse },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const input = parsePostAncestry(request.body);
-      const scanned = await scanLayers(scans, input);
+      const scanned = await scanLayers(scans, input, whileClientWaits(reply));
       await storeAncestry(pool, input, scanned);
       return { status: await serviceStatus(pool) };
     },

@@ -8,6 +8,7 @@ import type { RequestError } from '../request-errors.js';
  * versions write), so clients of either kind find it.
  */
 export const GRPC = {
+  Cancelled: 1,
   InvalidArgument: 3,
   DeadlineExceeded: 4,
   NotFound: 5,
@@ -19,6 +20,7 @@ export const GRPC = {
 export type GrpcCode = (typeof GRPC)[keyof typeof GRPC];
 
 const HTTP_STATUS: Readonly<Record<GrpcCode, number>> = {
+  [GRPC.Cancelled]: 499,
   [GRPC.InvalidArgument]: 400,
   [GRPC.DeadlineExceeded]: 504,
   [GRPC.NotFound]: 404,
@@ -47,6 +49,7 @@ const BY_ERROR_CODE: Readonly<Record<ErrorCode, { grpc: GrpcCode; http?: number 
   uri_too_long: { grpc: GRPC.InvalidArgument, http: 414 },
   unsupported_media_type: { grpc: GRPC.InvalidArgument, http: 415 },
   headers_too_large: { grpc: GRPC.InvalidArgument, http: 431 },
+  cancelled: { grpc: GRPC.Cancelled },
 };
 
 export interface GrpcErrorBody {
