@@ -21,8 +21,16 @@ const INSERT_FEATURES = `
   INSERT INTO feature (namespace_id, name) SELECT $1, unnest($2::text[]) ON CONFLICT (namespace_id, name) DO NOTHING`;
 const SELECT_FEATURES = 'SELECT id, name FROM feature WHERE namespace_id = $1 AND name = ANY($2::text[])';
 /** Locks in ascending id order (the subquery's order), so two writers never wait on each other in a cycle. */
+/**
+ * Features are locked by bucket (feature id modulo FEATURE_LOCK_BUCKETS), not one by one: a lock
+ * per feature let a layer of many thousand packages exhaust PostgreSQL's shared lock table
+ * (max_locks_per_transaction × max_connections, 6,400 by default: "out of shared memory"), while a
+ * transaction now holds at most this many. Buckets are taken in order, so lockers cannot deadlock.
+ */
+const FEATURE_LOCK_BUCKETS = 1024;
 const LOCK_FEATURES = `
-  SELECT pg_advisory_xact_lock(${FEATURE_LOCK_CLASS}, id) FROM (SELECT unnest($1::int[]) AS id ORDER BY 1) ids`;
+  SELECT pg_advisory_xact_lock(${FEATURE_LOCK_CLASS}, bucket)
+  FROM (SELECT DISTINCT id % ${FEATURE_LOCK_BUCKETS} AS bucket FROM unnest($1::int[]) AS id ORDER BY 1) buckets`;
 const INSERT_FEATURE_VERSIONS = `
   INSERT INTO feature_version (feature_id, version) SELECT * FROM unnest($1::int[], $2::text[])
   ON CONFLICT (feature_id, version) DO NOTHING RETURNING id, feature_id, version`;

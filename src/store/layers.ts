@@ -222,7 +222,8 @@ export async function featuresFor(
       if (!inherited) fresh.push(p);
       else if (database.state === 'present') features.push(inherited); // an added part keeps it already
     }
-    if (fresh.length > 0) features.push(...(await newFeatures(client, format, namespace, fresh)));
+    // A loop, not push(...array): spreading 300,000 arguments overflows the stack.
+    if (fresh.length > 0) for (const f of await newFeatures(client, format, namespace, fresh)) features.push(f);
   }
   return features;
 }

@@ -176,7 +176,7 @@ async function insertVersions(client: pg.PoolClient, update: NamespaceUpdate, wr
     const idByName = new Map(rows.map((r) => [r.name, r.id]));
     const batchIds = batch.map((v) => idByName.get(v.name)!);
     await insertFixes(client, update.namespace, batch, batchIds);
-    ids.push(...batchIds);
+    for (const id of batchIds) ids.push(id);
   }
   return ids;
 }

@@ -368,7 +368,7 @@ export function formatSummary(summaries: readonly RunSummary[]): string {
     ['source', 'status', 'records', 'changed', 'duration', 'error'],
     ...summaries.map((s) => [s.source, s.status, String(s.records), String(s.changed), `${(s.durationMs / 1000).toFixed(1)}s`, s.error ?? '']),
   ];
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((r) => r[column]!.length)));
+  const widths = rows[0]!.map((_, column) => rows.reduce((widest, r) => Math.max(widest, r[column]!.length), 0));
   return rows.map((r) => r.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n') + '\n';
 }
 
