@@ -3,7 +3,7 @@
  * tarsier serve | migrate | update | export | import. The process environment is read here and handed to loadConfig; no other
  * module reads process.env.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command } from 'commander';
@@ -22,18 +22,38 @@ import { enabledSources, SOURCES } from './updater/sources.js';
  */
 const IMPORT_HEAP_MIB = 448;
 
-function runWithBoundedHeap(): void {
+/** Set in the re-run process: the PID of the process that started it. */
+const PARENT_ENV = 'TARSIER_PARENT_PID';
+/** How often a re-run process checks that the process that started it is still there. */
+const ORPHAN_CHECK_MS = 500;
+
+/**
+ * Re-runs update/import with the bounded heap. Signals to this process reach the re-run one; if
+ * this process is killed outright (SIGKILL), the re-run one sees it is orphaned and exits, so it
+ * neither runs on unseen nor keeps holding the source's lease.
+ */
+function runWithBoundedHeap(): boolean {
+  const parent = process.env[PARENT_ENV];
+  if (parent !== undefined) {
+    setInterval(() => {
+      if (String(process.ppid) !== parent) process.exit(1);
+    }, ORPHAN_CHECK_MS).unref();
+    return false;
+  }
   const command = process.argv[2];
-  if (command !== 'update' && command !== 'import') return;
+  if (command !== 'update' && command !== 'import') return false;
   const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-  if (flags.some((f) => f.startsWith('--max-old-space-size'))) return;
-  const child = spawnSync(process.execPath, [...process.execArgv, `--max-old-space-size=${IMPORT_HEAP_MIB}`, ...process.argv.slice(1)], {
+  if (flags.some((f) => f.startsWith('--max-old-space-size'))) return false;
+  const child = spawn(process.execPath, [...process.execArgv, `--max-old-space-size=${IMPORT_HEAP_MIB}`, ...process.argv.slice(1)], {
     stdio: 'inherit',
+    env: { ...process.env, [PARENT_ENV]: String(process.pid) },
   });
-  process.exit(child.status ?? 1);
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => child.kill(signal));
+  child.once('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+  return true;
 }
 
-runWithBoundedHeap();
+const reRun = runWithBoundedHeap();
 
 function configFrom(options: { config?: string }): Config {
   try {
@@ -163,10 +183,13 @@ program
     }
   });
 
-try {
-  await program.parseAsync(process.argv);
-} catch (err) {
-  // A command that cannot go on says why in one line; the stack is for the log.
-  process.stderr.write(`tarsier: ${(err as Error).message}\n`);
-  process.exitCode = 1;
+// The re-run process does the command; this one only waits for it.
+if (!reRun) {
+  try {
+    await program.parseAsync(process.argv);
+  } catch (err) {
+    // A command that cannot go on says why in one line; the stack is for the log.
+    process.stderr.write(`tarsier: ${(err as Error).message}\n`);
+    process.exitCode = 1;
+  }
 }

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { INDEXER_VERSION, NAMESPACE_DETECTORS, PACKAGE_LISTERS } from '../ecosystems/index.js';
@@ -7,7 +6,7 @@ import type { LayerScan } from '../model/layer.js';
 import type { Metrics } from '../metrics.js';
 import { markDataChanged } from '../store/generation.js';
 import { findLayer, saveLayer, type LayerRow } from '../store/layers.js';
-import { acquireLease, releaseLease, renewLease } from '../store/locks.js';
+import { acquireLease, leaseOwner, releaseLease, renewLease } from '../store/locks.js';
 import { withTransaction, type Pool } from '../store/pool.js';
 import { readLayerArchive, type ArchiveLimits, type LayerFormat } from './archive.js';
 import { openLayer, redactLocation, type FetchSettings } from './fetch.js';
@@ -61,7 +60,7 @@ export class Indexer {
   readonly #settings: IndexerSettings;
   readonly #log: Logger;
   readonly #metrics: Metrics | undefined;
-  readonly #owner = `indexer-${randomUUID()}`;
+  readonly #owner = leaseOwner('indexer');
   readonly #inFlight = new SharedWork<LayerRow>();
 
   constructor(deps: { pool: Pool; settings: IndexerSettings; log: Logger; metrics?: Metrics }) {

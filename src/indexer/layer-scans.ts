@@ -1,10 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { INDEXER_VERSION } from '../ecosystems/index.js';
 import { TarsierError } from '../errors.js';
 import type { LayerScan } from '../model/layer.js';
 import { findScanByHash } from '../store/ancestries.js';
 import { loadScan, saveScan } from '../store/layers.js';
-import { acquireLease, releaseLease, renewLease } from '../store/locks.js';
+import { acquireLease, leaseOwner, releaseLease, renewLease } from '../store/locks.js';
 import { withTransaction, type Pool } from '../store/pool.js';
 import type { LayerFormat } from './archive.js';
 import { redactLocation } from './fetch.js';
@@ -49,7 +48,7 @@ export class LayerScans {
   readonly #indexer: Pick<Indexer, 'scan'>;
   readonly #log: ScanLog | undefined;
   readonly #leaseWaitMs: number;
-  readonly #owner = `layer-scans-${randomUUID()}`;
+  readonly #owner = leaseOwner('layer-scans');
   readonly #inFlight = new SharedWork<ScannedLayer>();
 
   /** downloadTimeoutMs: how long another replica's scan may take before its lease lapses and this one takes over. */

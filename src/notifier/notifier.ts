@@ -1,10 +1,10 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { Agent, ProxyAgent, request, type Dispatcher } from 'undici';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
-import { acquireLease, releaseLease } from '../store/locks.js';
+import { acquireLease, leaseOwner, releaseLease } from '../store/locks.js';
 import {
   claimNotification,
   purgeNotifications,
@@ -72,7 +72,7 @@ export class Notifier {
   readonly #log: Logger;
   readonly #metrics: Metrics | undefined;
   readonly #dispatcher: Dispatcher;
-  readonly #owner = `notifier-${randomUUID()}`;
+  readonly #owner = leaseOwner('notifier');
   #listener: pg.Client | undefined;
   #timers: NodeJS.Timeout[] = [];
   readonly #retries = new Set<NodeJS.Timeout>();

@@ -1,9 +1,14 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync, readlinkSync } from 'node:fs';
+import { hostname } from 'node:os';
 import type { Queryable } from './pool.js';
 
 /**
  * Expiring leases in the lock table, for work that one replica at a time should do (indexing a
  * given layer, an updater run, delivering a notification). A replica that dies simply stops
- * renewing; its lease lapses and another replica takes over.
+ * renewing; its lease lapses and another replica takes over. A lease whose holder is a process of
+ * this machine that has ended (a killed `tarsier update` or `import`) is taken over at once
+ * instead of after it lapses.
  */
 const ACQUIRE = `
   INSERT INTO lock (name, owner, until) VALUES ($1, $2, now() + $3 * interval '1 millisecond')
@@ -13,9 +18,66 @@ const ACQUIRE = `
 const RENEW = `UPDATE lock SET until = now() + $3 * interval '1 millisecond' WHERE name = $1 AND owner = $2`;
 const RELEASE = 'DELETE FROM lock WHERE name = $1 AND owner = $2';
 
-/** Takes the lease when it is free or lapsed; true when owner now holds it. */
+const HOLDER = 'SELECT owner, until FROM lock WHERE name = $1';
+const TAKE_OVER = `UPDATE lock SET owner = $3, until = now() + $4 * interval '1 millisecond' WHERE name = $1 AND owner = $2`;
+
+/** This process, as lease owners name it: host, PID namespace, PID and start time (a reused PID is another process). */
+function processIdentity(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // A zombie has ended; where nothing reaps it (a container without an init) it stays listed.
+    if (fields[0] === 'Z' || fields[0] === 'X') return undefined;
+    return `${hostname()}/${readlinkSync('/proc/self/ns/pid')}/${pid}/${fields[19]}`;
+  } catch {
+    return undefined; // no /proc (not Linux), or no such process
+  }
+}
+
+const SELF = processIdentity(process.pid);
+
+/** A lease owner name for work of this process: role, a unique id, and the process identity. */
+export function leaseOwner(role: string): string {
+  return `${role} ${randomUUID()}${SELF ? ` ${SELF}` : ''}`;
+}
+
+/**
+ * True when owner names a process of this machine and PID namespace that no longer runs. Owners of
+ * other machines (or of another PID namespace, such as another container) are never judged: only
+ * the lease's expiry speaks for them.
+ */
+export function ownerIsGone(owner: string): boolean {
+  const identity = owner.split(' ')[2];
+  if (!SELF || !identity) return false;
+  const [host, namespace, pid] = identity.split('/');
+  const [ownHost, ownNamespace] = SELF.split('/');
+  if (host !== ownHost || namespace !== ownNamespace || !pid || !/^\d+$/.test(pid)) return false;
+  return processIdentity(Number(pid)) !== identity;
+}
+
+/** An owner for people: its role, and its process when known ("updater, pid 4711 on build-7"). */
+export function describeOwner(owner: string): string {
+  const [role, , identity] = owner.split(' ');
+  const [host, , pid] = identity?.split('/') ?? [];
+  return host && pid ? `${role}, pid ${pid} on ${host}` : (role ?? owner);
+}
+
+export interface LeaseHolder {
+  readonly owner: string;
+  readonly until: Date;
+}
+
+/** Who holds the lease, if anyone. */
+export async function leaseHolder(db: Queryable, name: string): Promise<LeaseHolder | undefined> {
+  return (await db.query<LeaseHolder>(HOLDER, [name])).rows[0];
+}
+
+/** Takes the lease when it is free, lapsed, or held by a process of this machine that has ended; true when owner now holds it. */
 export async function acquireLease(db: Queryable, name: string, owner: string, ttlMs: number): Promise<boolean> {
-  return ((await db.query(ACQUIRE, [name, owner, ttlMs])).rowCount ?? 0) > 0;
+  if (((await db.query(ACQUIRE, [name, owner, ttlMs])).rowCount ?? 0) > 0) return true;
+  const holder = await leaseHolder(db, name);
+  if (!holder || !ownerIsGone(holder.owner)) return false;
+  return ((await db.query(TAKE_OVER, [name, holder.owner, owner, ttlMs])).rowCount ?? 0) > 0;
 }
 
 /** Extends a held lease; false when owner no longer holds it. */

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,7 +12,7 @@ import type { Metrics } from '../metrics.js';
 import type { Vulnerability } from '../model/vulnerability.js';
 import { loadEnrichment, staleEnrichment, storeEnrichment } from '../store/enrichment.js';
 import { markDataChanged } from '../store/generation.js';
-import { acquireLease, releaseLease, renewLease } from '../store/locks.js';
+import { acquireLease, describeOwner, leaseHolder, leaseOwner, releaseLease, renewLease } from '../store/locks.js';
 import { withTransaction, type Pool } from '../store/pool.js';
 import { recordFailure, recordSuccess, updaterState } from '../store/updater-state.js';
 import {
@@ -92,7 +91,7 @@ export class UpdaterRunner {
   readonly #settings: RunnerSettings;
   readonly #log: Logger;
   readonly #metrics: Metrics | undefined;
-  readonly #owner = `updater-${randomUUID()}`;
+  readonly #owner = leaseOwner('updater');
 
   constructor(deps: { pool: Pool; settings: RunnerSettings; log: Logger; metrics?: Metrics }) {
     this.#pool = deps.pool;
@@ -109,7 +108,11 @@ export class UpdaterRunner {
   async run(source: Source, options: { onlyIfDue?: boolean; base?: string } = {}): Promise<RunSummary> {
     const lease = `updater/${source.name}`;
     if (!(await acquireLease(this.#pool, lease, this.#owner, LEASE_TTL_MS))) {
-      return { source: source.name, status: 'busy', records: 0, changed: 0, durationMs: 0 };
+      const holder = await leaseHolder(this.#pool, lease);
+      const error = holder
+        ? `another process is running it (${describeOwner(holder.owner)}); its lease ends at ${holder.until.toISOString()} unless renewed`
+        : 'another process was running it';
+      return { source: source.name, status: 'busy', records: 0, changed: 0, durationMs: 0, error };
     }
     const renewal = setInterval(() => {
       renewLease(this.#pool, lease, this.#owner, LEASE_TTL_MS).catch((err: unknown) => this.#log.warn({ err, source: source.name }, 'updater lease renewal failed'));

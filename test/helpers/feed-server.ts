@@ -16,6 +16,11 @@ export interface FeedServer {
   /** Makes path answer 500 until put() again. */
   fail(path: string): void;
   remove(path: string): void;
+  /**
+   * Holds the next request for path until released (an upstream that is slow to answer): arrived
+   * resolves when it comes in.
+   */
+  hold(path: string): { arrived: Promise<void>; release(): void };
   /** Requests received: path, status answered, and the request headers. */
   readonly requests: Array<{ path: string; status: number; headers: IncomingHttpHeaders }>;
 }
@@ -30,8 +35,15 @@ interface Entry {
 export async function startFeedServer(): Promise<FeedServer> {
   const files = new Map<string, Entry>();
   const requests: FeedServer['requests'] = [];
-  const server = createServer((req, res) => {
+  const held = new Map<string, { arrive: () => void; released: Promise<void> }>();
+  const server = createServer(async (req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
+    const hold = held.get(path);
+    if (hold) {
+      held.delete(path);
+      hold.arrive();
+      await hold.released;
+    }
     const entry = files.get(path);
     const answer = (status: number, body?: Buffer | string, headers: Record<string, string> = {}) => {
       requests.push({ path, status, headers: req.headers });
@@ -43,7 +55,10 @@ export async function startFeedServer(): Promise<FeedServer> {
     answer(200, entry.body, { etag: entry.etag, 'last-modified': entry.lastModified, 'content-length': String(entry.body.length) });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterAll(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     origin,
@@ -64,6 +79,14 @@ export async function startFeedServer(): Promise<FeedServer> {
     },
     remove(path) {
       files.delete(path);
+    },
+    hold(path) {
+      let arrive!: () => void;
+      let release!: () => void;
+      const arrived = new Promise<void>((resolve) => (arrive = resolve));
+      const released = new Promise<void>((resolve) => (release = resolve));
+      held.set(path, { arrive, released });
+      return { arrived, release };
     },
     requests,
   };

@@ -25,10 +25,15 @@ export function databaseUrl(conn: pg.PoolConfig): string {
 
 /**
  * Runs `tarsier <args>` as a real process (through tsx, so no build step) and waits until it
- * logs that it listens. Ports default to 0 (free ports, read back from the log). The process is
- * killed after the test file if it is still running.
+ * logs that it listens (options.waitFor: null, a command that does not listen, does not wait).
+ * Ports default to 0 (free ports, read back from the log). The process is killed after the test
+ * file if it is still running.
  */
-export async function startTarsier(env: Record<string, string>, args: string[] = ['serve']): Promise<TarsierProcess> {
+export async function startTarsier(
+  env: Record<string, string>,
+  args: string[] = ['serve'],
+  options: { waitFor?: null } = {},
+): Promise<TarsierProcess> {
   // Tests never let the updater reach the real upstream feeds: without a config of their own,
   // processes get one that turns the schedule off.
   const config = env.TARSIER_CONFIG ? {} : { TARSIER_CONFIG: NO_UPDATES_CONFIG };
@@ -64,6 +69,10 @@ export async function startTarsier(env: Record<string, string>, args: string[] =
     });
     void exited.then((code) => reject(new Error(`tarsier exited (${code}) before listening: ${stderr}${JSON.stringify(logs.slice(-5))}`)));
   });
+  if (options.waitFor === null) {
+    listening.catch(() => undefined);
+    return { child, apiPort: 0, healthPort: 0, logs, exited };
+  }
   const entry = await listening;
   return { child, apiPort: entry.apiPort as number, healthPort: entry.healthPort as number, logs, exited };
 }

@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase } from '../helpers/db.js';
 import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
-import { databaseUrl, runTarsier } from '../helpers/process.js';
+import { databaseUrl, runTarsier, startTarsier } from '../helpers/process.js';
 
 const FEEDS = fileURLToPath(new URL('../fixtures/feeds/', import.meta.url));
 
@@ -34,6 +34,44 @@ async function contents(url: string): Promise<string[]> {
   await client.end();
   return rows.map((r) => r.line);
 }
+
+/** The PIDs of the children of a process running tarsier (not tsx's esbuild helper). */
+function tarsierChildrenOf(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid && cmdline.includes('cli.ts');
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+const running = (pid: number): boolean => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+
+describe('a killed tarsier update', () => {
+  it('takes its worker with it, and leaves no lease in the way: the next run, right away, does the update', async () => {
+    const url = databaseUrl(await freshDatabase());
+    const env = { DATABASE_URL: url, TARSIER_CONFIG: join(dir, 'config.yaml') };
+    const held = feeds.hold('/tracker/json');
+    const killed = await startTarsier(env, ['update', '--source', 'debian'], { waitFor: null });
+    await held.arrived; // the run holds the source's lease and is downloading
+    // update runs in a process of its own (a bounded heap): killing the one started kills both.
+    const [worker] = tarsierChildrenOf(killed.child.pid!);
+    expect(worker).toBeDefined();
+    killed.child.kill('SIGKILL');
+    expect(await killed.exited).toBe('SIGKILL');
+    while (running(worker!)) await new Promise((r) => setTimeout(r, 20));
+    held.release();
+    const again = await runTarsier(env, ['update', '--source', 'debian']);
+    expect(again.stdout + again.stderr).toMatch(/^debian\s+updated\s+21\s+21/m);
+    expect(again.code).toBe(0);
+  });
+});
 
 describe('tarsier update, export and import', () => {
   it('update runs a source once and prints a summary; export and import carry the data to another installation', async () => {

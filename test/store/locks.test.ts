@@ -1,0 +1,66 @@
+/**
+ * Leases: a lease held by a process of this machine that has ended is taken over at once; a live
+ * holder, or one on another machine, keeps it until it lapses.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync, readlinkSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { acquireLease, describeOwner, leaseHolder, leaseOwner, ownerIsGone } from '../../src/store/locks.js';
+import { freshPool } from '../helpers/db.js';
+
+/** An owner name for a process, the way leaseOwner writes one for itself. */
+function ownerOf(pid: number): string {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  return `updater 00000000-0000-0000-0000-000000000000 ${hostname()}/${readlinkSync('/proc/self/ns/pid')}/${pid}/${start}`;
+}
+
+/** A real process that has run and ended, and the owner name it had while it ran. */
+async function endedProcessOwner(): Promise<string> {
+  const child = spawn(process.execPath, ['-e', 'process.stdin.resume()'], { stdio: ['pipe', 'ignore', 'ignore'] });
+  await new Promise((resolve) => child.once('spawn', resolve));
+  const owner = ownerOf(child.pid!);
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+  return owner;
+}
+
+describe('leases', () => {
+  it('are taken over at once from a process of this machine that has ended (a killed tarsier update)', async () => {
+    const pool = await freshPool();
+    const dead = await endedProcessOwner();
+    expect(ownerIsGone(dead)).toBe(true);
+    expect(await acquireLease(pool, 'updater/debian', dead, 60_000)).toBe(true);
+    const mine = leaseOwner('updater');
+    expect(await acquireLease(pool, 'updater/debian', mine, 60_000)).toBe(true);
+    expect((await leaseHolder(pool, 'updater/debian'))?.owner).toBe(mine);
+  });
+
+  it('stay with a live holder, whose process the busy message names with the lease\'s end', async () => {
+    const pool = await freshPool();
+    const live = leaseOwner('updater');
+    expect(ownerIsGone(live)).toBe(false);
+    expect(await acquireLease(pool, 'updater/debian', live, 60_000)).toBe(true);
+    expect(await acquireLease(pool, 'updater/debian', leaseOwner('updater'), 60_000)).toBe(false);
+    expect(describeOwner(live)).toBe(`updater, pid ${process.pid} on ${hostname()}`);
+  });
+
+  it('stay with a holder on another machine, or in another PID namespace, until they lapse', async () => {
+    const pool = await freshPool();
+    const [, , identity] = leaseOwner('updater').split(' ');
+    const [host, namespace] = identity!.split('/');
+    for (const owner of [`updater x other-host/${namespace}/1/1`, `updater x ${host}/pid:[1]/999999999/1`, 'indexer-5a1c (an owner of an older version)']) {
+      expect(ownerIsGone(owner)).toBe(false);
+      expect(await acquireLease(pool, `lease/${owner}`, owner, 60_000)).toBe(true);
+      expect(await acquireLease(pool, `lease/${owner}`, leaseOwner('updater'), 60_000)).toBe(false);
+    }
+  });
+
+  it('count a reused PID as another process: same PID, other start time', async () => {
+    const [role, id, identity] = leaseOwner('updater').split(' ');
+    const [host, namespace, pid] = identity!.split('/');
+    expect(ownerIsGone(`${role} ${id} ${host}/${namespace}/${pid}/1`)).toBe(true);
+  });
+});
