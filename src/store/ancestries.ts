@@ -50,6 +50,8 @@ const INSERT_FEATURES = `
   SELECT $1, * FROM unnest($2::int[], $3::int[])`;
 
 const SELECT_ANCESTRY = 'SELECT id, name FROM ancestry WHERE name = $1';
+const SELECT_LAYER_SCANS = 'SELECT layer_scan_id FROM ancestry_layer WHERE ancestry_id = $1 ORDER BY position';
+const SELECT_FEATURE_ROWS = 'SELECT feature_version_id, position FROM ancestry_feature WHERE ancestry_id = $1';
 const SELECT_LAYERS = `
   SELECT s.key AS hash FROM ancestry_layer al JOIN layer_scan s ON s.id = al.layer_scan_id
   WHERE al.ancestry_id = $1 ORDER BY al.position`;
@@ -93,15 +95,35 @@ export async function lockAncestryName(client: pg.PoolClient, name: string): Pro
   await client.query(LOCK_NAME, [`ancestry/${name}`]);
 }
 
+const featureRowKey = (f: AncestryFeatureRow): string => `${f.featureVersionId}@${f.position}`;
+
+/** The id of the stored ancestry of this name when it holds exactly these layers and features. */
+async function identicalAncestry(
+  client: pg.PoolClient,
+  input: { name: string; scanIds: readonly number[]; features: readonly AncestryFeatureRow[] },
+): Promise<number | undefined> {
+  const stored = (await client.query<{ id: number }>(SELECT_ANCESTRY, [input.name])).rows[0];
+  if (!stored) return undefined;
+  const scans = (await client.query<{ layer_scan_id: number }>(SELECT_LAYER_SCANS, [stored.id])).rows.map((r) => r.layer_scan_id);
+  if (scans.length !== input.scanIds.length || scans.some((id, i) => id !== input.scanIds[i])) return undefined;
+  const rows = (await client.query<{ feature_version_id: number; position: number }>(SELECT_FEATURE_ROWS, [stored.id])).rows;
+  if (rows.length !== input.features.length) return undefined;
+  const wanted = new Set(input.features.map(featureRowKey));
+  return rows.every((r) => wanted.has(featureRowKey({ featureVersionId: r.feature_version_id, position: r.position }))) ? stored.id : undefined;
+}
+
 /**
  * Stores an ancestry, replacing one of the same name (its rows go with it; the new one gets a new
- * id, as Clair's did). scanIds: the layers' scans by position. Runs in the caller's transaction,
- * which must hold lockAncestryName.
+ * id, as Clair's did) unless the stored one is identical, which is kept untouched: posting the
+ * same image again writes nothing. scanIds: the layers' scans by position. Runs in the caller's
+ * transaction, which must hold lockAncestryName.
  */
 export async function replaceAncestry(
   client: pg.PoolClient,
   input: { name: string; scanIds: readonly number[]; features: readonly AncestryFeatureRow[] },
 ): Promise<number> {
+  const identical = await identicalAncestry(client, input);
+  if (identical !== undefined) return identical;
   await client.query(DELETE_ANCESTRY, [input.name]);
   const id = (await client.query<{ id: number }>(INSERT_ANCESTRY, [input.name])).rows[0]!.id;
   await client.query(INSERT_LAYERS, [id, input.scanIds.map((_, i) => i), input.scanIds]);

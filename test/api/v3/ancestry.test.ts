@@ -7,6 +7,7 @@ import { json, testApp, type TestApp } from '../../helpers/app.js';
 import { freshPool, silentLog } from '../../helpers/db.js';
 import { startLayerServer, type LayerServer } from '../../helpers/layer-server.js';
 import { debian12, dpkgStatus, type InstalledPackage } from '../../helpers/dpkg-status.js';
+import { storeSnapshot } from '../../helpers/store-snapshot.js';
 import { gzip, tarball, type TarEntry } from '../../helpers/tarball.js';
 
 const LISTERS = ['dpkg', 'apk', 'rpm'];
@@ -197,6 +198,15 @@ describe('POST and GET /ancestry', () => {
     const stored = (await t.pool.query('SELECT count(*)::int AS n FROM ancestry_layer WHERE ancestry_id = $1', [rows[0].id])).rows[0].n;
     expect(stored).toBe(3);
     expect((await t.pool.query('SELECT count(*)::int AS n FROM ancestry_layer')).rows[0].n).toBe(3);
+  });
+
+  it('writes nothing when the same ancestry is posted again', async () => {
+    const t = await v3App();
+    const body = { ancestry_name: 'sha256:same', format: 'Docker', layers: [postLayer('base'), postLayer('upgrade')] };
+    expect((await postAncestry(t, body)).statusCode).toBe(200);
+    const before = await storeSnapshot(t.pool);
+    expect((await postAncestry(t, body)).statusCode).toBe(200);
+    expect(await storeSnapshot(t.pool)).toEqual(before);
   });
 
   it('reuses the layers already scanned: only new layers are downloaded, and a layer once per request', async () => {
