@@ -40,6 +40,8 @@ export interface LayerContents {
 }
 
 const BLOCK = 512;
+/** The wanted files of one layer together may hold this many times maxFileBytes in memory. */
+const BUFFERED_FILES_FACTOR = 2;
 /** Symlink chains longer than this are loops (Linux's own limit is 40). */
 const MAX_LINK_HOPS = 40;
 const WHITEOUT_PREFIX = '.wh.';
@@ -99,6 +101,8 @@ interface Walk {
   readonly wants: (path: string) => boolean;
   readonly limits: ArchiveLimits;
   readonly files: Map<string, Buffer>;
+  /** Bytes of wanted files buffered so far (a file read twice counts twice: memory, not content). */
+  buffered: number;
   readonly deleted: Set<string>;
   readonly opaque: Set<string>;
   /** Wanted symlinks: path → resolved target. */
@@ -173,6 +177,14 @@ function bufferFile(walk: Walk, path: string, entry: ReadEntry): void {
     );
     return void entry.resume();
   }
+  // Many wanted files (distroless status.d/*) must not add up past what one layer may hold in memory.
+  walk.buffered += entry.size;
+  if (walk.buffered > limit * BUFFERED_FILES_FACTOR) {
+    walk.failure ??= unprocessable(
+      `the package databases and release files of the layer add up to more than ${BUFFERED_FILES_FACTOR} × clair.indexer.maxfilebytes (${limit * BUFFERED_FILES_FACTOR} bytes)`,
+    );
+    return void entry.resume();
+  }
   const chunks: Buffer[] = [];
   walk.open = path;
   entry.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -216,6 +228,7 @@ export async function readLayerArchive(
     wants,
     limits,
     files: new Map(),
+    buffered: 0,
     deleted: new Set(),
     opaque: new Set(),
     symlinks: new Map(),

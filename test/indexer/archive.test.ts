@@ -141,6 +141,17 @@ describe('readLayerArchive', () => {
     expect(err.message).toBe('var/lib/dpkg/status in the layer is 2048 bytes, over clair.indexer.maxfilebytes (1024 bytes)');
   });
 
+  it('refuses wanted files that together hold more than twice maxfilebytes in memory', async () => {
+    const big = 'x'.repeat(400 * 1024);
+    const entries = [...WANTED].map((path) => ({ path, content: big }));
+    const err = await failure(read(tarball(entries), 'docker', { ...limits, maxFileBytes: 512 * 1024 }));
+    expect(err.code).toBe('unprocessable');
+    expect(err.message).toBe(
+      'the package databases and release files of the layer add up to more than 2 × clair.indexer.maxfilebytes (1048576 bytes)',
+    );
+    expect((await read(tarball(entries.slice(0, 2)), 'docker', { ...limits, maxFileBytes: 512 * 1024 })).files.size).toBe(2);
+  });
+
   it('stops a decompression bomb at maxexpandedbytes', async () => {
     const bomb = gzip(tarball([{ path: 'zeros', content: Buffer.alloc(8 * 1024 * 1024) }]));
     expect(bomb.length).toBeLessThan(64 * 1024);
