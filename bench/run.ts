@@ -6,6 +6,7 @@ import { run as debianImport } from './debian-import.js';
 import { run as layerIndex } from './layer-index.js';
 import { run as layerReport } from './layer-report.js';
 import { run as notificationFanout } from './notification-fanout.js';
+import { run as soak } from './soak.js';
 import { run as versionCompare } from './version-compare.js';
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
@@ -14,6 +15,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'layer-report': layerReport,
   'debian-import': debianImport,
   'notification-fanout': notificationFanout,
+  soak,
 };
 
 const wanted = process.argv.slice(2);
