@@ -46,6 +46,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const { config, pool, metrics } = deps;
   const routes = new RouteTable();
   const edge = new Edge({ metrics, log: deps.log, routes });
+  // Fastify turns Node's request timeouts off; without a header deadline a client sending headers
+  // byte by byte holds its connection for ever. Node checks deadlines every connectionsCheckingInterval.
+  const headerDeadline = {
+    headersTimeout: config.api.headerTimeoutMs,
+    connectionsCheckingInterval: Math.min(30_000, Math.ceil(config.api.headerTimeoutMs / 2)),
+  };
   const app = Fastify({
     ...(deps.tls
       ? {
@@ -54,9 +60,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
             cert: deps.tls.cert,
             ...(deps.tls.ca ? { ca: deps.tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
             minVersion: 'TLSv1.2' as const,
+            ...headerDeadline,
           },
         }
-      : {}),
+      : { http: headerDeadline }),
     loggerInstance: deps.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     // Names in paths up to MAX_NAME_LENGTH (Fastify's default of 100 refused klar's and Quay's).

@@ -31,6 +31,7 @@ export interface Config {
     readonly healthPort: number;
     readonly timeoutMs: number;
     readonly bodyTimeoutMs: number;
+    readonly headerTimeoutMs: number;
     readonly paginationKey: Buffer | null;
     readonly v1Revision: 'A' | 'B';
     readonly localRoots: readonly string[];
@@ -453,6 +454,7 @@ const SCHEMA: SectionSpec = section({
     healthaddr: leaf(listenAddress, `${DEFAULT_HOST}:6061`), // Clair v3
     timeout: leaf(duration, '900s'),
     bodytimeout: leaf(positiveDuration, '30s'),
+    headertimeout: leaf(positiveDuration, '60s'),
     paginationkey: leaf(paginationKey), // Clair v2 place
     certfile: leaf(filePath),
     keyfile: leaf(filePath),
@@ -755,6 +757,7 @@ function build(vals: Values, env: Env): Config {
       healthPort: health.port,
       timeoutMs: vals.get<number>('api.timeout'),
       bodyTimeoutMs: vals.get<number>('api.bodytimeout'),
+      headerTimeoutMs: vals.get<number>('api.headertimeout'),
       paginationKey,
       v1Revision: vals.get<'A' | 'B'>('api.v1revision'),
       localRoots: [...new Set(vals.get<string[]>('api.localroots'))],

@@ -32,6 +32,7 @@ const DEFAULTS: Config = {
     healthPort: 6061,
     timeoutMs: 900_000,
     bodyTimeoutMs: 30_000,
+    headerTimeoutMs: 60_000,
     paginationKey: null,
     v1Revision: 'B',
     localRoots: [],
@@ -235,6 +236,7 @@ describe('Tarsier keys', () => {
         healthPort: 7071,
         timeoutMs: 90_000,
         bodyTimeoutMs: 45_000,
+        headerTimeoutMs: 20_000,
         paginationKey: KEY_BYTES,
         v1Revision: 'A',
         localRoots: [path.join(fixtures, 'layers'), '/srv/tarsier/layers'],
@@ -445,7 +447,7 @@ describe('environment overrides', () => {
 describe('errors name the key', () => {
   const UPDATERS = 'debian, ubuntu, alpine, wolfi, rhel, oracle, amzn, nvd';
   it.each([
-    ['clair:\n  api:\n    prot: 6060\n', 'clair.api.prot: unknown key (known keys under clair.api: addr, auth, bodytimeout, cafile, certfile, healthaddr, healthport, keyfile, localroots, paginationkey, port, servername, timeout, v1revision) (line 3)'],
+    ['clair:\n  api:\n    prot: 6060\n', 'clair.api.prot: unknown key (known keys under clair.api: addr, auth, bodytimeout, cafile, certfile, headertimeout, healthaddr, healthport, keyfile, localroots, paginationkey, port, servername, timeout, v1revision) (line 3)'],
     ['clair:\n  notifier:\n    http:\n      endpiont: http://x\n', 'clair.notifier.http.endpiont: unknown key (known keys under clair.notifier.http: cafile, certfile, endpoint, keyfile, proxy, servername) (line 4)'],
     ['clair:\n  databse: {}\n', 'clair.databse: unknown key (known keys under clair: api, database, indexer, log, notifier, updater, worker) (line 2)'],
     ['clair:\n  notifier:\n    stomp:\n      broker: x\n', 'clair.notifier.stomp.broker: unknown key (known keys under clair.notifier.stomp: brokers, cafile, certfile, destination, failoverretrydelay, keyfile) (line 4)'],

@@ -66,7 +66,7 @@ function parse(raw: string): RawAnswer {
   return { status, headers, body, text };
 }
 
-async function edge(yaml = '  api:\n    bodytimeout: 300ms'): Promise<Edge> {
+async function edge(yaml = '  api:\n    bodytimeout: 300ms\n    headertimeout: 400ms'): Promise<Edge> {
   const logs: Array<Record<string, unknown>> = [];
   const log = pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line)) });
   const t = await testApp({ yaml, log });
@@ -208,6 +208,12 @@ describe('errors below the routes', () => {
     expectV1Error(v1, 408, 'the request body did not arrive within 0.3 s (clair.api.bodytimeout)');
     expect(v1.headers.connection).toBe('close');
     expectAncestryError(await e.raw('POST /ancestry HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n'), 408, 4);
+  });
+
+  it('answers headers that never finish with 408 once the header deadline passes, and closes the connection', async () => {
+    const slow = await e.raw('GET /v1/namespaces HTTP/1.1\r\nHost: t\r\nX-Slow: ');
+    expectV1Error(slow, 408, 'the request did not arrive in time');
+    expect(slow.headers.connection).toBe('close');
   });
 
   it('answers a body it cannot read with 415: a malformed Content-Type, a compressed body', async () => {
