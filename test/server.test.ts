@@ -47,10 +47,10 @@ describe('tarsier serve', () => {
 
   it('waits at start-up for a database that is not reachable yet', async () => {
     const relay = await relayedDatabase(await freshDatabase(), { down: true });
-    const starting = startTarsier({ DATABASE_URL: databaseUrl(relay.connection) });
-    await new Promise((r) => setTimeout(r, 1500));
-    relay.restore();
-    const server = await starting;
+    // The database comes up once the server has said it is waiting for it (no fixed sleep).
+    const server = await startTarsier({ DATABASE_URL: databaseUrl(relay.connection) }, ['serve'], {
+      onLog: (entry) => entry.msg === 'database not reachable yet; waiting' && relay.restore(),
+    });
     expect(server.logs.map((l) => l.msg)).toContain('database not reachable yet; waiting');
     expect(await get(server.healthPort, '/health')).toEqual({ status: 200, body: '{"status":"ok"}' });
     server.child.kill('SIGTERM');

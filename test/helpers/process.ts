@@ -26,13 +26,14 @@ export function databaseUrl(conn: pg.PoolConfig): string {
 /**
  * Runs `tarsier <args>` as a real process (through tsx, so no build step) and waits until it
  * logs that it listens (options.waitFor: null, a command that does not listen, does not wait).
+ * options.onLog sees every log line as it comes, to act on an event.
  * Ports default to 0 (free ports, read back from the log). The process is killed after the test
  * file if it is still running.
  */
 export async function startTarsier(
   env: Record<string, string>,
   args: string[] = ['serve'],
-  options: { waitFor?: null } = {},
+  options: { waitFor?: null; onLog?: (entry: Record<string, unknown>) => void } = {},
 ): Promise<TarsierProcess> {
   // Tests never let the updater reach the real upstream feeds: without a config of their own,
   // processes get one that turns the schedule off.
@@ -61,6 +62,7 @@ export async function startTarsier(
         try {
           const entry = JSON.parse(line) as Record<string, unknown>;
           logs.push(entry);
+          options.onLog?.(entry);
           if (entry.msg === 'tarsier listening') resolve(entry);
         } catch {
           // not a log line

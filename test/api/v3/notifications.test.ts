@@ -160,12 +160,14 @@ describe('GET /notifications/{name}', () => {
     expect(deleted.old.ancestries).toHaveLength(6);
   });
 
-  it('reflects replaced ancestries: a re-posted image gets a new, higher index', async () => {
+  it('reflects replaced ancestries: a re-posted image with new content gets a new, higher index; an identical one keeps its own', async () => {
     await ancestry(t, 'img-1', ['base-3.0.13-1']); // no longer affected
-    await ancestry(t, 'img-3', ['base-3.0.11-1']); // same content, new id
+    await ancestry(t, 'img-3', ['base-3.0.11-1', 'app']); // new content, still affected: new id
+    await ancestry(t, 'img-4', ['base-3.0.11-1', 'app']); // the same content again: untouched
     const n = json(await t.app.inject({ url: `/notifications/${update}` })).notification;
     expect(n.old.ancestries.map((a: { name: string }) => a.name)).toEqual(['img-2', 'img-6']);
     expect(n.new.ancestries.map((a: { name: string }) => a.name)).toEqual(['img-2', 'img-4', 'img-6', 'img-3']);
+    expect(n.new.ancestries.find((a: { name: string }) => a.name === 'img-4').index).toBe(ids.get('img-4'));
     expect(strictlyIncreasing(n.new.ancestries.map((a: { index: number }) => a.index))).toBe(true);
   });
 
