@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable, type Transform } from 'node:stream';
+import * as zlib from 'node:zlib';
 import { crc32, createInflateRaw } from 'node:zlib';
 import { TarsierError, unprocessable } from './errors.js';
 
 /**
  * Decompression of layers and feeds, whatever the compression: sniffed from the first bytes.
- * gzip runs in Node's zlib; zstd (absent from Node 20), bzip2 and xz run as the system's own
- * programs, which are fast and keep the work off the event loop.
+ * gzip runs in Node's zlib, and zstd too where Node has it (22.15+, 24); bzip2 and xz, and zstd
+ * on Node 20, run as the system's own programs, which are fast and keep the work off the event loop.
  */
 export type Compression = 'gzip' | 'zstd' | 'bzip2' | 'xz' | 'none';
 
@@ -63,8 +64,22 @@ export async function decompressed(source: Readable, corrupt: (detail: string) =
     output.once('close', () => rest.destroy());
     return output;
   }
+  if (compression === 'zstd' && createZstdDecompress) {
+    const zstd = createZstdDecompress({ chunkSize: CHUNK });
+    const output = new PassThrough({ highWaterMark: CHUNK });
+    rest.on('error', (err) => output.destroy(err));
+    zstd.on('error', (err) => output.destroy(corrupt(`zstd data is corrupt or truncated: ${err.message}`)));
+    output.once('close', () => {
+      rest.destroy();
+      zstd.destroy();
+    });
+    return rest.pipe(zstd).pipe(output);
+  }
   return spawnDecompressor(rest, compression, corrupt);
 }
+
+/** Node's own zstd (Node 22.15+, 24): in the thread pool, no process to spawn. The zstd program serves older runtimes. */
+const createZstdDecompress = (zlib as { createZstdDecompress?: (options: { chunkSize: number }) => Transform }).createZstdDecompress;
 
 // ---------------------------------------------------------------------------------------------
 // gzip

@@ -6,6 +6,7 @@
 import { request as httpRequest, createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readdirSync, readFileSync } from 'node:fs';
+import * as zlib from 'node:zlib';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testApp, type TestApp } from '../helpers/app.js';
@@ -51,6 +52,9 @@ async function heldServer() {
   return { url: (path: string) => `${origin}${path}`, open, release, requests: () => requests };
 }
 
+/** Whether this Node decompresses zstd itself (22.15+, 24) rather than with the zstd program. */
+const zstdInProcess = typeof (zlib as { createZstdDecompress?: unknown }).createZstdDecompress === 'function';
+
 /** zstd processes started by this process (the test runs the app in-process). */
 function zstdChildren(): number {
   let count = 0;
@@ -94,10 +98,10 @@ describe('a client that goes away', () => {
 
   const layerCount = async () => (await t.pool.query('SELECT count(*)::int AS n FROM layer')).rows[0].n as number;
 
-  it('stops the download of a v1 layer, and the zstd process reading it, when the only client leaves', async () => {
+  it('stops the download of a v1 layer, and the zstd process reading it (on Node 20), when the only client leaves', async () => {
     const held = await heldServer();
     const client = post('/v1/layers', { Layer: { Name: 'left-zstd', Path: held.url('/layer.tar.zst'), Format: 'Docker' } });
-    await until(() => held.open.size === 1 && zstdChildren() === 1);
+    await until(() => held.open.size === 1 && zstdChildren() === (zstdInProcess ? 0 : 1));
     client.leave();
     await until(() => held.open.size === 0);
     await until(() => zstdChildren() === 0);
