@@ -72,11 +72,15 @@ interface Measured {
 /** Runs `tarsier update --source debian` under GNU time, which reports the peak RSS. */
 function update(databaseUrl: string, config: string): Measured {
   const started = process.hrtime.bigint();
-  const result = spawnSync('/usr/bin/time', ['-f', 'MAXRSS %M', process.execPath, CLI, 'update', '--source', 'debian', '--config', config], {
-    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, TARSIER_LOG_LEVEL: 'warn' },
-    encoding: 'utf8',
-    maxBuffer: 1 << 26,
-  });
+  const result = spawnSync(
+    '/usr/bin/time',
+    ['-f', 'MAXRSS %M', process.execPath, CLI, 'update', '--source', 'debian', '--config', config],
+    {
+      env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, TARSIER_LOG_LEVEL: 'warn' },
+      encoding: 'utf8',
+      maxBuffer: 1 << 26,
+    },
+  );
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   if (result.status !== 0) throw new Error(`tarsier update failed (${result.status}): ${result.stderr}${result.stdout}`);
   const kib = Number(/MAXRSS (\d+)/.exec(result.stderr)?.[1] ?? NaN);

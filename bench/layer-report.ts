@@ -75,7 +75,10 @@ async function seedVulnerabilities(databaseUrl: string, sources: Map<string, str
         await createVulnerability(pool, {
           namespace: NAMESPACE,
           name: job.name,
-          description: `Synthetic vulnerability in ${job.pkg} for the report benchmark; descriptions of real advisories are a few hundred bytes long, like this one. `.repeat(2),
+          description:
+            `Synthetic vulnerability in ${job.pkg} for the report benchmark; descriptions of real advisories are a few hundred bytes long, like this one. `.repeat(
+              2,
+            ),
           link: `https://security-tracker.debian.org/tracker/${job.name}`,
           severity: (['Low', 'Medium', 'High', 'Critical'] as const)[Math.floor(random() * 4)]!,
           metadata: { NVD: { CVSSv3: { Score: 7.5, Vectors: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:N/A:N' } } },
@@ -149,13 +152,15 @@ export async function run(): Promise<void> {
       const started = performance.now();
       const res = await fetch(`http://127.0.0.1:${server.apiPort}/v1/layers`, {
         method: 'POST',
-        body: JSON.stringify({ Layer: { Name: name, Path: join(CACHE_DIR, `${name}.tar.gz`), Format: 'Docker', ParentName: i ? names[i - 1] : undefined } }),
+        body: JSON.stringify({
+          Layer: { Name: name, Path: join(CACHE_DIR, `${name}.tar.gz`), Format: 'Docker', ParentName: i ? names[i - 1] : undefined },
+        }),
       });
       if (res.status !== 201) throw new Error(`POST answered ${res.status}: ${await res.text()}`);
       indexTimes.push(performance.now() - started);
     }
     const path = `/v1/layers/${names[2]}?features&vulnerabilities`;
-    const sample = (await (await fetch(`http://127.0.0.1:${server.apiPort}${path}`)).text());
+    const sample = await (await fetch(`http://127.0.0.1:${server.apiPort}${path}`)).text();
     const report = JSON.parse(sample) as { Layer: { Features: Array<{ Vulnerabilities: unknown[] }> } };
     const features = report.Layer.Features.length;
     const affecting = report.Layer.Features.reduce((sum, f) => sum + f.Vulnerabilities.length, 0);
@@ -165,13 +170,14 @@ export async function run(): Promise<void> {
       return `| ${label} | ${clients} | ${latencies.length} | ${(latencies.length / seconds).toFixed(0)} | ${median(sorted).toFixed(1)} ms | ${percentile(sorted, 99).toFixed(1)} ms | ${sorted[sorted.length - 1]!.toFixed(1)} ms |`;
     };
     const rows = [row('rebuilt (data changed before each request)', 1, await coldLoad(http, path, database.url))];
-    for (const clients of [1, CONCURRENCY]) rows.push(row('cached (data unchanged)', clients, await load(http, path, clients, LOAD_SECONDS)));
+    for (const clients of [1, CONCURRENCY])
+      rows.push(row('cached (data unchanged)', clients, await load(http, path, clients, LOAD_SECONDS)));
     const body = [
       ...provenance(COMMAND),
       '',
       `Image: 3 layers built from this machine's real dpkg database (60 %, 85 % and 100 % of its stanzas), ${features} source-package features in the top layer. Database: ${vulnerabilities.toLocaleString('en')} vulnerabilities in ${NAMESPACE} (written through the same code as the API in ${seedSeconds.toFixed(0)} s, before the layers were indexed, so indexing linked them); ${affecting.toLocaleString('en')} of them affect the top layer. Indexing the three layers took ${indexTimes.map((t) => `${t.toFixed(0)} ms`).join(', ')}. Report: \`GET ${path}\`, ${(sample.length / 1024).toFixed(0)} KiB of JSON. Load: undici clients on the same machine (they share its 2 cores with the server and PostgreSQL), ${WARMUP_SECONDS} s warm-up, then ${LOAD_SECONDS} s measured.`,
       '',
-      'A report is rebuilt when the data generation changed since it was last built (any vulnerability or layer write), and otherwise served from the replica\'s report cache; the first row forces a rebuild before every request by bumping the generation, as a vulnerability update would.',
+      "A report is rebuilt when the data generation changed since it was last built (any vulnerability or layer write), and otherwise served from the replica's report cache; the first row forces a rebuild before every request by bumping the generation, as a vulnerability update would.",
       '',
       '| Report | Concurrent clients | Requests | Requests/s | p50 | p99 | max |',
       '|---|---|---|---|---|---|---|',

@@ -46,7 +46,9 @@ export async function run(): Promise<void> {
       // Each run changes the fix: a new version of the vulnerability and a notification naming both.
       const res = await fetch(`${base}/v1/namespaces/debian%3A12/vulnerabilities`, {
         method: 'POST',
-        body: JSON.stringify({ Vulnerability: { Name: 'CVE-2099-0001', Severity: 'High', FixedIn: [{ Name: 'openssl', Version: `3.0.${99 + run}-1` }] } }),
+        body: JSON.stringify({
+          Vulnerability: { Name: 'CVE-2099-0001', Severity: 'High', FixedIn: [{ Name: 'openssl', Version: `3.0.${99 + run}-1` }] },
+        }),
       });
       if (res.status !== 201) throw new Error(`POST answered ${res.status}`);
       const client = new pg.Client({ connectionString: database.url });
@@ -61,7 +63,9 @@ export async function run(): Promise<void> {
       let seen = first.Notification.New.LayersIntroducingVulnerability.length;
       let next = first.Notification.NextPage;
       while (next) {
-        const page = (await (await fetch(`${base}/v1/notifications/${name}?limit=1000&page=${encodeURIComponent(next)}`)).json()) as typeof first;
+        const page = (await (
+          await fetch(`${base}/v1/notifications/${name}?limit=1000&page=${encodeURIComponent(next)}`)
+        ).json()) as typeof first;
         seen += page.Notification.New.LayersIntroducingVulnerability.length;
         next = page.Notification.NextPage;
       }

@@ -26,11 +26,19 @@ async function openFiles(pid: number): Promise<number> {
 async function writeLayer(): Promise<string> {
   await mkdir(CACHE_DIR, { recursive: true });
   const path = join(CACHE_DIR, 'soak-layer.tar.gz');
-  const stanzas = Array.from({ length: 300 }, (_, i) => `Package: pkg${i}\nStatus: install ok installed\nVersion: 1.${i}-1\nArchitecture: amd64\n`);
-  await writeFile(path, gzip(tarball([
-    { path: 'etc/os-release', content: 'ID=debian\nVERSION_ID="12"\n' },
-    { path: 'var/lib/dpkg/status', content: stanzas.join('\n') },
-  ])));
+  const stanzas = Array.from(
+    { length: 300 },
+    (_, i) => `Package: pkg${i}\nStatus: install ok installed\nVersion: 1.${i}-1\nArchitecture: amd64\n`,
+  );
+  await writeFile(
+    path,
+    gzip(
+      tarball([
+        { path: 'etc/os-release', content: 'ID=debian\nVERSION_ID="12"\n' },
+        { path: 'var/lib/dpkg/status', content: stanzas.join('\n') },
+      ]),
+    ),
+  );
   return path;
 }
 
@@ -52,7 +60,14 @@ export async function run(): Promise<void> {
       label: 'POST vulnerability',
       method: 'POST',
       path: '/v1/namespaces/debian%3A12/vulnerabilities',
-      body: () => JSON.stringify({ Vulnerability: { Name: `CVE-SOAK-${written++}`, Severity: 'Low', FixedIn: [{ Name: `pkg${written % 300}`, Version: `1.${written % 300}-2` }] } }),
+      body: () =>
+        JSON.stringify({
+          Vulnerability: {
+            Name: `CVE-SOAK-${written++}`,
+            Severity: 'Low',
+            FixedIn: [{ Name: `pkg${written % 300}`, Version: `1.${written % 300}-2` }],
+          },
+        }),
     },
     {
       label: 'PUT vulnerability',
@@ -60,7 +75,12 @@ export async function run(): Promise<void> {
       path: '/v1/namespaces/debian%3A12/vulnerabilities/CVE-SOAK-0',
       body: () => JSON.stringify({ Vulnerability: { Severity: written % 2 === 0 ? 'High' : 'Medium', Description: `update ${written}` } }),
     },
-    { label: 'POST layer (indexed already)', method: 'POST', path: '/v1/layers', body: () => JSON.stringify({ Layer: { Name: 'soak', Path: layer, Format: 'Docker' } }) },
+    {
+      label: 'POST layer (indexed already)',
+      method: 'POST',
+      path: '/v1/layers',
+      body: () => JSON.stringify({ Layer: { Name: 'soak', Path: layer, Format: 'Docker' } }),
+    },
     {
       label: 'POST ancestry (unchanged)',
       method: 'POST',
@@ -80,7 +100,12 @@ export async function run(): Promise<void> {
     const client = async (offset: number): Promise<void> => {
       for (let i = offset; !stop; i++) {
         const call = calls[i % calls.length]!;
-        const res = await http.request({ method: call.method, path: call.path, body: call.body?.(), headers: { 'accept-encoding': 'gzip' } });
+        const res = await http.request({
+          method: call.method,
+          path: call.path,
+          body: call.body?.(),
+          headers: { 'accept-encoding': 'gzip' },
+        });
         await res.body.dump();
         counts.set(res.statusCode, (counts.get(res.statusCode) ?? 0) + 1);
         done++;
@@ -96,7 +121,9 @@ export async function run(): Promise<void> {
       const now = performance.now();
       const { rssMiB } = await memoryOf(server.pid);
       const rate = ((done - lastDone) / (now - lastAt)) * 1000;
-      rows.push(`| ${((now - started) / 60_000).toFixed(1)} | ${rate.toFixed(0)} | ${rssMiB.toFixed(0)} MiB | ${await openFiles(server.pid)} |`);
+      rows.push(
+        `| ${((now - started) / 60_000).toFixed(1)} | ${rate.toFixed(0)} | ${rssMiB.toFixed(0)} MiB | ${await openFiles(server.pid)} |`,
+      );
       process.stdout.write(`${rows.at(-1)}\n`);
       lastDone = done;
       lastAt = now;
@@ -105,13 +132,16 @@ export async function run(): Promise<void> {
     await Promise.all(clients);
     const seconds = (performance.now() - started) / 1000;
     const { peakMiB } = await memoryOf(server.pid);
-    const statuses = [...counts].sort(([a], [b]) => a - b).map(([status, n]) => `${n.toLocaleString('en')} × ${status}`).join(', ');
+    const statuses = [...counts]
+      .sort(([a], [b]) => a - b)
+      .map(([status, n]) => `${n.toLocaleString('en')} × ${status}`)
+      .join(', ');
     const body = [
       ...provenance(COMMAND),
       '',
       `${MINUTES} minutes of ${CLIENTS} closed-loop clients on the same machine (they share its 2 cores with the server and PostgreSQL), cycling through: ${[...new Set(calls.map((c) => c.label))].join(', ')} (layer reports three times as often). Each POST vulnerability adds one; the PUT changes one every time, so every write bumps the data generation and the next reports are rebuilt; each new vulnerability affects a package of the layer, so the rebuilt reports grow and the rate falls as the data does. ${done.toLocaleString('en')} requests in ${seconds.toFixed(0)} s (${(done / seconds).toFixed(0)} req/s on average): ${statuses}. Peak RSS ${peakMiB.toFixed(0)} MiB.`,
       '',
-      'Every 30 s: the rate over the last interval, the server\'s resident memory and its open file descriptors.',
+      "Every 30 s: the rate over the last interval, the server's resident memory and its open file descriptors.",
       '',
       '| Minute | Requests/s | RSS | Open descriptors |',
       '|---|---|---|---|',

@@ -136,7 +136,7 @@ program
 
 program
   .command('export')
-  .description('write every source\'s vulnerability data to an offline bundle FILE (gzip JSON lines), for tarsier import elsewhere')
+  .description("write every source's vulnerability data to an offline bundle FILE (gzip JSON lines), for tarsier import elsewhere")
   .argument('<file>', 'bundle to write')
   .option('-c, --config <file>', 'YAML configuration file; also TARSIER_CONFIG')
   .action(async (file: string, options: { config?: string }) => {
@@ -154,11 +154,11 @@ program
 program
   .command('import')
   .description(
-    'load vulnerability data offline: a bundle written by tarsier export, or with --source, that source\'s native files (a file, or a directory laid out as upstream)',
+    "load vulnerability data offline: a bundle written by tarsier export, or with --source, that source's native files (a file, or a directory laid out as upstream)",
   )
   .argument('<path>', 'bundle file, or native file or directory with --source')
   .option('-c, --config <file>', 'YAML configuration file; also TARSIER_CONFIG')
-  .option('-s, --source <name>', 'read <path> as this source\'s native data')
+  .option('-s, --source <name>', "read <path> as this source's native data")
   .action(async (path: string, options: { config?: string; source?: string }) => {
     const config = configFrom(options);
     const log = createLogger(config.log.level, 2);

@@ -275,7 +275,11 @@ const list = <T>(item: Parser<T>): Parser<T[]> => {
 
 const anything: Parser<unknown> = { expected: 'any value', parse: (v) => v };
 
-const oneOf = <T extends string>(values: readonly T[], aliases: Readonly<Record<string, T>> = {}, normalize = (s: string) => s.toLowerCase()): Parser<T> => {
+const oneOf = <T extends string>(
+  values: readonly T[],
+  aliases: Readonly<Record<string, T>> = {},
+  normalize = (s: string) => s.toLowerCase(),
+): Parser<T> => {
   const expected = `one of ${values.join(', ')}`;
   return {
     expected,
@@ -460,7 +464,10 @@ const SCHEMA: SectionSpec = section({
     keyfile: leaf(filePath),
     cafile: leaf(filePath),
     servername: ignored(),
-    v1revision: leaf(oneOf(['A', 'B'] as const, {}, (s) => s.toUpperCase()), 'B'),
+    v1revision: leaf(
+      oneOf(['A', 'B'] as const, {}, (s) => s.toUpperCase()),
+      'B',
+    ),
     localroots: leaf(list(filePath), []),
     auth: section({
       tokens: leaf(list(text(true)), []),
@@ -636,9 +643,13 @@ function matchKeys(
     const name = canonical(lower, childKey);
     const prev = entries.get(name);
     if (prev) {
-      throw src.error(childKey, `given twice (as ${JSON.stringify(prev.orig)} and ${JSON.stringify(origName)}; keys are case-insensitive)`, {
-        keyItself: true,
-      });
+      throw src.error(
+        childKey,
+        `given twice (as ${JSON.stringify(prev.orig)} and ${JSON.stringify(origName)}; keys are case-insensitive)`,
+        {
+          keyItself: true,
+        },
+      );
     }
     entries.set(name, { value: v, orig: origName });
   }
@@ -746,8 +757,7 @@ function build(vals: Values, env: Env): Config {
   for (const name of UPDATER_NAMES) sources[name] = { url: vals.opt<string>(`updater.sources.${name}.url`) ?? DEFAULT_SOURCES[name] };
 
   const maxOpen = vals.get<number>('database.options.maxopenconnections');
-  const dataDir =
-    fromEnv(env, ENV.dataDir, filePath, cwd) ?? vals.opt<string>('database.datadir') ?? path.resolve(cwd, 'data', 'postgres');
+  const dataDir = fromEnv(env, ENV.dataDir, filePath, cwd) ?? vals.opt<string>('database.datadir') ?? path.resolve(cwd, 'data', 'postgres');
 
   return {
     api: {
@@ -812,7 +822,10 @@ function pemFiles(vals: Values, prefix: string, caNeedsCert: boolean): { certfil
   if (certfile !== '' && keyfile === '') throw vals.error(`${prefix}.keyfile`, `must be set when clair.${prefix}.certfile is set`);
   if (keyfile !== '' && certfile === '') throw vals.error(`${prefix}.certfile`, `must be set when clair.${prefix}.keyfile is set`);
   if (caNeedsCert && cafile !== '' && certfile === '') {
-    throw vals.error(`${prefix}.cafile`, `needs clair.${prefix}.certfile and clair.${prefix}.keyfile (the CA verifies client certificates of the TLS server)`);
+    throw vals.error(
+      `${prefix}.cafile`,
+      `needs clair.${prefix}.certfile and clair.${prefix}.keyfile (the CA verifies client certificates of the TLS server)`,
+    );
   }
   return { certfile, keyfile, cafile };
 }
@@ -946,7 +959,9 @@ function tokenizeLibpq(s: string): Map<string, string> {
     const keyword = s.slice(start, i).toLowerCase();
     ws();
     if (keyword === '' || s[i] !== '=') {
-      throw new Problem(`must be a PostgreSQL URL or "keyword=value" pairs (missing "=" after ${JSON.stringify(s.slice(start, i + 1) || s.slice(start, start + 1))})`);
+      throw new Problem(
+        `must be a PostgreSQL URL or "keyword=value" pairs (missing "=" after ${JSON.stringify(s.slice(start, i + 1) || s.slice(start, start + 1))})`,
+      );
     }
     i++;
     ws();
@@ -997,12 +1012,16 @@ export function parseConfig(yamlText: string, env: Record<string, string | undef
   const root: unknown = doc.toJS({ maxAliasCount: 1000 });
   let clair: unknown;
   if (!isUnset(root)) {
-    if (!isPlainMapping(root)) throw new ConfigError(`${where}: must be a mapping with the top-level key "clair" (got ${got(root)})`, { key: where });
+    if (!isPlainMapping(root))
+      throw new ConfigError(`${where}: must be a mapping with the top-level key "clair" (got ${got(root)})`, { key: where });
     const keys = Object.keys(root);
     const clairKey = keys.find((k) => k.toLowerCase() === 'clair');
     const other = keys.find((k) => k !== clairKey);
     if (clairKey === undefined) {
-      throw new ConfigError(`clair: missing top-level key in ${where} (Tarsier and Clair put every setting under "clair:"${other === undefined ? '' : `; found ${JSON.stringify(other)}`})`, { key: 'clair' });
+      throw new ConfigError(
+        `clair: missing top-level key in ${where} (Tarsier and Clair put every setting under "clair:"${other === undefined ? '' : `; found ${JSON.stringify(other)}`})`,
+        { key: 'clair' },
+      );
     }
     if (other !== undefined) {
       throw new ConfigError(`${other}: unknown top-level key in ${where} (every setting goes under "clair:")`, { key: other });

@@ -161,7 +161,11 @@ async function* gzipMembers(source: Readable, corrupt: (detail: string) => Tarsi
       while (header === undefined && (await readMore())) header = gzipHeaderLength(pending, corrupt);
       if (header === undefined || header === 'not-gzip') {
         if (member > 0) return; // the end, or trailing bytes after the last member: ignored, as gzip does
-        throw corrupt(header === undefined ? 'gzip data is corrupt or truncated: unexpected end of file' : 'gzip data is corrupt or truncated: no gzip header');
+        throw corrupt(
+          header === undefined
+            ? 'gzip data is corrupt or truncated: unexpected end of file'
+            : 'gzip data is corrupt or truncated: no gzip header',
+        );
       }
       pending = pending.subarray(header);
       const inflate = createInflateRaw({ chunkSize: CHUNK });
@@ -211,7 +215,6 @@ async function* gzipMembers(source: Readable, corrupt: (detail: string) => Tarsi
   }
 }
 
-
 function spawnDecompressor(
   input: Readable,
   compression: Exclude<Compression, 'gzip' | 'none'>,
@@ -225,7 +228,9 @@ function spawnDecompressor(
   child.on('error', (err: NodeJS.ErrnoException) => {
     output.destroy(
       err.code === 'ENOENT'
-        ? unprocessable(`the data is ${compression}-compressed, but the ${program.command} program is not installed on the server (Debian package ${program.package})`)
+        ? unprocessable(
+            `the data is ${compression}-compressed, but the ${program.command} program is not installed on the server (Debian package ${program.package})`,
+          )
         : err,
     );
   });

@@ -5,8 +5,8 @@
 const NS_PER_UNIT: Readonly<Record<string, bigint>> = {
   ns: 1n,
   us: 1_000n,
-  'µs': 1_000n, // U+00B5 micro sign
-  'μs': 1_000n, // U+03BC Greek mu
+  µs: 1_000n, // U+00B5 micro sign
+  μs: 1_000n, // U+03BC Greek mu
   ms: 1_000_000n,
   s: 1_000_000_000n,
   m: 60_000_000_000n,
@@ -28,7 +28,9 @@ export function parseDuration(s: string): number {
   const text = s.trim();
   if (/^[-+]?0$/.test(text)) return 0;
   if (!DURATION_RE.test(text)) {
-    throw new RangeError(`invalid duration ${JSON.stringify(s)}: expected a number and a unit (ns, us, ms, s, m, h), e.g. "900s", "2h", "1h30m"`);
+    throw new RangeError(
+      `invalid duration ${JSON.stringify(s)}: expected a number and a unit (ns, us, ms, s, m, h), e.g. "900s", "2h", "1h30m"`,
+    );
   }
   const negative = text.startsWith('-');
   let ns = 0n;
@@ -86,7 +88,9 @@ export function parseByteSize(s: string | number): number {
   const m = SIZE_RE.exec(s.trim());
   const unit = m ? BYTES_PER_UNIT[(m[2] ?? '').toLowerCase()] : undefined;
   if (!m || unit === undefined) {
-    throw new RangeError(`invalid byte size ${JSON.stringify(s)}: expected a number and an optional unit (B, KiB, MiB, GiB, TiB, kB, MB, GB, TB), e.g. "200MiB"`);
+    throw new RangeError(
+      `invalid byte size ${JSON.stringify(s)}: expected a number and an optional unit (B, KiB, MiB, GiB, TiB, kB, MB, GB, TB), e.g. "200MiB"`,
+    );
   }
   const bytes = Math.floor(Number(m[1]) * unit);
   if (!Number.isSafeInteger(bytes)) throw new RangeError(`invalid byte size ${JSON.stringify(s)}: too large`);

@@ -28,12 +28,10 @@ export class TarsierError extends Error {
   }
 }
 
-export const badRequest = (message: string, cause?: unknown): TarsierError =>
-  new TarsierError('bad_request', message, { cause });
+export const badRequest = (message: string, cause?: unknown): TarsierError => new TarsierError('bad_request', message, { cause });
 export const unauthenticated = (message: string): TarsierError => new TarsierError('unauthenticated', message);
 export const notFound = (message: string): TarsierError => new TarsierError('not_found', message);
-export const unprocessable = (message: string, cause?: unknown): TarsierError =>
-  new TarsierError('unprocessable', message, { cause });
+export const unprocessable = (message: string, cause?: unknown): TarsierError => new TarsierError('unprocessable', message, { cause });
 
 /** SQLSTATE classes that mean "the database is not reachable right now", not "the query is wrong". */
 const UNAVAILABLE_SQLSTATE_PREFIXES = ['08', '57P'];

@@ -7,19 +7,19 @@ import pino, { type Logger } from 'pino';
 export function createLogger(level: string, destination: 1 | 2 = 1): Logger {
   return pino(
     {
-    level,
-    redact: {
-      paths: [
-        'req.headers.authorization',
-        'headers.authorization',
-        'headers.Authorization',
-        '*.headers.authorization',
-        '*.headers.Authorization',
-        'authorization',
-        'Authorization',
-      ],
-      censor: '[redacted]',
-    },
+      level,
+      redact: {
+        paths: [
+          'req.headers.authorization',
+          'headers.authorization',
+          'headers.Authorization',
+          '*.headers.authorization',
+          '*.headers.Authorization',
+          'authorization',
+          'Authorization',
+        ],
+        censor: '[redacted]',
+      },
     },
     pino.destination({ fd: destination, sync: true }),
   );

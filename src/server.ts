@@ -118,9 +118,10 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     const metrics = new Metrics();
     const indexer = new Indexer({ pool, settings: indexerSettings(config), log, metrics });
     const runner = new UpdaterRunner({ pool, settings: runnerSettings(config), log, metrics });
-    const scheduler = config.updater.intervalMs > 0
-      ? new UpdaterScheduler({ runner, pool, sources: enabledSources(config.updater.enabledUpdaters), log })
-      : undefined;
+    const scheduler =
+      config.updater.intervalMs > 0
+        ? new UpdaterScheduler({ runner, pool, sources: enabledSources(config.updater.enabledUpdaters), log })
+        : undefined;
     const notifier = new Notifier({
       pool,
       connection: database.connection,

@@ -52,9 +52,7 @@ async function namespaceForWrite(db: Queryable, name: string, clientFormat: stri
   }
   if (existing) {
     if (!known && clientFormat !== undefined && clientFormat !== existing.versionFormat) {
-      throw badRequest(
-        `namespace ${name} compares versions as ${existing.versionFormat}; VersionFormat ${clientFormat} does not match`,
-      );
+      throw badRequest(`namespace ${name} compares versions as ${existing.versionFormat}; VersionFormat ${clientFormat} does not match`);
     }
     return existing;
   }
@@ -95,7 +93,11 @@ async function change(
       return { vulnerability: current, changed: false, notification: null };
     }
     const { id, notification } = await replaceVulnerability(client, namespace, current, next, API_WRITE);
-    return { vulnerability: { ...next, id: id!, updater: API_WRITE.updater, versionFormat: namespace.versionFormat }, changed: true, notification };
+    return {
+      vulnerability: { ...next, id: id!, updater: API_WRITE.updater, versionFormat: namespace.versionFormat },
+      changed: true,
+      notification,
+    };
   });
   if (result.changed) await markDataChanged(pool);
   return result;
@@ -114,11 +116,7 @@ function requireDistinctFeatures(fixedIn: readonly FixedIn[]): void {
  * Creates a vulnerability, or merges into the live one as Clair did: description, link, severity
  * and metadata are replaced; fixed-in entries are added or replaced per feature, others kept.
  */
-export function createVulnerability(
-  pool: Pool,
-  input: Vulnerability,
-  clientFormat?: string,
-): Promise<WriteResult> {
+export function createVulnerability(pool: Pool, input: Vulnerability, clientFormat?: string): Promise<WriteResult> {
   requireDistinctFeatures(input.fixedIn);
   return change(pool, input.namespace, input.name, clientFormat, (current) => ({
     ...input,
@@ -127,11 +125,7 @@ export function createVulnerability(
 }
 
 /** Replaces everything but the fixed-in list (managed through the fixes routes); creates when absent. */
-export function updateVulnerability(
-  pool: Pool,
-  input: Omit<Vulnerability, 'fixedIn'>,
-  clientFormat?: string,
-): Promise<WriteResult> {
+export function updateVulnerability(pool: Pool, input: Omit<Vulnerability, 'fixedIn'>, clientFormat?: string): Promise<WriteResult> {
   return change(pool, input.namespace, input.name, clientFormat, (current) => ({
     ...input,
     fixedIn: current?.fixedIn ?? [],
@@ -161,12 +155,7 @@ export interface VulnerabilityPage {
   nextId: number | null;
 }
 
-export async function listVulnerabilities(
-  pool: Pool,
-  namespaceName: string,
-  startId: number,
-  limit: number,
-): Promise<VulnerabilityPage> {
+export async function listVulnerabilities(pool: Pool, namespaceName: string, startId: number, limit: number): Promise<VulnerabilityPage> {
   const namespace = await requireNamespace(pool, namespaceName);
   const rows = await listLiveVulnerabilities(pool, namespace, startId, limit + 1);
   const next = rows.length > limit ? rows[limit] : undefined;

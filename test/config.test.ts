@@ -135,7 +135,13 @@ describe('unchanged Clair v2 config.yaml', () => {
     expect(cfg.notifier.attempts).toBe(9);
     expect(cfg.notifier.renotifyIntervalMs).toBe(2_700_000);
     expect(cfg.notifier.endpoints).toEqual(['http://receiver.example.com/notify']);
-    expect(cfg.notifier.http).toEqual({ serverName: 'receiver.example.com', caFile: '', certFile: '', keyFile: '', proxy: 'http://proxy:3128' });
+    expect(cfg.notifier.http).toEqual({
+      serverName: 'receiver.example.com',
+      caFile: '',
+      certFile: '',
+      keyFile: '',
+      proxy: 'http://proxy:3128',
+    });
   });
 
   it('accepts and ignores the v2 code-only keys (managedatabaselifecycle, fixturepath, servername)', () => {
@@ -206,7 +212,13 @@ describe('unchanged Clair v3 config.yaml', () => {
 
   it('paginationkey accepts standard and URL-safe base64, padded or not, and hex', () => {
     const key = Buffer.from('fbff00112233445566778899aabbccddeeff00112233445566778899aabbccff', 'hex');
-    for (const text of [key.toString('base64'), key.toString('base64').replace(/=+$/, ''), key.toString('base64url'), `${key.toString('base64url')}=`, key.toString('hex').toUpperCase()]) {
+    for (const text of [
+      key.toString('base64'),
+      key.toString('base64').replace(/=+$/, ''),
+      key.toString('base64url'),
+      `${key.toString('base64url')}=`,
+      key.toString('hex').toUpperCase(),
+    ]) {
       expect(parseConfig(`clair:\n  database:\n    options:\n      paginationkey: "${text}"\n`).api.paginationKey).toEqual(key);
       expect(parseConfig(`clair:\n  api:\n    paginationkey: "${text}"\n`).api.paginationKey).toEqual(key);
     }
@@ -241,7 +253,11 @@ describe('Tarsier keys', () => {
         v1Revision: 'A',
         localRoots: [path.join(fixtures, 'layers'), '/srv/tarsier/layers'],
         auth: { tokens: ['ci-token-1', 'dashboard-token-2'], psk: Buffer.from('0123456789abcdef0123456789abcdef'), requireExp: true },
-        tls: { certFile: path.join(fixtures, 'tls/server.pem'), keyFile: path.join(fixtures, 'tls/server-key.pem'), caFile: '/etc/tarsier/clients-ca.pem' },
+        tls: {
+          certFile: path.join(fixtures, 'tls/server.pem'),
+          keyFile: path.join(fixtures, 'tls/server-key.pem'),
+          caFile: '/etc/tarsier/clients-ca.pem',
+        },
       },
       database: {
         connection: {
@@ -268,7 +284,11 @@ describe('Tarsier keys', () => {
       updater: {
         intervalMs: 0,
         enabledUpdaters: ['debian', 'alpine', 'nvd'],
-        sources: { ...DEFAULT_SOURCES, debian: { url: 'http://mirror.example.com/debian/security.json' }, nvd: { url: 'https://mirror.example.com/nvd/' } },
+        sources: {
+          ...DEFAULT_SOURCES,
+          debian: { url: 'http://mirror.example.com/debian/security.json' },
+          nvd: { url: 'https://mirror.example.com/nvd/' },
+        },
       },
       notifier: {
         attempts: 7,
@@ -295,7 +315,11 @@ describe('Tarsier keys', () => {
       '/etc/shared/layers',
       '/abs/dir',
     ]);
-    expect(parseConfig(yaml).api.localRoots).toEqual([path.resolve(process.cwd(), 'layers'), path.resolve(process.cwd(), '../shared/layers'), '/abs/dir']);
+    expect(parseConfig(yaml).api.localRoots).toEqual([
+      path.resolve(process.cwd(), 'layers'),
+      path.resolve(process.cwd(), '../shared/layers'),
+      '/abs/dir',
+    ]);
   });
 
   it('notifier.http.endpoint comes first, then notifier.endpoints, without duplicates', () => {
@@ -306,7 +330,9 @@ describe('Tarsier keys', () => {
   });
 
   it('a configured source merges over the defaults', () => {
-    const cfg = parseConfig('clair:\n  updater:\n    sources:\n      Alpine:\n        url: http://localhost:8080/secdb/\n      ubuntu: {}\n      debian: {url: "file:///srv/mirror/debian.json"}\n');
+    const cfg = parseConfig(
+      'clair:\n  updater:\n    sources:\n      Alpine:\n        url: http://localhost:8080/secdb/\n      ubuntu: {}\n      debian: {url: "file:///srv/mirror/debian.json"}\n',
+    );
     expect(cfg.updater.sources).toEqual({
       ...DEFAULT_SOURCES,
       alpine: { url: 'http://localhost:8080/secdb/' },
@@ -340,7 +366,17 @@ describe('database.options.source', () => {
     ['postgresql://h/db', { connectionString: 'postgresql://h/db' }],
     [
       "host=localhost port=5432 user=postgres password='a b' dbname=clair sslmode=disable statement_timeout=60000 connect_timeout=10 application_name=x",
-      { host: 'localhost', port: 5432, user: 'postgres', password: 'a b', database: 'clair', ssl: false, statement_timeout: 60000, connectionTimeoutMillis: 10000, application_name: 'x' },
+      {
+        host: 'localhost',
+        port: 5432,
+        user: 'postgres',
+        password: 'a b',
+        database: 'clair',
+        ssl: false,
+        statement_timeout: 60000,
+        connectionTimeoutMillis: 10000,
+        application_name: 'x',
+      },
     ],
     ["password='it\\'s \\\\ here' user=''", { password: "it's \\ here", user: '' }],
     ['host = db   port= 6432 dbname =x', { host: 'db', port: 6432, database: 'x' }],
@@ -349,13 +385,19 @@ describe('database.options.source', () => {
     ['sslmode=require', { ssl: { rejectUnauthorized: false } }],
     ['sslmode=verify-full', { ssl: true }],
     ['sslmode=prefer', { ssl: false }],
-    ['lock_timeout=100 idle_in_transaction_session_timeout=200 fallback_application_name=f options=-cgeqo=off', {
-      lock_timeout: 100,
-      idle_in_transaction_session_timeout: 200,
-      fallback_application_name: 'f',
-      options: '-cgeqo=off',
-    }],
-    ['keepalives=1 keepalives_idle=30 client_encoding=UTF8', { keepAlive: true, keepAliveInitialDelayMillis: 30000, client_encoding: 'UTF8' }],
+    [
+      'lock_timeout=100 idle_in_transaction_session_timeout=200 fallback_application_name=f options=-cgeqo=off',
+      {
+        lock_timeout: 100,
+        idle_in_transaction_session_timeout: 200,
+        fallback_application_name: 'f',
+        options: '-cgeqo=off',
+      },
+    ],
+    [
+      'keepalives=1 keepalives_idle=30 client_encoding=UTF8',
+      { keepAlive: true, keepAliveInitialDelayMillis: 30000, client_encoding: 'UTF8' },
+    ],
   ])('%s', (dsn, expected) => {
     expect(source(dsn)).toEqual(expected);
   });
@@ -376,7 +418,13 @@ describe('database.options.source', () => {
       {},
       path.join(dir, 'config.yaml'),
     );
-    const ssl = cfg.database.connection?.ssl as { ca: Buffer; cert: Buffer; key: Buffer; rejectUnauthorized: boolean; checkServerIdentity: unknown };
+    const ssl = cfg.database.connection?.ssl as {
+      ca: Buffer;
+      cert: Buffer;
+      key: Buffer;
+      rejectUnauthorized: boolean;
+      checkServerIdentity: unknown;
+    };
     expect([ssl.ca.toString(), ssl.cert.toString(), ssl.key.toString()]).toEqual(['CA', 'CERT', 'KEY']);
     expect(ssl.rejectUnauthorized).toBe(true); // require + root cert = verify-ca (libpq)
     expect(typeof ssl.checkServerIdentity).toBe('function');
@@ -388,11 +436,17 @@ describe('database.options.source', () => {
   });
 
   it.each([
-    ['host=h bogus=1', 'clair.database.options.source: unknown connection keyword "bogus" (known: host, hostaddr, port, dbname, user, password, sslmode, sslrootcert, sslcert, sslkey, connect_timeout, application_name, fallback_application_name, options, client_encoding, keepalives, keepalives_idle, statement_timeout, lock_timeout, idle_in_transaction_session_timeout) (line 4)'],
+    [
+      'host=h bogus=1',
+      'clair.database.options.source: unknown connection keyword "bogus" (known: host, hostaddr, port, dbname, user, password, sslmode, sslrootcert, sslcert, sslkey, connect_timeout, application_name, fallback_application_name, options, client_encoding, keepalives, keepalives_idle, statement_timeout, lock_timeout, idle_in_transaction_session_timeout) (line 4)',
+    ],
     ["password='open", 'clair.database.options.source: unterminated quoted value for password (line 4)'],
     ['host', 'clair.database.options.source: must be a PostgreSQL URL or "keyword=value" pairs (missing "=" after "host") (line 4)'],
     ['port=abc', 'clair.database.options.source: port must be an integer between 1 and 65535 (got "abc") (line 4)'],
-    ['sslmode=maybe', 'clair.database.options.source: sslmode must be one of disable, allow, prefer, require, verify-ca, verify-full (got "maybe") (line 4)'],
+    [
+      'sslmode=maybe',
+      'clair.database.options.source: sslmode must be one of disable, allow, prefer, require, verify-ca, verify-full (got "maybe") (line 4)',
+    ],
     ['sslrootcert=/nonexistent/ca.pem', 'clair.database.options.source: sslrootcert: cannot read "/nonexistent/ca.pem" (ENOENT) (line 4)'],
   ])('%s → error naming the key', (dsn, message) => {
     expect(errorOf(() => source(dsn))).toBe(message);
@@ -421,7 +475,10 @@ describe('environment overrides', () => {
   });
 
   it('empty strings count as unset', () => {
-    const cfg = loadConfig({ file, env: { DATABASE_URL: '', TARSIER_API_PORT: '', TARSIER_HEALTH_PORT: '', TARSIER_LOG_LEVEL: '', TARSIER_DATA_DIR: '' } });
+    const cfg = loadConfig({
+      file,
+      env: { DATABASE_URL: '', TARSIER_API_PORT: '', TARSIER_HEALTH_PORT: '', TARSIER_LOG_LEVEL: '', TARSIER_DATA_DIR: '' },
+    });
     expect(cfg).toEqual(loadConfig({ file }));
   });
 
@@ -440,59 +497,157 @@ describe('environment overrides', () => {
   });
 
   it('an unreadable --config file names --config', () => {
-    expect(errorOf(() => loadConfig({ file: '/nonexistent/c.yaml' }))).toBe('--config: cannot read config file "/nonexistent/c.yaml" (ENOENT)');
+    expect(errorOf(() => loadConfig({ file: '/nonexistent/c.yaml' }))).toBe(
+      '--config: cannot read config file "/nonexistent/c.yaml" (ENOENT)',
+    );
   });
 });
 
 describe('errors name the key', () => {
   const UPDATERS = 'debian, ubuntu, alpine, wolfi, rhel, oracle, amzn, nvd';
   it.each([
-    ['clair:\n  api:\n    prot: 6060\n', 'clair.api.prot: unknown key (known keys under clair.api: addr, auth, bodytimeout, cafile, certfile, headertimeout, healthaddr, healthport, keyfile, localroots, paginationkey, port, servername, timeout, v1revision) (line 3)'],
-    ['clair:\n  notifier:\n    http:\n      endpiont: http://x\n', 'clair.notifier.http.endpiont: unknown key (known keys under clair.notifier.http: cafile, certfile, endpoint, keyfile, proxy, servername) (line 4)'],
-    ['clair:\n  databse: {}\n', 'clair.databse: unknown key (known keys under clair: api, database, indexer, log, notifier, updater, worker) (line 2)'],
-    ['clair:\n  notifier:\n    stomp:\n      broker: x\n', 'clair.notifier.stomp.broker: unknown key (known keys under clair.notifier.stomp: brokers, cafile, certfile, destination, failoverretrydelay, keyfile) (line 4)'],
+    [
+      'clair:\n  api:\n    prot: 6060\n',
+      'clair.api.prot: unknown key (known keys under clair.api: addr, auth, bodytimeout, cafile, certfile, headertimeout, healthaddr, healthport, keyfile, localroots, paginationkey, port, servername, timeout, v1revision) (line 3)',
+    ],
+    [
+      'clair:\n  notifier:\n    http:\n      endpiont: http://x\n',
+      'clair.notifier.http.endpiont: unknown key (known keys under clair.notifier.http: cafile, certfile, endpoint, keyfile, proxy, servername) (line 4)',
+    ],
+    [
+      'clair:\n  databse: {}\n',
+      'clair.databse: unknown key (known keys under clair: api, database, indexer, log, notifier, updater, worker) (line 2)',
+    ],
+    [
+      'clair:\n  notifier:\n    stomp:\n      broker: x\n',
+      'clair.notifier.stomp.broker: unknown key (known keys under clair.notifier.stomp: brokers, cafile, certfile, destination, failoverretrydelay, keyfile) (line 4)',
+    ],
     ['clair:\n  api:\n    port: abc\n', 'clair.api.port: must be an integer between 0 and 65535 (got "abc") (line 3)'],
     ['clair:\n  api:\n    healthport: 65536\n', 'clair.api.healthport: must be an integer between 0 and 65535 (got 65536) (line 3)'],
     ['clair:\n  api:\n    port: 60.5\n', 'clair.api.port: must be an integer between 0 and 65535 (got 60.5) (line 3)'],
-    ['clair:\n  api:\n    addr: "0.0.0.0"\n', 'clair.api.addr: must be a "host:port" address such as "0.0.0.0:6060", ":6060" or "[::1]:6060" (got "0.0.0.0") (line 3)'],
-    ['clair:\n  api:\n    healthaddr: "[nothost]:1"\n', 'clair.api.healthaddr: must be a "host:port" address such as "0.0.0.0:6060", ":6060" or "[::1]:6060" (got "[nothost]:1") (line 3)'],
-    ['clair:\n  api:\n    port: 6060\n    addr: ":6060"\n', 'clair.api.addr: give one of clair.api.port (Clair v2) or clair.api.addr (Clair v3), not both (line 4)'],
-    ['clair:\n  api:\n    healthport: 6061\n    healthaddr: ":6061"\n', 'clair.api.healthaddr: give one of clair.api.healthport (Clair v2) or clair.api.healthaddr (Clair v3), not both (line 4)'],
-    ['clair:\n  api:\n    timeout: 15 minutes\n', 'clair.api.timeout: must be a duration >= 0 such as "900s", "2h" or "1h30m" (got "15 minutes") (line 3)'],
+    [
+      'clair:\n  api:\n    addr: "0.0.0.0"\n',
+      'clair.api.addr: must be a "host:port" address such as "0.0.0.0:6060", ":6060" or "[::1]:6060" (got "0.0.0.0") (line 3)',
+    ],
+    [
+      'clair:\n  api:\n    healthaddr: "[nothost]:1"\n',
+      'clair.api.healthaddr: must be a "host:port" address such as "0.0.0.0:6060", ":6060" or "[::1]:6060" (got "[nothost]:1") (line 3)',
+    ],
+    [
+      'clair:\n  api:\n    port: 6060\n    addr: ":6060"\n',
+      'clair.api.addr: give one of clair.api.port (Clair v2) or clair.api.addr (Clair v3), not both (line 4)',
+    ],
+    [
+      'clair:\n  api:\n    healthport: 6061\n    healthaddr: ":6061"\n',
+      'clair.api.healthaddr: give one of clair.api.healthport (Clair v2) or clair.api.healthaddr (Clair v3), not both (line 4)',
+    ],
+    [
+      'clair:\n  api:\n    timeout: 15 minutes\n',
+      'clair.api.timeout: must be a duration >= 0 such as "900s", "2h" or "1h30m" (got "15 minutes") (line 3)',
+    ],
     ['clair:\n  api:\n    timeout: 900\n', 'clair.api.timeout: must be a duration >= 0 such as "900s", "2h" or "1h30m" (got 900) (line 3)'],
-    ['clair:\n  updater:\n    interval: -1h\n', 'clair.updater.interval: must be a duration >= 0 such as "900s", "2h" or "1h30m" (got "-1h") (line 3)'],
-    ['clair:\n  notifier:\n    retention: 30d\n', 'clair.notifier.retention: must be a duration >= 0 such as "900s", "2h" or "1h30m" (got "30d") (line 3)'],
-    ['clair:\n  indexer:\n    maxlayerbytes: 10 gigs\n', 'clair.indexer.maxlayerbytes: must be a size > 0 such as "200MiB", "10GiB" or a number of bytes (got "10 gigs") (line 3)'],
-    ['clair:\n  indexer:\n    maxfilebytes: 0\n', 'clair.indexer.maxfilebytes: must be a size > 0 such as "200MiB", "10GiB" or a number of bytes (got 0) (line 3)'],
+    [
+      'clair:\n  updater:\n    interval: -1h\n',
+      'clair.updater.interval: must be a duration >= 0 such as "900s", "2h" or "1h30m" (got "-1h") (line 3)',
+    ],
+    [
+      'clair:\n  notifier:\n    retention: 30d\n',
+      'clair.notifier.retention: must be a duration >= 0 such as "900s", "2h" or "1h30m" (got "30d") (line 3)',
+    ],
+    [
+      'clair:\n  indexer:\n    maxlayerbytes: 10 gigs\n',
+      'clair.indexer.maxlayerbytes: must be a size > 0 such as "200MiB", "10GiB" or a number of bytes (got "10 gigs") (line 3)',
+    ],
+    [
+      'clair:\n  indexer:\n    maxfilebytes: 0\n',
+      'clair.indexer.maxfilebytes: must be a size > 0 such as "200MiB", "10GiB" or a number of bytes (got 0) (line 3)',
+    ],
     ['clair:\n  indexer:\n    denyprivate: maybe\n', 'clair.indexer.denyprivate: must be true or false (got "maybe") (line 3)'],
-    ['clair:\n  indexer:\n    allownetworks: [10.0.0.0/33]\n', 'clair.indexer.allownetworks[0]: must be a network in CIDR form such as "10.20.0.0/16" or "fd00::/8", or an IP address (got "10.0.0.0/33") (line 3)'],
-    ['clair:\n  indexer:\n    allownetworks: [registry.internal]\n', 'clair.indexer.allownetworks[0]: must be a network in CIDR form such as "10.20.0.0/16" or "fd00::/8", or an IP address (got "registry.internal") (line 3)'],
+    [
+      'clair:\n  indexer:\n    allownetworks: [10.0.0.0/33]\n',
+      'clair.indexer.allownetworks[0]: must be a network in CIDR form such as "10.20.0.0/16" or "fd00::/8", or an IP address (got "10.0.0.0/33") (line 3)',
+    ],
+    [
+      'clair:\n  indexer:\n    allownetworks: [registry.internal]\n',
+      'clair.indexer.allownetworks[0]: must be a network in CIDR form such as "10.20.0.0/16" or "fd00::/8", or an IP address (got "registry.internal") (line 3)',
+    ],
     ['clair:\n  api:\n    v1revision: C\n', 'clair.api.v1revision: must be one of A, B (got "C") (line 3)'],
-    ['clair:\n  api:\n    paginationkey: c2hvcnQ=\n', 'clair.api.paginationkey: must be 32 bytes, base64 or 64 hex characters (got a value of 8 characters) (line 3)'],
-    ['clair:\n  database:\n    options:\n      paginationkey: "not base64!"\n', 'clair.database.options.paginationkey: must be 32 bytes, base64 or 64 hex characters (got a value of 11 characters) (line 4)'],
-    [`clair:\n  api:\n    paginationkey: ${KEY_HEX}\n  database:\n    options:\n      paginationkey: ${KEY_HEX}\n`, 'clair.database.options.paginationkey: give one of clair.api.paginationkey (Clair v2) or clair.database.options.paginationkey (Clair v3), not both (line 6)'],
-    ['clair:\n  api:\n    auth:\n      psk: c2VjcmV0\n', 'clair.api.auth.psk: must be base64 for a key of at least 32 bytes (got a value of 8 characters) (line 4)'],
-    ['clair:\n  updater:\n    enabledupdaters: [debian, debain]\n', `clair.updater.enabledupdaters[1]: unknown updater "debain" (valid: ${UPDATERS}) (line 3)`],
-    ['clair:\n  updater:\n    enabledupdaters: debian\n', 'clair.updater.enabledupdaters: must be a list of strings (got "debian") (line 3)'],
-    ['clair:\n  updater:\n    sources:\n      suse: {url: "http://x"}\n', `clair.updater.sources.suse: unknown updater "suse" (valid: ${UPDATERS}) (line 4)`],
-    ['clair:\n  updater:\n    sources:\n      debian: {uri: "http://x"}\n', 'clair.updater.sources.debian.uri: unknown key (known keys under clair.updater.sources.debian: url) (line 4)'],
-    ['clair:\n  updater:\n    sources:\n      debian: {url: "ftp://x"}\n', 'clair.updater.sources.debian.url: must be an http://, https:// or file:// URL (got "ftp://x") (line 4)'],
-    ['clair:\n  notifier:\n    endpoints:\n      - http://ok.example\n      - file:///tmp/x\n', 'clair.notifier.endpoints[1]: must be an http:// or https:// URL (got "file:///tmp/x") (line 5)'],
-    ['clair:\n  notifier:\n    http:\n      endpoint: hooks.example.com/x\n', 'clair.notifier.http.endpoint: must be an http:// or https:// URL (got "hooks.example.com/x") (line 4)'],
+    [
+      'clair:\n  api:\n    paginationkey: c2hvcnQ=\n',
+      'clair.api.paginationkey: must be 32 bytes, base64 or 64 hex characters (got a value of 8 characters) (line 3)',
+    ],
+    [
+      'clair:\n  database:\n    options:\n      paginationkey: "not base64!"\n',
+      'clair.database.options.paginationkey: must be 32 bytes, base64 or 64 hex characters (got a value of 11 characters) (line 4)',
+    ],
+    [
+      `clair:\n  api:\n    paginationkey: ${KEY_HEX}\n  database:\n    options:\n      paginationkey: ${KEY_HEX}\n`,
+      'clair.database.options.paginationkey: give one of clair.api.paginationkey (Clair v2) or clair.database.options.paginationkey (Clair v3), not both (line 6)',
+    ],
+    [
+      'clair:\n  api:\n    auth:\n      psk: c2VjcmV0\n',
+      'clair.api.auth.psk: must be base64 for a key of at least 32 bytes (got a value of 8 characters) (line 4)',
+    ],
+    [
+      'clair:\n  updater:\n    enabledupdaters: [debian, debain]\n',
+      `clair.updater.enabledupdaters[1]: unknown updater "debain" (valid: ${UPDATERS}) (line 3)`,
+    ],
+    [
+      'clair:\n  updater:\n    enabledupdaters: debian\n',
+      'clair.updater.enabledupdaters: must be a list of strings (got "debian") (line 3)',
+    ],
+    [
+      'clair:\n  updater:\n    sources:\n      suse: {url: "http://x"}\n',
+      `clair.updater.sources.suse: unknown updater "suse" (valid: ${UPDATERS}) (line 4)`,
+    ],
+    [
+      'clair:\n  updater:\n    sources:\n      debian: {uri: "http://x"}\n',
+      'clair.updater.sources.debian.uri: unknown key (known keys under clair.updater.sources.debian: url) (line 4)',
+    ],
+    [
+      'clair:\n  updater:\n    sources:\n      debian: {url: "ftp://x"}\n',
+      'clair.updater.sources.debian.url: must be an http://, https:// or file:// URL (got "ftp://x") (line 4)',
+    ],
+    [
+      'clair:\n  notifier:\n    endpoints:\n      - http://ok.example\n      - file:///tmp/x\n',
+      'clair.notifier.endpoints[1]: must be an http:// or https:// URL (got "file:///tmp/x") (line 5)',
+    ],
+    [
+      'clair:\n  notifier:\n    http:\n      endpoint: hooks.example.com/x\n',
+      'clair.notifier.http.endpoint: must be an http:// or https:// URL (got "hooks.example.com/x") (line 4)',
+    ],
     ['clair:\n  notifier:\n    attempts: 0\n', 'clair.notifier.attempts: must be an integer >= 1 (got 0) (line 3)'],
     ['clair:\n  database:\n    type: mysql\n', 'clair.database.type: must be one of pgsql (got "mysql") (line 3)'],
-    ['clair:\n  database:\n    options:\n      maxopenconnections: -1\n', 'clair.database.options.maxopenconnections: must be an integer >= 0 (got -1) (line 4)'],
+    [
+      'clair:\n  database:\n    options:\n      maxopenconnections: -1\n',
+      'clair.database.options.maxopenconnections: must be an integer >= 0 (got -1) (line 4)',
+    ],
     ['clair:\n  api:\n    certfile: /c.pem\n', 'clair.api.keyfile: must be set when clair.api.certfile is set'],
-    ['clair:\n  api:\n    cafile: /ca.pem\n', 'clair.api.cafile: needs clair.api.certfile and clair.api.keyfile (the CA verifies client certificates of the TLS server) (line 3)'],
-    ['clair:\n  notifier:\n    http:\n      keyfile: /k.pem\n', 'clair.notifier.http.certfile: must be set when clair.notifier.http.keyfile is set'],
-    ['clair:\n  log:\n    level: verbose\n', 'clair.log.level: must be one of fatal, error, warn, info, debug, trace, silent (got "verbose") (line 3)'],
+    [
+      'clair:\n  api:\n    cafile: /ca.pem\n',
+      'clair.api.cafile: needs clair.api.certfile and clair.api.keyfile (the CA verifies client certificates of the TLS server) (line 3)',
+    ],
+    [
+      'clair:\n  notifier:\n    http:\n      keyfile: /k.pem\n',
+      'clair.notifier.http.certfile: must be set when clair.notifier.http.keyfile is set',
+    ],
+    [
+      'clair:\n  log:\n    level: verbose\n',
+      'clair.log.level: must be one of fatal, error, warn, info, debug, trace, silent (got "verbose") (line 3)',
+    ],
     ['clair:\n  api:\n    localroots: [/ok, ""]\n', 'clair.api.localroots[1]: must be a file system path (got "") (line 3)'],
     ['clair:\n  api: 6060\n', 'clair.api: must be a mapping (got 6060) (line 2)'],
-    ['clair:\n  api:\n    Port: 1\n    port: 2\n', 'clair.api.port: given twice (as "Port" and "port"; keys are case-insensitive) (line 4)'],
+    [
+      'clair:\n  api:\n    Port: 1\n    port: 2\n',
+      'clair.api.port: given twice (as "Port" and "port"; keys are case-insensitive) (line 4)',
+    ],
     ['api:\n  port: 6060\n', 'clair: missing top-level key in config (Tarsier and Clair put every setting under "clair:"; found "api")'],
     ['clair: {}\nlogging: {}\n', 'logging: unknown top-level key in config (every setting goes under "clair:")'],
     ['- clair\n', 'config: must be a mapping with the top-level key "clair" (got a list)'],
-    ['clair:\n  api:\n    port: 1\n   bad: [\n', 'config: invalid YAML: All mapping items must start at the same column at line 4, column 1'],
+    [
+      'clair:\n  api:\n    port: 1\n   bad: [\n',
+      'config: invalid YAML: All mapping items must start at the same column at line 4, column 1',
+    ],
   ])('%j', (yaml, message) => {
     expect(errorOf(() => parseConfig(yaml))).toBe(message);
   });
@@ -607,7 +762,21 @@ describe('parseByteSize', () => {
     expect(parseByteSize(s)).toBe(n);
   });
 
-  it.each<string | number>(['', 'GiB', '-1MiB', '10 gigs', '1XiB', '1.2.3MiB', 'ten', -1, 1.5, Number.NaN, Infinity, '1e3', '99999999999TiB'])('%j throws', (s) => {
+  it.each<string | number>([
+    '',
+    'GiB',
+    '-1MiB',
+    '10 gigs',
+    '1XiB',
+    '1.2.3MiB',
+    'ten',
+    -1,
+    1.5,
+    Number.NaN,
+    Infinity,
+    '1e3',
+    '99999999999TiB',
+  ])('%j throws', (s) => {
     expect(() => parseByteSize(s)).toThrow(/invalid byte size/);
   });
 });
@@ -631,7 +800,10 @@ describe('docs/configuration.md', () => {
     for (const key of keys) expect(docs, key).toContain(`\`${key}\``);
   });
 
-  it.each(['DATABASE_URL', 'TARSIER_CONFIG', 'TARSIER_API_PORT', 'TARSIER_HEALTH_PORT', 'TARSIER_LOG_LEVEL', 'TARSIER_DATA_DIR'])('documents %s', (name) => {
-    expect(docs).toContain(`\`${name}\``);
-  });
+  it.each(['DATABASE_URL', 'TARSIER_CONFIG', 'TARSIER_API_PORT', 'TARSIER_HEALTH_PORT', 'TARSIER_LOG_LEVEL', 'TARSIER_DATA_DIR'])(
+    'documents %s',
+    (name) => {
+      expect(docs).toContain(`\`${name}\``);
+    },
+  );
 });

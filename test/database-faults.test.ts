@@ -99,7 +99,8 @@ describe('a PostgreSQL restart under load', () => {
     /** Waits for condition, failing at once if the server process ends meanwhile. */
     const until = async (condition: () => boolean | Promise<boolean>): Promise<void> => {
       while (!(await condition())) {
-        if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`tarsier exited: ${JSON.stringify(server.logs.slice(-3))}`);
+        if (server.child.exitCode !== null || server.child.signalCode !== null)
+          throw new Error(`tarsier exited: ${JSON.stringify(server.logs.slice(-3))}`);
         await new Promise((r) => setTimeout(r, 20));
       }
     };
@@ -148,11 +149,22 @@ describe('a PostgreSQL restart under load', () => {
     expect(server.child.exitCode).toBeNull();
     expect(new Set(statuses)).toEqual(new Set([200, 201, 503]));
     expect(unavailable).toContainEqual({ Error: { Message: 'the database is unavailable; retry shortly' } });
-    expect(unavailable).toContainEqual({ error: 'the database is unavailable; retry shortly', code: 14, message: 'the database is unavailable; retry shortly' });
+    expect(unavailable).toContainEqual({
+      error: 'the database is unavailable; retry shortly',
+      code: 14,
+      message: 'the database is unavailable; retry shortly',
+    });
 
     const after = [];
     for (let i = 0; i < 20; i++) {
-      after.push((await fetch(`${api}/v1/namespaces/debian%3A12/vulnerabilities`, { method: 'POST', body: JSON.stringify({ Vulnerability: { Name: `CVE-AFTER-${i}`, Severity: 'High' } }) })).status);
+      after.push(
+        (
+          await fetch(`${api}/v1/namespaces/debian%3A12/vulnerabilities`, {
+            method: 'POST',
+            body: JSON.stringify({ Vulnerability: { Name: `CVE-AFTER-${i}`, Severity: 'High' } }),
+          })
+        ).status,
+      );
       after.push((await fetch(`${api}/status`)).status);
     }
     expect(after.every((s) => s === 200 || s === 201)).toBe(true);
@@ -164,7 +176,9 @@ describe('a PostgreSQL restart under load', () => {
     );
     await check.end();
     await feeds.delivered(rows[0].name);
-    const latest = (await (await fetch(`${api}/v1/namespaces/debian%3A12/vulnerabilities/CVE-AFTER-19`)).json()) as { Vulnerability: { Name: string } };
+    const latest = (await (await fetch(`${api}/v1/namespaces/debian%3A12/vulnerabilities/CVE-AFTER-19`)).json()) as {
+      Vulnerability: { Name: string };
+    };
     expect(latest.Vulnerability.Name).toBe('CVE-AFTER-19');
 
     server.child.kill('SIGTERM');

@@ -13,12 +13,14 @@ import { databaseUrl, startTarsier } from './helpers/process.js';
 
 /** Peak resident memory of a process so far (VmHWM), in MiB. */
 function peakRssMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'))!;
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmHWM:'))!;
   return Number(line.replace(/\D+/g, '')) / 1024;
 }
 
 describe('a gzip stream of 10 GiB of zeros', () => {
-  it('is answered in seconds, with the server\'s memory bounded and the download cut short', async () => {
+  it("is answered in seconds, with the server's memory bounded and the download cut short", async () => {
     // 160 gzip members of 64 MiB of zeros: 10 GiB expanded, about 10 MB on the wire.
     const member = gzipSync(Buffer.alloc(64 << 20));
     const members = 160;

@@ -61,7 +61,10 @@ describe('tarsier serve', () => {
     const url = databaseUrl(await freshDatabase());
     const dir = await tempDir();
     const file = join(dir, 'config.yaml');
-    await writeFile(file, `clair:\n  database:\n    type: pgsql\n    options:\n      source: ${url}\n  api:\n    port: 0\n    healthport: 0\n    v1revision: A\n  updater:\n    interval: 0\n`);
+    await writeFile(
+      file,
+      `clair:\n  database:\n    type: pgsql\n    options:\n      source: ${url}\n  api:\n    port: 0\n    healthport: 0\n    v1revision: A\n  updater:\n    interval: 0\n`,
+    );
     const server = await startTarsier({ TARSIER_CONFIG: file, TARSIER_API_PORT: '', TARSIER_HEALTH_PORT: '' });
     await fetch(`http://127.0.0.1:${server.apiPort}/v1/namespaces/debian%3A12/vulnerabilities`, {
       method: 'POST',

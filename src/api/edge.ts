@@ -93,12 +93,19 @@ function refusedRequest(rawPacket: unknown): RefusedRequest {
 }
 
 /** Node's HTTP parser errors (llhttp codes) as our error codes and messages. */
-function describeParserError(err: Error & { code?: string; reason?: string }, refused: RefusedRequest, maxHeaderBytes: number): RequestError {
+function describeParserError(
+  err: Error & { code?: string; reason?: string },
+  refused: RefusedRequest,
+  maxHeaderBytes: number,
+): RequestError {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
       // Node counts the request line as a header: call it the URL's fault when it is most of it.
       if (refused.target !== undefined && (refused.line === undefined || refused.line.length > maxHeaderBytes / 2)) {
-        return { code: 'uri_too_long', message: `the URL is longer than the ${maxHeaderBytes / 1024} KiB limit of the request line and headers` };
+        return {
+          code: 'uri_too_long',
+          message: `the URL is longer than the ${maxHeaderBytes / 1024} KiB limit of the request line and headers`,
+        };
       }
       return { code: 'headers_too_large', message: `the request line and headers are larger than the ${maxHeaderBytes / 1024} KiB limit` };
     case 'ERR_HTTP_REQUEST_TIMEOUT':

@@ -42,7 +42,10 @@ function readBody(stream: Readable, headers: IncomingHttpHeaders, deadlineMs: nu
     const onEnd = (): void => finish(undefined);
     const onClose = (): void => finish(badRequest('the client closed the connection before the request body ended'));
     const timer = setTimeout(
-      () => finish(new TarsierError('request_timeout', `the request body did not arrive within ${deadlineMs / 1000} s (clair.api.bodytimeout)`)),
+      () =>
+        finish(
+          new TarsierError('request_timeout', `the request body did not arrive within ${deadlineMs / 1000} s (clair.api.bodytimeout)`),
+        ),
       deadlineMs,
     );
     stream.on('data', onData).on('end', onEnd).on('error', finish).on('close', onClose);
@@ -59,7 +62,8 @@ const LONE_SURROGATE = /\p{Cs}/u;
 
 function checkJson(value: unknown, path: string, depth: number): void {
   if (typeof value === 'string') {
-    if (LONE_SURROGATE.test(value)) throw badRequest(`${path || 'request body'} contains invalid Unicode (a lone UTF-16 surrogate escape such as \\ud800)`);
+    if (LONE_SURROGATE.test(value))
+      throw badRequest(`${path || 'request body'} contains invalid Unicode (a lone UTF-16 surrogate escape such as \\ud800)`);
     return;
   }
   if (value === null || typeof value !== 'object') return;
@@ -70,7 +74,8 @@ function checkJson(value: unknown, path: string, depth: number): void {
   }
   for (const [key, inner] of Object.entries(value)) {
     const at = path === '' ? key : `${path}.${key}`;
-    if (LONE_SURROGATE.test(key)) throw badRequest(`a field name in ${path || 'request body'} contains invalid Unicode (a lone UTF-16 surrogate escape)`);
+    if (LONE_SURROGATE.test(key))
+      throw badRequest(`a field name in ${path || 'request body'} contains invalid Unicode (a lone UTF-16 surrogate escape)`);
     checkJson(inner, at, depth + 1);
   }
 }
@@ -84,7 +89,12 @@ export function jsonBodyParser(settings: BodySettings, transform: (value: unknow
   return (request: FastifyRequest, payload: Readable, done: (err: Error | null, body?: unknown) => void): void => {
     const encoding = request.headers['content-encoding']?.trim().toLowerCase();
     if (encoding && encoding !== 'identity') {
-      done(new TarsierError('unsupported_media_type', `request bodies must not be compressed (Content-Encoding: ${encoding} is not supported)`));
+      done(
+        new TarsierError(
+          'unsupported_media_type',
+          `request bodies must not be compressed (Content-Encoding: ${encoding} is not supported)`,
+        ),
+      );
       return;
     }
     readBody(payload, request.headers, settings.deadlineMs).then(

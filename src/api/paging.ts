@@ -41,7 +41,9 @@ export class PageTokens {
     header.writeBigUInt64BE(BigInt(Math.floor(this.#now() / 1000)), 1);
     const body = Buffer.concat([header, iv, ciphertext]);
     const mac = createHmac('sha256', this.#signingKey).update(body).digest();
-    return Buffer.concat([body, mac]).toString('base64url').padEnd(Math.ceil((body.length + HMAC_BYTES) / 3) * 4, '=');
+    return Buffer.concat([body, mac])
+      .toString('base64url')
+      .padEnd(Math.ceil((body.length + HMAC_BYTES) / 3) * 4, '=');
   }
 
   /** The payload of a token this installation minted within the last hour; 400 otherwise. */

@@ -36,7 +36,10 @@ function describeFrameworkError(err: FastifyError): RequestError | undefined {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return { code: 'bad_request', message: 'request body does not match its Content-Length header' };
     case 'FST_ERR_BAD_URL':
-      return { code: 'bad_request', message: 'the URL is not valid: a path segment has a broken percent-encoding (% must be followed by two hex digits of UTF-8)' };
+      return {
+        code: 'bad_request',
+        message: 'the URL is not valid: a path segment has a broken percent-encoding (% must be followed by two hex digits of UTF-8)',
+      };
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return { code: 'bad_request', message: `a name in the URL path is longer than the ${MAX_NAME_LENGTH}-character limit` };
     case 'FST_ERR_VALIDATION':

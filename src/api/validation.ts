@@ -63,9 +63,10 @@ function shown(value: unknown): string {
 /** What the failed schema expected, in words. */
 function expected(error: ErrorObject, siblings: readonly ErrorObject[]): string {
   const schema = (error.parentSchema ?? {}) as Record<string, unknown>;
-  const range = typeof schema.minimum === 'number' && typeof schema.maximum === 'number'
-    ? `${schema.type === 'integer' ? 'an integer' : 'a number'} from ${schema.minimum} to ${schema.maximum}`
-    : undefined;
+  const range =
+    typeof schema.minimum === 'number' && typeof schema.maximum === 'number'
+      ? `${schema.type === 'integer' ? 'an integer' : 'a number'} from ${schema.minimum} to ${schema.maximum}`
+      : undefined;
   if (error.keyword === 'type' && range) return range;
   switch (error.keyword) {
     case 'type':
@@ -109,7 +110,8 @@ export function validationMessage(errors: readonly FastifySchemaValidationError[
     return `${label(where, missing)} is required`;
   }
   const path = fieldPath(error.instancePath);
-  if (where === 'body' && path === '' && (error.data === undefined || error.data === null)) return 'request body is empty: send a JSON object';
+  if (where === 'body' && path === '' && (error.data === undefined || error.data === null))
+    return 'request body is empty: send a JSON object';
   const given = error.data === undefined || (typeof error.data === 'object' && error.data !== null) ? '' : ` (got ${shown(error.data)})`;
   return `${label(where, path)} must be ${expected(error, all)}${given}`;
 }

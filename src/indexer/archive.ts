@@ -172,9 +172,7 @@ function onEntry(walk: Walk, entry: ReadEntry): void {
 function bufferFile(walk: Walk, path: string, entry: ReadEntry): void {
   const limit = walk.limits.maxFileBytes;
   if (entry.size > limit) {
-    walk.failure ??= unprocessable(
-      `${path} in the layer is ${entry.size} bytes, over clair.indexer.maxfilebytes (${limit} bytes)`,
-    );
+    walk.failure ??= unprocessable(`${path} in the layer is ${entry.size} bytes, over clair.indexer.maxfilebytes (${limit} bytes)`);
     return void entry.resume();
   }
   // Many wanted files (distroless status.d/*) must not add up past what one layer may hold in memory.

@@ -135,7 +135,11 @@ function parseHttpUrl(path: string): URL {
 function createDispatcher(settings: FetchSettings): Dispatcher {
   const timeoutMs = settings.downloadTimeoutMs;
   const policy = new AddressPolicy(settings);
-  const agent = new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connect: guardedConnector(policy, settings.lookup ?? dnsLookup, timeoutMs) });
+  const agent = new Agent({
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    connect: guardedConnector(policy, settings.lookup ?? dnsLookup, timeoutMs),
+  });
   // undici's redirect handler drops Authorization, Cookie and Proxy-Authorization when a redirect
   // changes origin, so a registry token never reaches the storage host of a presigned blob URL.
   return agent.compose(interceptors.redirect({ maxRedirections: settings.maxRedirects ?? DEFAULT_MAX_REDIRECTS }));
@@ -154,7 +158,18 @@ function withoutCredentials(url: URL): string {
  * Headers that describe one connection, not the download: the HTTP client sets them itself.
  * Harbor sends `Connection: close` with every layer; undici refuses these as request headers.
  */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'upgrade', 'host', 'content-length', 'expect', 'trailer']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'upgrade',
+  'host',
+  'content-length',
+  'expect',
+  'trailer',
+]);
 
 /**
  * The client's headers with lower-cased names (last one wins, like Go's Header.Set in Clair),
@@ -267,7 +282,11 @@ function errorCode(err: unknown): string | undefined {
 /** Go-style duration, matching how clair.indexer.downloadtimeout is written ("15m", "300ms"). */
 function formatMs(ms: number): string {
   if (ms % 1000 !== 0) return `${ms}ms`;
-  const units: Array<[string, number]> = [['h', 3_600_000], ['m', 60_000], ['s', 1000]];
+  const units: Array<[string, number]> = [
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ];
   let rest = ms;
   let text = '';
   for (const [unit, size] of units) {

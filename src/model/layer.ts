@@ -7,8 +7,7 @@ import type { VersionFormatName } from './version-format.js';
  * images add one dpkg status.d file per layer), or deleted by a whiteout.
  */
 export type PackageDatabase =
-  | { readonly state: 'present' | 'added'; readonly packages: readonly Package[] }
-  | { readonly state: 'deleted' };
+  { readonly state: 'present' | 'added'; readonly packages: readonly Package[] } | { readonly state: 'deleted' };
 
 export type PackageDatabaseState = PackageDatabase['state'];
 

@@ -109,7 +109,9 @@ async function identicalAncestry(
   const rows = (await client.query<{ feature_version_id: number; position: number }>(SELECT_FEATURE_ROWS, [stored.id])).rows;
   if (rows.length !== input.features.length) return undefined;
   const wanted = new Set(input.features.map(featureRowKey));
-  return rows.every((r) => wanted.has(featureRowKey({ featureVersionId: r.feature_version_id, position: r.position }))) ? stored.id : undefined;
+  return rows.every((r) => wanted.has(featureRowKey({ featureVersionId: r.feature_version_id, position: r.position })))
+    ? stored.id
+    : undefined;
 }
 
 /**
@@ -159,7 +161,10 @@ export async function readAncestry(pool: Pool, name: string): Promise<AncestryRe
         namespace: r.namespace,
         versionFormat: r.version_format,
       }));
-      const vulnerabilities = await affectingVulnerabilities(client, features.map((f) => f.featureVersionId));
+      const vulnerabilities = await affectingVulnerabilities(
+        client,
+        features.map((f) => f.featureVersionId),
+      );
       report = { id: ancestry.id, name: ancestry.name, layers, features, vulnerabilities };
     }
     await client.query('COMMIT');

@@ -197,7 +197,8 @@ async function waitUntilReady(connection: pg.PoolConfig, child: ChildProcess, ou
       return;
     } catch {
       await client.end().catch(() => undefined);
-      if (Date.now() > deadline) throw new Error(`embedded postgres did not accept connections within ${START_TIMEOUT_MS / 1000}s: ${output().slice(-2000)}`);
+      if (Date.now() > deadline)
+        throw new Error(`embedded postgres did not accept connections within ${START_TIMEOUT_MS / 1000}s: ${output().slice(-2000)}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -216,7 +217,9 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
     log.info({ dataDir, user: runAs?.user }, 'initialising embedded postgres');
     await initialise(bin, dataDir, runAs).catch((err: Error) => {
-      const hint = runAs ? ` (PostgreSQL runs as user "${runAs.user}", which must be able to reach ${dataDir}; set TARSIER_DATA_DIR to a directory it can reach)` : '';
+      const hint = runAs
+        ? ` (PostgreSQL runs as user "${runAs.user}", which must be able to reach ${dataDir}; set TARSIER_DATA_DIR to a directory it can reach)`
+        : '';
       throw new Error(`initialising the embedded database failed${hint}: ${err.message}`);
     });
   }

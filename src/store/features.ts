@@ -65,11 +65,7 @@ export async function featureIds(client: pg.PoolClient, namespaceId: number, nam
  * A transaction calling this more than once must pass its features in one call (or in a consistent
  * order) to stay clear of deadlocks; withTransaction retries the rare deadlock.
  */
-export async function lockFeatures(
-  client: pg.PoolClient,
-  namespaceId: number,
-  names: readonly string[],
-): Promise<Map<string, number>> {
+export async function lockFeatures(client: pg.PoolClient, namespaceId: number, names: readonly string[]): Promise<Map<string, number>> {
   await shareNamespace(client, namespaceId);
   const ids = await featureIds(client, namespaceId, [...new Set(names)]);
   await client.query(LOCK_FEATURES, [[...ids.values()]]);
@@ -122,7 +118,10 @@ export async function linkAffected(
     }
   }
   for (let i = 0; i < links[0].length; i += AFFECTS_CHUNK) {
-    await client.query(INSERT_AFFECTS, links.map((column) => column.slice(i, i + AFFECTS_CHUNK)));
+    await client.query(
+      INSERT_AFFECTS,
+      links.map((column) => column.slice(i, i + AFFECTS_CHUNK)),
+    );
   }
 }
 
@@ -136,7 +135,11 @@ export async function ensureFeatureVersions(
   namespace: { id: number; versionFormat: VersionFormatName },
   packages: readonly Package[],
 ): Promise<Map<string, Map<string, number>>> {
-  const featureIds = await lockFeatures(client, namespace.id, packages.map((p) => p.name));
+  const featureIds = await lockFeatures(
+    client,
+    namespace.id,
+    packages.map((p) => p.name),
+  );
   const featureColumn = packages.map((p) => featureIds.get(p.name)!);
   const versionColumn = packages.map((p) => p.version);
   const created = (await client.query<FeatureVersionRecord>(INSERT_FEATURE_VERSIONS, [featureColumn, versionColumn])).rows;

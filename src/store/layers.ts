@@ -211,7 +211,11 @@ export async function featuresFor(
   namespace: string | null,
   parent: readonly LayerFeature[],
 ): Promise<LayerFeature[]> {
-  const replaced = new Set(Object.entries(scan.packageDbs).filter(([, db]) => db.state !== 'added').map(([format]) => format));
+  const replaced = new Set(
+    Object.entries(scan.packageDbs)
+      .filter(([, db]) => db.state !== 'added')
+      .map(([format]) => format),
+  );
   const features = parent.filter((f) => !replaced.has(f.versionFormat));
   const fromParent = new Map(parent.map((f) => [featureKey(f.versionFormat, f.name, f.version), f]));
   for (const [format, database] of Object.entries(scan.packageDbs) as Array<[VersionFormatName, PackageDatabase]>) {
@@ -255,13 +259,28 @@ async function newFeatures(
   }));
 }
 
-async function writeDiff(client: pg.PoolClient, layerId: number, parent: readonly LayerFeature[], own: readonly LayerFeature[]): Promise<void> {
+async function writeDiff(
+  client: pg.PoolClient,
+  layerId: number,
+  parent: readonly LayerFeature[],
+  own: readonly LayerFeature[],
+): Promise<void> {
   const before = new Set(parent.map((f) => f.featureVersionId));
   const after = new Set(own.map((f) => f.featureVersionId));
   const ids: number[] = [];
   const modifications: string[] = [];
-  for (const id of after) if (!before.has(id)) ids.push(id), modifications.push('add');
-  for (const id of before) if (!after.has(id)) ids.push(id), modifications.push('del');
+  for (const id of after) {
+    if (!before.has(id)) {
+      ids.push(id);
+      modifications.push('add');
+    }
+  }
+  for (const id of before) {
+    if (!after.has(id)) {
+      ids.push(id);
+      modifications.push('del');
+    }
+  }
   await client.query(DELETE_DIFF, [layerId]);
   if (ids.length > 0) await client.query(INSERT_DIFF, [layerId, ids, modifications]);
 }
@@ -276,14 +295,19 @@ export async function saveScan(client: pg.PoolClient, key: string, scan: LayerSc
   const versions: string[] = [];
   for (const [format, db] of Object.entries(scan.packageDbs)) {
     if (db.state === 'deleted') continue;
-    for (const p of db.packages) formats.push(format), names.push(p.name), versions.push(p.version);
+    for (const p of db.packages) {
+      formats.push(format);
+      names.push(p.name);
+      versions.push(p.version);
+    }
   }
   if (formats.length > 0) await client.query(INSERT_SCAN_PACKAGES, [id, formats, names, versions]);
   return id;
 }
 
 export async function loadScan(db: Queryable, scanId: number): Promise<LayerScan> {
-  const scan = (await db.query<{ namespace: string | null; package_dbs: Record<string, PackageDatabaseState> }>(SELECT_SCAN, [scanId])).rows[0]!;
+  const scan = (await db.query<{ namespace: string | null; package_dbs: Record<string, PackageDatabaseState> }>(SELECT_SCAN, [scanId]))
+    .rows[0]!;
   const packages = (await db.query<{ format: VersionFormatName; name: string; version: string }>(SELECT_SCAN_PACKAGES, [scanId])).rows;
   const packageDbs: Partial<Record<VersionFormatName, PackageDatabase>> = {};
   for (const [format, state] of Object.entries(scan.package_dbs) as Array<[VersionFormatName, PackageDatabaseState]>) {
@@ -328,7 +352,8 @@ export async function saveLayer(client: pg.PoolClient, input: SaveLayer): Promis
     layerId = existing.id;
     await client.query(UPDATE_LAYER, [layerId, nsId, scanId, input.indexedByVersion]);
   } else {
-    layerId = (await client.query<{ id: number }>(INSERT_LAYER, [input.name, parent?.id ?? null, nsId, scanId, input.indexedByVersion])).rows[0]!.id;
+    layerId = (await client.query<{ id: number }>(INSERT_LAYER, [input.name, parent?.id ?? null, nsId, scanId, input.indexedByVersion]))
+      .rows[0]!.id;
   }
   const parentFeatures = parent ? await layerFeatures(client, parent.id) : [];
   const own = await featuresFor(client, scan, namespace, parentFeatures);

@@ -67,7 +67,12 @@ export async function findNotification(db: Queryable, name: string): Promise<Not
 }
 
 /** Up to limit layers introducing the vulnerability version, from layer id startId on. */
-export async function layersIntroducing(db: Queryable, vulnerabilityId: number, startId: number, limit: number): Promise<IntroducingLayer[]> {
+export async function layersIntroducing(
+  db: Queryable,
+  vulnerabilityId: number,
+  startId: number,
+  limit: number,
+): Promise<IntroducingLayer[]> {
   return (await db.query<IntroducingLayer>(SELECT_INTRODUCING, [vulnerabilityId, startId, limit])).rows;
 }
 
@@ -124,7 +129,11 @@ export async function recordDeliveryFailed(db: Queryable, id: number, retryInMs:
 }
 
 /** Deletes read notifications older than retentionMs, then the vulnerability versions only they showed; counts both. */
-export async function purgeNotifications(db: Queryable, retentionMs: number, batch = 10_000): Promise<{ notifications: number; versions: number }> {
+export async function purgeNotifications(
+  db: Queryable,
+  retentionMs: number,
+  batch = 10_000,
+): Promise<{ notifications: number; versions: number }> {
   let notifications = 0;
   for (;;) {
     const n = (await db.query(PURGE_READ, [retentionMs, batch])).rowCount ?? 0;

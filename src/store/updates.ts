@@ -88,7 +88,9 @@ export async function liveVulnerabilities(client: pg.PoolClient, namespace: Name
     }>(SELECT_LIVE, [namespace.id])
   ).rows;
   const fixes = new Map<number, FixedIn[]>();
-  for (const f of (await client.query<{ vulnerability_id: number; feature: string; fixed_version: string | null }>(SELECT_LIVE_FIXES, [namespace.id])).rows) {
+  for (const f of (
+    await client.query<{ vulnerability_id: number; feature: string; fixed_version: string | null }>(SELECT_LIVE_FIXES, [namespace.id])
+  ).rows) {
     const list = fixes.get(f.vulnerability_id) ?? [];
     list.push({ feature: f.feature, version: f.fixed_version });
     fixes.set(f.vulnerability_id, list);

@@ -100,10 +100,9 @@ interface VulnerabilityRecord {
 async function withFixedIn(db: Queryable, records: VulnerabilityRecord[]): Promise<StoredVulnerability[]> {
   if (records.length === 0) return [];
   const fixes = new Map<number, FixedIn[]>();
-  const { rows } = await db.query<{ vulnerability_id: number; feature: string; fixed_version: string | null }>(
-    SELECT_FIXEDIN,
-    [records.map((r) => r.id)],
-  );
+  const { rows } = await db.query<{ vulnerability_id: number; feature: string; fixed_version: string | null }>(SELECT_FIXEDIN, [
+    records.map((r) => r.id),
+  ]);
   for (const row of rows) {
     const list = fixes.get(row.vulnerability_id) ?? [];
     list.push({ feature: row.feature, version: row.fixed_version });
@@ -189,12 +188,7 @@ export async function replaceVulnerability(
   return { id, notification };
 }
 
-async function insertVersion(
-  client: pg.PoolClient,
-  namespace: NamespaceRow,
-  v: Vulnerability,
-  updater: string | null,
-): Promise<number> {
+async function insertVersion(client: pg.PoolClient, namespace: NamespaceRow, v: Vulnerability, updater: string | null): Promise<number> {
   const { rows } = await client.query<{ id: number }>(INSERT_VULNERABILITY, [
     namespace.id,
     v.name,
@@ -209,11 +203,18 @@ async function insertVersion(
 
   // Lock the features before reading their versions, so a layer indexed concurrently cannot add
   // a version this transaction does not see (and that would then never be linked).
-  const featureIds = await lockFeatures(client, namespace.id, v.fixedIn.map((f) => f.feature));
+  const featureIds = await lockFeatures(
+    client,
+    namespace.id,
+    v.fixedIn.map((f) => f.feature),
+  );
   const fixes = (
     await client.query<FixRecord>(INSERT_FIXEDIN, [id, v.fixedIn.map((f) => featureIds.get(f.feature)!), v.fixedIn.map((f) => f.version)])
   ).rows;
-  const versions = await versionsOfFeatures(client, fixes.map((f) => f.feature_id));
+  const versions = await versionsOfFeatures(
+    client,
+    fixes.map((f) => f.feature_id),
+  );
   await linkAffected(client, fixes, versions, versionFormat(namespace.versionFormat).compare);
   return id;
 }

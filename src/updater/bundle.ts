@@ -67,7 +67,15 @@ async function* lines(pool: Pool, sources: readonly Source[]): AsyncGenerator<st
         yield line({
           kind: 'vulnerability',
           source: source.name,
-          vulnerability: { namespace, name: r.name, description: r.description, link: r.link, severity: r.severity, metadata, fixedIn: r.fixed_in },
+          vulnerability: {
+            namespace,
+            name: r.name,
+            description: r.description,
+            link: r.link,
+            severity: r.severity,
+            metadata,
+            fixedIn: r.fixed_in,
+          },
         });
       }
     }

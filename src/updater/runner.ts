@@ -115,7 +115,9 @@ export class UpdaterRunner {
       return { source: source.name, status: 'busy', records: 0, changed: 0, durationMs: 0, error };
     }
     const renewal = setInterval(() => {
-      renewLease(this.#pool, lease, this.#owner, LEASE_TTL_MS).catch((err: unknown) => this.#log.warn({ err, source: source.name }, 'updater lease renewal failed'));
+      renewLease(this.#pool, lease, this.#owner, LEASE_TTL_MS).catch((err: unknown) =>
+        this.#log.warn({ err, source: source.name }, 'updater lease renewal failed'),
+      );
     }, LEASE_TTL_MS / 3);
     try {
       const state = await updaterState(this.#pool, source.name);
@@ -203,9 +205,10 @@ export class UpdaterRunner {
     const started = performance.now();
     const state = await updaterState(this.#pool, source.name);
     const firstRun = state?.lastSuccessAt == null;
-    let changed = 0;
-    if (data instanceof Map) changed = await this.#applyEnrichment(source.name, data, firstRun);
-    else changed = await this.#writeGroups(source.name, groupByNamespace(data), !firstRun);
+    const changed =
+      data instanceof Map
+        ? await this.#applyEnrichment(source.name, data, firstRun)
+        : await this.#writeGroups(source.name, groupByNamespace(data), !firstRun);
     const records = await this.#records(source);
     const durationMs = performance.now() - started;
     // An imported source keeps no upstream fingerprint: the next online run downloads it whole.
@@ -276,7 +279,10 @@ export class UpdaterRunner {
   ): Promise<UpdateCounts> {
     const format = knownNamespaceFormat(namespaceName);
     if (!format) throw new Error(`namespace ${namespaceName} is of no known distribution`);
-    const enrichment = await loadEnrichment(this.#pool, vulnerabilities.map((v) => v.name).filter((n) => n.startsWith('CVE-')));
+    const enrichment = await loadEnrichment(
+      this.#pool,
+      vulnerabilities.map((v) => v.name).filter((n) => n.startsWith('CVE-')),
+    );
     const desired = vulnerabilities.map((v) => enrich(v, enrichment.get(v.name)));
     return withTransaction(this.#pool, async (client) => {
       const namespace = await ensureNamespace(client, namespaceName, format);
@@ -314,7 +320,10 @@ export class UpdaterRunner {
       await lockNamespace(client, namespace);
       const live = await liveVulnerabilities(client, namespace);
       const targets = [...live.values()].filter((v) => v.updater === updater && cves.has(v.name));
-      const enrichment = await loadEnrichment(client, targets.map((v) => v.name));
+      const enrichment = await loadEnrichment(
+        client,
+        targets.map((v) => v.name),
+      );
       const desired = targets.map((v) => {
         const { NVD: _previous, ...sourceMetadata } = v.metadata ?? {};
         const original: Vulnerability = {
@@ -334,7 +343,9 @@ export class UpdaterRunner {
     const { rows } =
       source.kind === 'enrichment'
         ? await this.#pool.query<{ n: number }>('SELECT count(*)::int AS n FROM nvd_enrichment')
-        : await this.#pool.query<{ n: number }>('SELECT count(*)::int AS n FROM vulnerability WHERE updater = $1 AND deleted_at IS NULL', [source.name]);
+        : await this.#pool.query<{ n: number }>('SELECT count(*)::int AS n FROM vulnerability WHERE updater = $1 AND deleted_at IS NULL', [
+            source.name,
+          ]);
     return rows[0]!.n;
   }
 
@@ -369,10 +380,26 @@ function groupByNamespace(data: SourceData): Map<string, Vulnerability[]> {
 export function formatSummary(summaries: readonly RunSummary[]): string {
   const rows = [
     ['source', 'status', 'records', 'changed', 'duration', 'error'],
-    ...summaries.map((s) => [s.source, s.status, String(s.records), String(s.changed), `${(s.durationMs / 1000).toFixed(1)}s`, s.error ?? '']),
+    ...summaries.map((s) => [
+      s.source,
+      s.status,
+      String(s.records),
+      String(s.changed),
+      `${(s.durationMs / 1000).toFixed(1)}s`,
+      s.error ?? '',
+    ]),
   ];
   const widths = rows[0]!.map((_, column) => rows.reduce((widest, r) => Math.max(widest, r[column]!.length), 0));
-  return rows.map((r) => r.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    rows
+      .map((r) =>
+        r
+          .map((cell, column) => cell.padEnd(widths[column]!))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 /** A feed that suddenly lacks most of a namespace is broken, not a mass withdrawal: keep the data. */

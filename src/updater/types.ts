@@ -18,4 +18,3 @@ export interface Enrichment {
   /** Severity from CVSS (v3 preferred), for vulnerabilities whose source gave none. */
   readonly severity: 'Unknown' | 'Negligible' | 'Low' | 'Medium' | 'High' | 'Critical';
 }
-

@@ -38,7 +38,11 @@ describe('errors and routing', () => {
     expect(write.statusCode).toBe(503);
     const status = await app.inject({ url: '/status' });
     expect(status.statusCode).toBe(503);
-    expect(json(status)).toEqual({ error: 'the database is unavailable; retry shortly', code: 14, message: 'the database is unavailable; retry shortly' });
+    expect(json(status)).toEqual({
+      error: 'the database is unavailable; retry shortly',
+      code: 14,
+      message: 'the database is unavailable; retry shortly',
+    });
     const sick = await health.inject({ url: '/health' });
     expect(sick.statusCode).toBe(503);
     expect(json(sick)).toEqual({ status: 'unavailable', message: 'the database does not answer' });
@@ -79,8 +83,7 @@ describe('API authentication', () => {
 
   it('requires a static bearer token or a valid HS256 JWT when configured', async () => {
     const { app } = await testApp({ yaml });
-    const get = (authorization?: string) =>
-      app.inject({ url: '/v1/namespaces', headers: authorization ? { authorization } : {} });
+    const get = (authorization?: string) => app.inject({ url: '/v1/namespaces', headers: authorization ? { authorization } : {} });
     const none = await get();
     expect(none.statusCode).toBe(401);
     expect(json(none)).toEqual({ Error: { Message: 'this API requires a credential: send "Authorization: Bearer <token>"' } });
@@ -97,7 +100,13 @@ describe('API authentication', () => {
     const { app } = await testApp({ yaml });
     const get = (token: string) => app.inject({ url: '/v1/namespaces', headers: { authorization: `Bearer ${token}` } });
     const now = Math.floor(Date.now() / 1000);
-    for (const claims of [{ exp: String(now + 300) }, { exp: null }, { exp: [now + 300] }, { nbf: String(now - 10) }, { iat: 'yesterday' }]) {
+    for (const claims of [
+      { exp: String(now + 300) },
+      { exp: null },
+      { exp: [now + 300] },
+      { nbf: String(now - 10) },
+      { iat: 'yesterday' },
+    ]) {
       expect((await get(jwt({ sub: 'ci', ...claims }))).statusCode, JSON.stringify(claims)).toBe(401);
     }
     expect((await get(jwt({ sub: 'ci', nbf: now + 3600 }))).statusCode).toBe(401);
@@ -125,9 +134,7 @@ describe('metrics', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
     expect(res.body).toContain('tarsier_http_requests_total{method="GET",route="/v1/namespaces",status="200"} 1');
-    expect(res.body).toContain(
-      'tarsier_http_requests_total{method="GET",route="/v1/namespaces/:ns/vulnerabilities/:name",status="404"} 1',
-    );
+    expect(res.body).toContain('tarsier_http_requests_total{method="GET",route="/v1/namespaces/:ns/vulnerabilities/:name",status="404"} 1');
     expect(res.body).toContain('tarsier_http_request_duration_seconds_bucket');
   });
 });

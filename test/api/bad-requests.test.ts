@@ -42,15 +42,28 @@ describe('a 4xx changes nothing', () => {
   beforeAll(async () => {
     t = await testApp({ yaml: '  api:\n    bodytimeout: 5s' });
     registry = await startLayerServer();
-    registry.serve('/base.tar.gz', gzip(tarball([
-      { path: 'etc/os-release', content: debian12 },
-      { path: 'var/lib/dpkg/status', content: dpkgStatus({ name: 'bash', version: '5.2.15-2+b2' }) },
-    ])));
+    registry.serve(
+      '/base.tar.gz',
+      gzip(
+        tarball([
+          { path: 'etc/os-release', content: debian12 },
+          { path: 'var/lib/dpkg/status', content: dpkgStatus({ name: 'bash', version: '5.2.15-2+b2' }) },
+        ]),
+      ),
+    );
     registry.serve('/not-a-layer', Buffer.from('<html>sign in</html>'));
     const seed: Call[] = [
-      { method: 'POST', url: `${NS}/vulnerabilities`, body: { Vulnerability: { Name: 'CVE-2024-0001', Severity: 'Low', FixedIn: [{ Name: 'bash', Version: '5.2.15-3' }] } } },
+      {
+        method: 'POST',
+        url: `${NS}/vulnerabilities`,
+        body: { Vulnerability: { Name: 'CVE-2024-0001', Severity: 'Low', FixedIn: [{ Name: 'bash', Version: '5.2.15-3' }] } },
+      },
       { method: 'POST', url: '/v1/layers', body: { Layer: { Name: 'base', Path: registry.url('/base.tar.gz'), Format: 'Docker' } } },
-      { method: 'POST', url: '/ancestry', body: { ancestry_name: 'team/app', format: 'Docker', layers: [{ hash: 'sha256:base', path: registry.url('/base.tar.gz') }] } },
+      {
+        method: 'POST',
+        url: '/ancestry',
+        body: { ancestry_name: 'team/app', format: 'Docker', layers: [{ hash: 'sha256:base', path: registry.url('/base.tar.gz') }] },
+      },
       { method: 'PUT', url: `${NS}/vulnerabilities/CVE-2024-0001`, body: { Vulnerability: { Severity: 'High' } } },
     ];
     for (const call of seed) expect((await send(call)).statusCode, call.url).toBeLessThan(300);
@@ -80,9 +93,17 @@ describe('a 4xx changes nothing', () => {
   }
 
   const writeRoutes = (): Call[] => [
-    { method: 'POST', url: '/v1/layers', body: { Layer: { Name: 'child', ParentName: 'base', Path: registry.url('/base.tar.gz'), Format: 'Docker' } } },
+    {
+      method: 'POST',
+      url: '/v1/layers',
+      body: { Layer: { Name: 'child', ParentName: 'base', Path: registry.url('/base.tar.gz'), Format: 'Docker' } },
+    },
     { method: 'POST', url: `${NS}/vulnerabilities`, body: { Vulnerability: vulnerability } },
-    { method: 'PUT', url: `${NS}/vulnerabilities/CVE-2024-0001`, body: { Vulnerability: { Severity: 'Critical', Description: 'changed' } } },
+    {
+      method: 'PUT',
+      url: `${NS}/vulnerabilities/CVE-2024-0001`,
+      body: { Vulnerability: { Severity: 'Critical', Description: 'changed' } },
+    },
     { method: 'PUT', url: `${NS}/vulnerabilities/CVE-2024-0001/fixes/bash`, body: { Feature: { Name: 'bash', Version: '5.2.15-4' } } },
     { method: 'DELETE', url: `${NS}/vulnerabilities/CVE-2024-0001/fixes/bash` },
     { method: 'DELETE', url: `${NS}/vulnerabilities/CVE-2024-0001` },
@@ -99,17 +120,44 @@ describe('a 4xx changes nothing', () => {
       [{ method: 'POST', url: `${NS}/vulnerabilities`, body: nestedPastLimit }, 400],
       [{ method: 'POST', url: `${NS}/vulnerabilities`, body: '{"Vulnerability":{"Name":"CVE-2024-9999","Description":"\\ud800"}}' }, 400],
       [{ method: 'POST', url: `${NS}/vulnerabilities`, body: '{"Vulnerability":{"Name":"CVE-2024-9999","Metadata":{"\\udfff":1}}}' }, 400],
-      [{ method: 'POST', url: `${NS}/vulnerabilities`, body: '{"Vulnerability":{"Name":"CVE-2024-9999","Metadata":{"x":["\\udbff"]}}}' }, 400],
-      [{ method: 'POST', url: `${NS}/vulnerabilities`, body: { Vulnerability: { ...vulnerability, Description: 'nul \u0000 inside' } } }, 400],
+      [
+        { method: 'POST', url: `${NS}/vulnerabilities`, body: '{"Vulnerability":{"Name":"CVE-2024-9999","Metadata":{"x":["\\udbff"]}}}' },
+        400,
+      ],
+      [
+        { method: 'POST', url: `${NS}/vulnerabilities`, body: { Vulnerability: { ...vulnerability, Description: 'nul \u0000 inside' } } },
+        400,
+      ],
       [{ method: 'POST', url: `${NS}/vulnerabilities`, body: { Vulnerability: { ...vulnerability, Name: 'N'.repeat(2000) } } }, 400],
       [{ method: 'POST', url: `${NS}/vulnerabilities`, body: { Vulnerability: { ...vulnerability, Severity: 'Severe' } } }, 400],
-      [{ method: 'POST', url: `${NS}/vulnerabilities`, body: { Vulnerability: { ...vulnerability, FixedIn: [{ Name: 'bash', Version: '1 0' }] } } }, 400],
+      [
+        {
+          method: 'POST',
+          url: `${NS}/vulnerabilities`,
+          body: { Vulnerability: { ...vulnerability, FixedIn: [{ Name: 'bash', Version: '1 0' }] } },
+        },
+        400,
+      ],
       [{ method: 'POST', url: `${NS}/vulnerabilities`, body: { Vulnerability: { ...vulnerability, FixedIn: 'bash' } } }, 400],
-      [{ method: 'POST', url: '/v1/namespaces/debian%3A11/vulnerabilities', body: { Vulnerability: { ...vulnerability, NamespaceName: 'debian:12' } } }, 400],
+      [
+        {
+          method: 'POST',
+          url: '/v1/namespaces/debian%3A11/vulnerabilities',
+          body: { Vulnerability: { ...vulnerability, NamespaceName: 'debian:12' } },
+        },
+        400,
+      ],
       [{ method: 'POST', url: `${NS}/vulnerabilities`, body: 'x'.repeat((1 << 20) + 1) }, 413],
       [{ method: 'POST', url: `${NS}/vulnerabilities`, body: '{}', headers: { 'content-encoding': 'gzip' } }, 415],
       [{ method: 'POST', url: `${NS}/vulnerabilities`, body: '{}', headers: { 'content-type': 'application/' } }, 415],
-      [{ method: 'PUT', url: `${NS}/vulnerabilities/CVE-2024-0001`, body: { Vulnerability: { FixedIn: [{ Name: 'bash', Version: '1' }] } } }, 400],
+      [
+        {
+          method: 'PUT',
+          url: `${NS}/vulnerabilities/CVE-2024-0001`,
+          body: { Vulnerability: { FixedIn: [{ Name: 'bash', Version: '1' }] } },
+        },
+        400,
+      ],
       [{ method: 'PUT', url: `${NS}/vulnerabilities/CVE-2024-0001`, body: { Vulnerability: { Name: 'CVE-1' } } }, 400],
       [{ method: 'PUT', url: `${NS}/vulnerabilities/CVE-2024-0001`, body: '{"Vulnerability":{"Link":"\\ud83d"}}' }, 400],
       [{ method: 'PUT', url: `${NS}/vulnerabilities/CVE-2024-0001/fixes/bash`, body: { Feature: { Name: 'zsh', Version: '1' } } }, 400],
@@ -122,13 +170,27 @@ describe('a 4xx changes nothing', () => {
       [{ method: 'DELETE', url: '/v1/notifications/a%00b' }, 400],
       [{ method: 'DELETE', url: `/v1/layers/${'l'.repeat(2000)}` }, 400],
       [{ method: 'DELETE', url: '/v1/layers/unknown' }, 404],
-      [{ method: 'POST', url: '/v1/layers', body: { Layer: { Name: 'x', Path: registry.url('/base.tar.gz'), Format: 'Docker', ParentName: 'unknown' } } }, 400],
+      [
+        {
+          method: 'POST',
+          url: '/v1/layers',
+          body: { Layer: { Name: 'x', Path: registry.url('/base.tar.gz'), Format: 'Docker', ParentName: 'unknown' } },
+        },
+        400,
+      ],
       [{ method: 'POST', url: '/v1/layers', body: { Layer: { Name: 'x', Path: registry.url('/not-a-layer'), Format: 'Docker' } } }, 422],
       [{ method: 'POST', url: '/v1/layers', body: { Layer: { Name: 'x', Path: registry.url('/missing'), Format: 'Docker' } } }, 400],
       [{ method: 'POST', url: '/v1/layers', body: { Layer: { Name: 'x', Path: 'ftp://example/layer', Format: 'Docker' } } }, 400],
       [{ method: 'POST', url: '/v1/layers', body: { Layer: { Name: 'x', Path: '/etc/passwd', Format: 'Docker' } } }, 400],
       [{ method: 'POST', url: '/v1/layers', body: { Layer: { Name: 'x', Path: registry.url('/base.tar.gz'), Format: 'tar' } } }, 400],
-      [{ method: 'POST', url: '/v1/layers', body: { Layer: { Name: 'x', Path: registry.url('/base.tar.gz'), Format: 'Docker', Headers: { Authorization: 7 } } } }, 400],
+      [
+        {
+          method: 'POST',
+          url: '/v1/layers',
+          body: { Layer: { Name: 'x', Path: registry.url('/base.tar.gz'), Format: 'Docker', Headers: { Authorization: 7 } } },
+        },
+        400,
+      ],
       [{ method: 'POST', url: '/v1/layers', body: '{"Layer":{"Name":"\\udc00","Path":"http://127.0.0.1:1/x","Format":"Docker"}}' }, 400],
       [{ method: 'POST', url: '/v1/layers', body: {} }, 400],
       [{ method: 'GET', url: `${NS}/vulnerabilities?limit=0` }, 400],
@@ -148,9 +210,26 @@ describe('a 4xx changes nothing', () => {
       [{ method: 'POST', url: '/ancestry', body: { ancestry_name: 'team/app', format: 'tar', layers: [layer] } }, 400],
       [{ method: 'POST', url: '/ancestry', body: { ancestry_name: 'n'.repeat(2000), format: 'Docker', layers: [layer] } }, 400],
       [{ method: 'POST', url: '/ancestry', body: '{"ancestry_name":"team/\\ud800","format":"Docker","layers":[]}' }, 400],
-      [{ method: 'POST', url: '/ancestry', body: { ancestry_name: 'team/app', format: 'Docker', layers: [{ hash: 'sha256:new', path: registry.url('/not-a-layer') }] } }, 400],
-      [{ method: 'POST', url: '/ancestry', body: { ancestry_name: 'team/app', format: 'Docker', layers: [layer, { hash: 'h2', path: registry.url('/missing') }] } }, 400],
-      [{ method: 'POST', url: '/ancestry', body: `{"ancestry_name":"x","format":"Docker","layers":[${'['.repeat(40)}${']'.repeat(40)}]}` }, 400],
+      [
+        {
+          method: 'POST',
+          url: '/ancestry',
+          body: { ancestry_name: 'team/app', format: 'Docker', layers: [{ hash: 'sha256:new', path: registry.url('/not-a-layer') }] },
+        },
+        400,
+      ],
+      [
+        {
+          method: 'POST',
+          url: '/ancestry',
+          body: { ancestry_name: 'team/app', format: 'Docker', layers: [layer, { hash: 'h2', path: registry.url('/missing') }] },
+        },
+        400,
+      ],
+      [
+        { method: 'POST', url: '/ancestry', body: `{"ancestry_name":"x","format":"Docker","layers":[${'['.repeat(40)}${']'.repeat(40)}]}` },
+        400,
+      ],
       [{ method: 'POST', url: '/ancestry', body: 'x'.repeat((1 << 20) + 1) }, 413],
       [{ method: 'DELETE', url: '/notifications/unknown' }, 404],
       [{ method: 'DELETE', url: '/notifications/%E0%A4%A' }, 400],

@@ -12,7 +12,7 @@ import { json, testApp } from '../helpers/app.js';
 const CHROMIUM = '/usr/bin/chromium';
 
 describe.runIf(existsSync(CHROMIUM))('/docs in a browser', () => {
-  it('lists every operation of the document, and shows an operation\'s parameters', async () => {
+  it("lists every operation of the document, and shows an operation's parameters", async () => {
     const t = await testApp();
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     const origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
@@ -22,20 +22,35 @@ describe.runIf(existsSync(CHROMIUM))('/docs in a browser', () => {
     );
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     try {
       const page = await browser.newPage();
       await page.goto(`${origin}/docs/`);
       await page.locator('.opblock').first().waitFor();
-      const shown = await page.locator('.opblock').evaluateAll((blocks) =>
-        blocks.map((b) => `${b.querySelector('.opblock-summary-method')?.textContent ?? ''} ${b.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? ''}`),
-      );
+      const shown = await page
+        .locator('.opblock')
+        .evaluateAll((blocks) =>
+          blocks.map(
+            (b) =>
+              `${b.querySelector('.opblock-summary-method')?.textContent ?? ''} ${b.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? ''}`,
+          ),
+        );
       expect(shown.sort()).toEqual(operations.sort());
       const notification = page.locator('#operations-v1_notifications-getNotification');
       await notification.locator('.opblock-summary').click();
       await notification.locator('tr[data-param-name]').first().waitFor();
-      const parameters = await notification.locator('tr[data-param-name]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-param-name')));
+      const parameters = await notification
+        .locator('tr[data-param-name]')
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-param-name')));
       expect(parameters.sort()).toEqual(['limit', 'name', 'page', 'x-clair-api-revision']);
     } finally {
       await browser.close();

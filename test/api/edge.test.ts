@@ -15,7 +15,7 @@ import { gzip, tarball } from '../helpers/tarball.js';
 interface RawAnswer {
   status: number;
   headers: Record<string, string>;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  body: any;
   text: string;
 }
 
@@ -84,7 +84,9 @@ async function edge(yaml = '  api:\n    bodytimeout: 300ms\n    headertimeout: 4
   const send: Edge['send'] = (method, path, options = {}) => {
     const headers: Record<string, string> = { host: 'tarsier', connection: 'close', ...options.headers };
     if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body));
-    const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    const lines = Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
     return raw(`${method} ${path} HTTP/1.1\r\n${lines}\r\n${options.body ?? ''}`);
   };
   return { t, port, logs, raw, send };
@@ -92,9 +94,33 @@ async function edge(yaml = '  api:\n    bodytimeout: 300ms\n    headertimeout: 4
 
 /** Percent-encodings that are not UTF-8 (or not percent-encodings at all), as path segments. */
 const BROKEN_ENCODINGS = [
-  '%', '%2', 'a%', '%%', '%G0', '%0G', '%zz', '%%41', '%u0041',
-  '%80', '%BF', '%C0', '%C3', '%C3%28', '%C0%80', '%C1%BF', '%E0%80%80', '%E2%82', '%E2%28%A1',
-  '%ED%A0%80', '%ED%BF%BF', '%F0%9F%98', '%F4%90%80%80', '%F5%80%80%80', '%F8%88%80%80%80', '%FE', '%FF',
+  '%',
+  '%2',
+  'a%',
+  '%%',
+  '%G0',
+  '%0G',
+  '%zz',
+  '%%41',
+  '%u0041',
+  '%80',
+  '%BF',
+  '%C0',
+  '%C3',
+  '%C3%28',
+  '%C0%80',
+  '%C1%BF',
+  '%E0%80%80',
+  '%E2%82',
+  '%E2%28%A1',
+  '%ED%A0%80',
+  '%ED%BF%BF',
+  '%F0%9F%98',
+  '%F4%90%80%80',
+  '%F5%80%80%80',
+  '%F8%88%80%80%80',
+  '%FE',
+  '%FF',
 ];
 
 describe('names in paths', () => {
@@ -103,10 +129,15 @@ describe('names in paths', () => {
   beforeAll(async () => {
     e = await edge();
     registry = await startLayerServer();
-    registry.serve('/base.tar.gz', gzip(tarball([
-      { path: 'etc/os-release', content: debian12 },
-      { path: 'var/lib/dpkg/status', content: dpkgStatus({ name: 'bash', version: '5.2.15-2+b2' }) },
-    ])));
+    registry.serve(
+      '/base.tar.gz',
+      gzip(
+        tarball([
+          { path: 'etc/os-release', content: debian12 },
+          { path: 'var/lib/dpkg/status', content: dpkgStatus({ name: 'bash', version: '5.2.15-2+b2' }) },
+        ]),
+      ),
+    );
   });
 
   const postLayer = (name: string) =>
@@ -128,7 +159,11 @@ describe('names in paths', () => {
   it('round-trips a 1,000-character ancestry name (POST, GET)', async () => {
     const name = `team/app:${'a'.repeat(991)}`;
     const posted = await e.send('POST', '/ancestry', {
-      body: JSON.stringify({ ancestry_name: name, format: 'Docker', layers: [{ hash: 'sha256:base', path: registry.url('/base.tar.gz') }] }),
+      body: JSON.stringify({
+        ancestry_name: name,
+        format: 'Docker',
+        layers: [{ hash: 'sha256:base', path: registry.url('/base.tar.gz') }],
+      }),
     });
     expect(posted.status, posted.text).toBe(200);
     const got = await e.send('GET', `/ancestry/${encodeURIComponent(name)}`);
@@ -146,7 +181,9 @@ describe('names in paths', () => {
     expectAncestryError(await e.send('GET', `/ancestry/${long}`), 400, 3, /1024-character limit/);
     expectAncestryError(await e.send('DELETE', `/notifications/${long}`), 400, 3, /1024-character limit/);
     expectAncestryError(
-      await e.send('POST', '/ancestry', { body: JSON.stringify({ ancestryName: long, format: 'Docker', layers: [{ hash: 'h', path: registry.url('/base.tar.gz') }] }) }),
+      await e.send('POST', '/ancestry', {
+        body: JSON.stringify({ ancestryName: long, format: 'Docker', layers: [{ hash: 'h', path: registry.url('/base.tar.gz') }] }),
+      }),
       400,
       3,
       'ancestry_name is longer than the 1024-character limit',
@@ -173,9 +210,18 @@ describe('errors below the routes', () => {
   });
 
   it('answers a URL over 16 KiB with 414 and headers over 16 KiB with 431, in the envelope of the path', async () => {
-    expectV1Error(await e.raw(`GET /v1/layers/${'a'.repeat(17_000)} HTTP/1.1\r\nHost: t\r\n\r\n`), 414, /URL is longer than the 16 KiB limit/);
+    expectV1Error(
+      await e.raw(`GET /v1/layers/${'a'.repeat(17_000)} HTTP/1.1\r\nHost: t\r\n\r\n`),
+      414,
+      /URL is longer than the 16 KiB limit/,
+    );
     expectAncestryError(await e.raw(`GET /ancestry/${'a'.repeat(17_000)} HTTP/1.1\r\nHost: t\r\n\r\n`), 414, 3);
-    expectAncestryError(await e.raw(`GET /status HTTP/1.1\r\nHost: t\r\nX-Padding: ${'p'.repeat(17_000)}\r\n\r\n`), 431, 3, /headers are larger than the 16 KiB limit/);
+    expectAncestryError(
+      await e.raw(`GET /status HTTP/1.1\r\nHost: t\r\nX-Padding: ${'p'.repeat(17_000)}\r\n\r\n`),
+      431,
+      3,
+      /headers are larger than the 16 KiB limit/,
+    );
     expectV1Error(await e.raw(`GET /v1/namespaces HTTP/1.1\r\nHost: t\r\nX-Padding: ${'p'.repeat(17_000)}\r\n\r\n`), 431);
   });
 
@@ -197,7 +243,11 @@ describe('errors below the routes', () => {
 
   it('answers a body over 1 MiB with 413 in each envelope, whether announced or not', async () => {
     const big = JSON.stringify({ Vulnerability: { Name: 'CVE-1', Description: 'x'.repeat(1 << 20) } });
-    expectV1Error(await e.send('POST', '/v1/namespaces/debian%3A12/vulnerabilities', { body: big }), 413, 'request body is larger than the 1 MiB limit');
+    expectV1Error(
+      await e.send('POST', '/v1/namespaces/debian%3A12/vulnerabilities', { body: big }),
+      413,
+      'request body is larger than the 1 MiB limit',
+    );
     expectAncestryError(await e.send('POST', '/ancestry', { body: big }), 413, 3);
     const chunked = `POST /ancestry HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${(2 << 20).toString(16)}\r\n${'x'.repeat(2 << 20)}\r\n0\r\n\r\n`;
     expectAncestryError(await e.raw(chunked), 413, 3);
@@ -218,7 +268,12 @@ describe('errors below the routes', () => {
 
   it('answers a body it cannot read with 415: a malformed Content-Type, a compressed body', async () => {
     expectV1Error(await e.send('POST', '/v1/layers', { headers: { 'content-type': 'application/' }, body: '{}' }), 415, /Content-Type/);
-    expectAncestryError(await e.send('POST', '/ancestry', { headers: { 'content-encoding': 'gzip' }, body: '{}' }), 415, 3, /Content-Encoding: gzip/);
+    expectAncestryError(
+      await e.send('POST', '/ancestry', { headers: { 'content-encoding': 'gzip' }, body: '{}' }),
+      415,
+      3,
+      /Content-Encoding: gzip/,
+    );
   });
 
   it('logs each refusal once, with its reason and the request id it answered with, and counts it by route, status and reason', async () => {

@@ -56,7 +56,12 @@ describe('the OpenAPI document', () => {
       expect(operation, `${route.method} ${route.url}`).toBeDefined();
       const pathParameters = [...route.url.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]);
       const parameters = (operation.parameters ?? []) as Array<{ in: string; name: string; schema: { maxLength?: number } }>;
-      expect(parameters.filter((p) => p.in === 'path').map((p) => p.name).sort()).toEqual(pathParameters.sort());
+      expect(
+        parameters
+          .filter((p) => p.in === 'path')
+          .map((p) => p.name)
+          .sort(),
+      ).toEqual(pathParameters.sort());
       for (const p of parameters.filter((p) => p.in === 'path')) expect(p.schema.maxLength, `${route.url} ${p.name}`).toBe(1024);
       if (route.url.startsWith('/v1/')) expect(parameters.some((p) => p.in === 'header' && p.name === 'x-clair-api-revision')).toBe(true);
       expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['4XX', '5XX']));
@@ -67,22 +72,49 @@ describe('the OpenAPI document', () => {
       (doc.paths[path][method].parameters as Array<{ in: string; name: string; required?: boolean; schema: Record<string, unknown> }>)
         .filter((p) => p.in === 'query')
         .map((p) => [p.name, p.required ?? false, p.schema.type]);
-    expect(query('/v1/layers/{name}', 'get')).toEqual([['features', false, 'string'], ['vulnerabilities', false, 'string']]);
-    expect(query('/v1/namespaces/{ns}/vulnerabilities', 'get')).toEqual([['limit', true, 'integer'], ['page', false, 'string']]);
+    expect(query('/v1/layers/{name}', 'get')).toEqual([
+      ['features', false, 'string'],
+      ['vulnerabilities', false, 'string'],
+    ]);
+    expect(query('/v1/namespaces/{ns}/vulnerabilities', 'get')).toEqual([
+      ['limit', true, 'integer'],
+      ['page', false, 'string'],
+    ]);
     expect(query('/v1/namespaces/{ns}/vulnerabilities/{name}', 'get')).toEqual([['fixedIn', false, 'string']]);
-    expect(query('/v1/notifications/{name}', 'get')).toEqual([['limit', false, 'integer'], ['page', false, 'string']]);
+    expect(query('/v1/notifications/{name}', 'get')).toEqual([
+      ['limit', false, 'integer'],
+      ['page', false, 'string'],
+    ]);
     expect(query('/notifications/{name}', 'get').map(([name]) => name)).toEqual([
-      'limit', 'old_vulnerability_page', 'new_vulnerability_page', 'oldVulnerabilityPage', 'newVulnerabilityPage',
+      'limit',
+      'old_vulnerability_page',
+      'new_vulnerability_page',
+      'oldVulnerabilityPage',
+      'newVulnerabilityPage',
     ]);
     expect(query('/ancestry/{ancestry_name}', 'get').map(([name]) => name)).toEqual(['with_features', 'with_vulnerabilities']);
-    expect(doc.paths['/v1/notifications/{name}'].get.parameters.find((p: { name: string }) => p.name === 'limit').schema)
-      .toMatchObject({ minimum: 1, maximum: 1000, default: 100 });
+    expect(doc.paths['/v1/notifications/{name}'].get.parameters.find((p: { name: string }) => p.name === 'limit').schema).toMatchObject({
+      minimum: 1,
+      maximum: 1000,
+      default: 100,
+    });
     // Request bodies, and the layer report's shape.
-    for (const [path, method] of [['/v1/layers', 'post'], ['/v1/namespaces/{ns}/vulnerabilities', 'post'], ['/ancestry', 'post']] as const) {
+    for (const [path, method] of [
+      ['/v1/layers', 'post'],
+      ['/v1/namespaces/{ns}/vulnerabilities', 'post'],
+      ['/ancestry', 'post'],
+    ] as const) {
       expect(doc.paths[path][method].requestBody.content['application/json'].schema.type, path).toBe('object');
     }
     const report = doc.paths['/v1/layers/{name}'].get.responses['200'].content['application/json'].schema;
-    expect(Object.keys(report.properties.Layer.properties)).toEqual(['Name', 'Namespace', 'NamespaceName', 'ParentName', 'IndexedByVersion', 'Features']);
+    expect(Object.keys(report.properties.Layer.properties)).toEqual([
+      'Name',
+      'Namespace',
+      'NamespaceName',
+      'ParentName',
+      'IndexedByVersion',
+      'Features',
+    ]);
     // A DELETE answers 200 with no body.
     expect(doc.paths['/v1/layers/{name}'].delete.responses['200'].content).toBeUndefined();
   });

@@ -21,11 +21,31 @@ async function certificates() {
   ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=test-ca');
   for (const name of ['server', 'client']) {
     ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`);
-    ssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.pem`, '-days', '1',
-      ...(name === 'server' ? ['-extfile', writeExt(dir)] : []));
+    ssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `${name}.pem`,
+      '-days',
+      '1',
+      ...(name === 'server' ? ['-extfile', writeExt(dir)] : []),
+    );
   }
   const read = (f: string) => readFileSync(join(dir, f));
-  return { ca: read('ca.pem'), serverKey: read('server.key'), serverCert: read('server.pem'), clientKey: read('client.key'), clientCert: read('client.pem') };
+  return {
+    ca: read('ca.pem'),
+    serverKey: read('server.key'),
+    serverCert: read('server.pem'),
+    clientKey: read('client.key'),
+    clientCert: read('client.pem'),
+  };
 }
 
 function writeExt(dir: string): string {

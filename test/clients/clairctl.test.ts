@@ -27,7 +27,13 @@ describe('clairctl (Clair v1 API)', () => {
     let parent = '';
     for (const layer of w.image.layers) {
       const body = JSON.stringify({
-        Layer: { Name: layer.digest, Path: w.blobUrl(layer), Headers: { Authorization: authorization }, ...(parent ? { ParentName: parent } : {}), Format: 'Docker' },
+        Layer: {
+          Name: layer.digest,
+          Path: w.blobUrl(layer),
+          Headers: { Authorization: authorization },
+          ...(parent ? { ParentName: parent } : {}),
+          Format: 'Docker',
+        },
       });
       const res = await w.http('POST', '/v1/layers', { headers: { 'content-type': 'application/json' }, body });
       statuses.push(res.status);
@@ -51,7 +57,12 @@ describe('clairctl (Clair v1 API)', () => {
     }
     expect(findingsOf(reports[0].Features)).toEqual(TOP_LAYER_FINDINGS);
     for (const v of reports.flatMap((l) => l.Features.flatMap((f: { Vulnerabilities: unknown[] }) => f.Vulnerabilities))) {
-      expect(v).toMatchObject({ Name: expect.any(String), NamespaceName: 'debian:12', Severity: expect.any(String), Link: expect.any(String) });
+      expect(v).toMatchObject({
+        Name: expect.any(String),
+        NamespaceName: 'debian:12',
+        Severity: expect.any(String),
+        Link: expect.any(String),
+      });
     }
   });
 
@@ -65,7 +76,14 @@ describe('clairctl (Clair v1 API)', () => {
     w.registry.serve('/v2/team/app/blobs/sha256:not-a-layer', Buffer.from('<html>login</html>'));
     const broken = await w.http('POST', '/v1/layers', {
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ Layer: { Name: 'sha256:not-a-layer', Path: `${w.registry.origin}/v2/team/app/blobs/sha256:not-a-layer`, Headers: { Authorization: '' }, Format: 'Docker' } }),
+      body: JSON.stringify({
+        Layer: {
+          Name: 'sha256:not-a-layer',
+          Path: `${w.registry.origin}/v2/team/app/blobs/sha256:not-a-layer`,
+          Headers: { Authorization: '' },
+          Format: 'Docker',
+        },
+      }),
     });
     expect(broken.status).toBe(422);
     expect(broken.json.Error.Message).toEqual(expect.any(String));

@@ -36,7 +36,7 @@ function harborNames(w: World): string[] {
 }
 
 /** One scan job: the POSTs (each exactly 201) and the GET of the top layer (exactly 200). */
-async function scan(w: World, headers: Record<string, string>): Promise<{ statuses: number[]; report: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+async function scan(w: World, headers: Record<string, string>): Promise<{ statuses: number[]; report: any }> {
   const names = harborNames(w);
   const statuses: number[] = [];
   for (const [i, layer] of w.image.layers.entries()) {

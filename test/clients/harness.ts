@@ -27,7 +27,7 @@ export interface Answer {
   headers: Record<string, string | string[] | undefined>;
   text: string;
   /** The parsed body, when it is JSON. */
-  json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  json: any;
 }
 
 export interface ImageLayer {
@@ -273,7 +273,9 @@ async function responseValidators(server: string) {
 }
 
 /** The top layer's findings as a report lists them, for comparison with TOP_LAYER_FINDINGS. */
-export function findingsOf(features: ReadonlyArray<{ Name: string; Version: string; Vulnerabilities?: Array<{ Name: string; FixedBy?: string }> }>) {
+export function findingsOf(
+  features: ReadonlyArray<{ Name: string; Version: string; Vulnerabilities?: Array<{ Name: string; FixedBy?: string }> }>,
+) {
   return Object.fromEntries(
     features.map((f) => [
       f.Name,

@@ -75,7 +75,9 @@ describe('klar (Clair v1 mode)', () => {
       }
     }
     const openssl = res.json.Layer.Features.find((f: { Name: string }) => f.Name === 'openssl');
-    expect(openssl.Vulnerabilities[0].Metadata).toEqual({ NVD: { CVSSv3: { Score: 5.5, Vectors: 'CVSS:3.1/AV:L/AC:L/PR:N/UI:R/S:U/C:N/I:N/A:H' } } });
+    expect(openssl.Vulnerabilities[0].Metadata).toEqual({
+      NVD: { CVSSv3: { Score: 5.5, Vectors: 'CVSS:3.1/AV:L/AC:L/PR:N/UI:R/S:U/C:N/I:N/A:H' } },
+    });
   });
 
   it('a second scan of the image (klar reposts every layer) answers 201 again without downloading again', async () => {
@@ -105,7 +107,14 @@ describe('klar (Clair v1 mode)', () => {
     const res = await w.http('POST', '/v1/layers', {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
-        Layer: { Name: `${'e'.repeat(128)}`, Path: w.blobUrl(w.image.layers[0]!), ParentName: '', Format: 'Docker', Features: null, Headers: { Authorization: 'Bearer expired' } },
+        Layer: {
+          Name: `${'e'.repeat(128)}`,
+          Path: w.blobUrl(w.image.layers[0]!),
+          ParentName: '',
+          Format: 'Docker',
+          Features: null,
+          Headers: { Authorization: 'Bearer expired' },
+        },
       }),
     });
     expect(res.status).toBe(400);

@@ -22,14 +22,18 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { findingsOf, INTRODUCED_BY_LAYER, TOP_LAYER_FINDINGS, world, type World } from './harness.js';
 
 function paclairNames(w: World): string[] {
-  const shortSha = createHash('sha256').update(w.image.layers.map((l) => l.digest).join('')).digest('hex').slice(0, 12);
+  const shortSha = createHash('sha256')
+    .update(w.image.layers.map((l) => l.digest).join(''))
+    .digest('hex')
+    .slice(0, 12);
   return w.image.layers.map((l) => `${l.digest}_${shortSha}`);
 }
 
 /** paclair's stats: severities of the vulnerabilities that carry a fix. */
 function stats(vulnerabilities: Array<Record<string, unknown>>, fixKey: string): Record<string, number> {
   const counts: Record<string, number> = {};
-  for (const v of vulnerabilities) if (fixKey in v) counts[String(v.Severity ?? v.severity)] = (counts[String(v.Severity ?? v.severity)] ?? 0) + 1;
+  for (const v of vulnerabilities)
+    if (fixKey in v) counts[String(v.Severity ?? v.severity)] = (counts[String(v.Severity ?? v.severity)] ?? 0) + 1;
   return counts;
 }
 
@@ -45,7 +49,13 @@ describe('paclair, Clair v1 API', () => {
     expect(names[2]).toHaveLength(84);
     for (const [i, layer] of w.image.layers.entries()) {
       const body = JSON.stringify({
-        Layer: { Name: names[i], Path: w.blobUrl(layer), Format: 'Docker', ...(i > 0 ? { ParentName: names[i - 1] } : {}), Headers: { Authorization: w.image.authorization } },
+        Layer: {
+          Name: names[i],
+          Path: w.blobUrl(layer),
+          Format: 'Docker',
+          ...(i > 0 ? { ParentName: names[i - 1] } : {}),
+          Headers: { Authorization: w.image.authorization },
+        },
       });
       const res = await w.http('POST', '/v1/layers', { headers: { 'content-type': 'application/json' }, body });
       expect(res.status).toBeLessThan(400);
@@ -79,7 +89,11 @@ describe('paclair, Clair v3 API (the ancestry API as grpc-gateway JSON)', () => 
     const body = JSON.stringify({
       ancestry_name: ancestry,
       format: 'Docker',
-      layers: w.image.layers.map((layer) => ({ hash: layer.digest, path: w.blobUrl(layer), headers: { Authorization: w.image.authorization } })),
+      layers: w.image.layers.map((layer) => ({
+        hash: layer.digest,
+        path: w.blobUrl(layer),
+        headers: { Authorization: w.image.authorization },
+      })),
     });
     const res = await w.http('POST', '/ancestry', { headers: { 'content-type': 'application/json' }, body });
     expect(res.status).toBeLessThan(400);
@@ -92,7 +106,11 @@ describe('paclair, Clair v3 API (the ancestry API as grpc-gateway JSON)', () => 
     open.registry.serve('/public/base.tar.gz', layer.blob);
     const res = await open.http('POST', '/ancestry', {
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ ancestry_name: 'base', format: 'Docker', layers: [{ hash: 'base', path: open.registry.url('/public/base.tar.gz'), headers: null }] }),
+      body: JSON.stringify({
+        ancestry_name: 'base',
+        format: 'Docker',
+        layers: [{ hash: 'base', path: open.registry.url('/public/base.tar.gz'), headers: null }],
+      }),
     });
     expect(res.status).toBeLessThan(400);
     const download = open.registry.requests.find((r) => r.path === '/public/base.tar.gz');
@@ -102,7 +120,7 @@ describe('paclair, Clair v3 API (the ancestry API as grpc-gateway JSON)', () => 
   it('analyse: GET /ancestry/<name>?with_vulnerabilities=1&with_features=1; fixed_by only where a fix exists', async () => {
     const res = await w.http('GET', `/ancestry/${ancestry}?with_vulnerabilities=1&with_features=1`);
     expect(res.status).toBeLessThan(400);
-    const layers = res.json.ancestry.layers as Array<{ layer: { hash: string }; detected_features?: Array<Record<string, any>> }>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const layers = res.json.ancestry.layers as Array<{ layer: { hash: string }; detected_features?: Array<Record<string, any>> }>;
     expect(layers.map((l) => l.layer.hash)).toEqual(w.image.layers.map((l) => l.digest));
     const introducedAt = Object.fromEntries(layers.flatMap((l, i) => (l.detected_features ?? []).map((f) => [f.name, i])));
     expect(introducedAt).toEqual(INTRODUCED_BY_LAYER);
@@ -110,14 +128,21 @@ describe('paclair, Clair v3 API (the ancestry API as grpc-gateway JSON)', () => 
     const findings = Object.fromEntries(
       features.map((f) => [
         f.name,
-        { version: f.version, vulnerabilities: Object.fromEntries((f.vulnerabilities ?? []).map((v: { name: string; fixed_by?: string }) => [v.name, v.fixed_by ?? null])) },
+        {
+          version: f.version,
+          vulnerabilities: Object.fromEntries(
+            (f.vulnerabilities ?? []).map((v: { name: string; fixed_by?: string }) => [v.name, v.fixed_by ?? null]),
+          ),
+        },
       ]),
     );
     expect(findings).toEqual(TOP_LAYER_FINDINGS);
     const vulnerabilities = features.flatMap((f) => f.vulnerabilities ?? []);
     expect(stats(vulnerabilities, 'fixed_by')).toEqual({ Low: 1, High: 1 });
     const withMetadata = vulnerabilities.find((v) => v.name === 'CVE-2024-0727');
-    expect(JSON.parse(withMetadata.metadata)).toEqual({ NVD: { CVSSv3: { Score: 5.5, Vectors: 'CVSS:3.1/AV:L/AC:L/PR:N/UI:R/S:U/C:N/I:N/A:H' } } });
+    expect(JSON.parse(withMetadata.metadata)).toEqual({
+      NVD: { CVSSv3: { Score: 5.5, Vectors: 'CVSS:3.1/AV:L/AC:L/PR:N/UI:R/S:U/C:N/I:N/A:H' } },
+    });
   });
 
   it('an unknown ancestry is a 404 with the reason phrase "Not Found"', async () => {

@@ -112,7 +112,9 @@ describe('Quay security worker (Clair v2 API)', () => {
 
   it('a new vulnerability: the webhook, one page, New only, layer ids that split into (image id, uuid), a vulnerable tag, DELETE', async () => {
     const created = await w.http('POST', '/v1/namespaces/debian%3A12/vulnerabilities', {
-      body: JSON.stringify({ Vulnerability: { Name: 'CVE-2024-5535', Severity: 'Low', FixedIn: [{ Name: 'openssl', Version: '3.0.15-1~deb12u1' }] } }),
+      body: JSON.stringify({
+        Vulnerability: { Name: 'CVE-2024-5535', Severity: 'Low', FixedIn: [{ Name: 'openssl', Version: '3.0.15-1~deb12u1' }] },
+      }),
     });
     expect(created.status).toBe(201);
     const name = await w.nextDelivery();
@@ -124,7 +126,9 @@ describe('Quay security worker (Clair v2 API)', () => {
     expect(page.New.LayersIntroducingVulnerability).toEqual([ids[0], ids[2]]);
     for (const layerId of page.New.LayersIntroducingVulnerability) expect(layerId.split('.')).toHaveLength(2);
     const tag = await w.http('GET', `/v1/layers/${ids[2]}?vulnerabilities=True`, { headers: QUAY_HEADERS });
-    const names = tag.json.Layer.Features.flatMap((f: { Vulnerabilities: Array<{ Name: string }> }) => f.Vulnerabilities.map((v) => v.Name));
+    const names = tag.json.Layer.Features.flatMap((f: { Vulnerabilities: Array<{ Name: string }> }) =>
+      f.Vulnerabilities.map((v) => v.Name),
+    );
     expect(names).toContain(page.New.Vulnerability.Name);
     expect(Math.floor((await w.http('DELETE', `/v1/notifications/${name}`, { headers: QUAY_HEADERS })).status / 100)).toBe(2);
   });

@@ -51,7 +51,9 @@ describe('reg (Clair v1 API)', () => {
     expect(res.json.Layer.Name).toBe(w.image.layers[2]!.digest);
     expect(findingsOf(res.json.Layer.Features)).toEqual(TOP_LAYER_FINDINGS);
     // reg's bad-vulnerability count: High, Critical and Defcon1.
-    const severities = res.json.Layer.Features.flatMap((f: { Vulnerabilities: Array<{ Severity: string }> }) => f.Vulnerabilities.map((v) => v.Severity));
+    const severities = res.json.Layer.Features.flatMap((f: { Vulnerabilities: Array<{ Severity: string }> }) =>
+      f.Vulnerabilities.map((v) => v.Severity),
+    );
     expect(severities.filter((s: string) => ['High', 'Critical', 'Defcon1'].includes(s))).toHaveLength(2);
   });
 

@@ -148,7 +148,9 @@ describe('secdb rules', () => {
 
   it('links with the given function, or by namespace', () => {
     const doc = secdb({ musl: { '1.2.5-r1': ['CVE-2099-0001'] } });
-    expect(parseSecdb(doc, { link: (id) => `https://example.test/${id}` }).vulnerabilities[0]?.link).toBe('https://example.test/CVE-2099-0001');
+    expect(parseSecdb(doc, { link: (id) => `https://example.test/${id}` }).vulnerabilities[0]?.link).toBe(
+      'https://example.test/CVE-2099-0001',
+    );
     expect(parseSecdb(doc, { namespace: 'chainguard:rolling' }).vulnerabilities[0]?.link).toBe(`${CHAINGUARD}CVE-2099-0001`);
     expect(alpineLink('CVE-1')).toBe(`${ALPINE}CVE-1`);
     expect(chainguardLink('CVE-1')).toBe(`${CHAINGUARD}CVE-1`);
@@ -198,10 +200,7 @@ describe('secdb rules', () => {
   });
 
   it('lists every origin package fixing an id, sorted', () => {
-    const data = parseSecdb(
-      secdb({ zlib: { '1.3-r0': ['CVE-2099-0001'] }, 'apk-tools': { '2.14.1-r0': ['CVE-2099-0001'] } }),
-      {},
-    );
+    const data = parseSecdb(secdb({ zlib: { '1.3-r0': ['CVE-2099-0001'] }, 'apk-tools': { '2.14.1-r0': ['CVE-2099-0001'] } }), {});
     expect(find(data, 'CVE-2099-0001')?.fixedIn).toEqual([
       { feature: 'apk-tools', version: '2.14.1-r0' },
       { feature: 'zlib', version: '1.3-r0' },
@@ -211,7 +210,12 @@ describe('secdb rules', () => {
   it('skips invalid apk versions and malformed packages', () => {
     const data = JSON.parse(
       secdb({
-        good: { '1.0-r0': ['CVE-2099-0001'], 'not-a-version': ['CVE-2099-0002'], '1.0-r': ['CVE-2099-0003'], '1.0 beta': ['CVE-2099-0004'] },
+        good: {
+          '1.0-r0': ['CVE-2099-0001'],
+          'not-a-version': ['CVE-2099-0002'],
+          '1.0-r': ['CVE-2099-0003'],
+          '1.0 beta': ['CVE-2099-0004'],
+        },
       }),
     ) as { packages: unknown[] };
     data.packages.push({ pkg: { name: 'nosecfixes' } }, { pkg: { secfixes: { '1.0-r0': ['CVE-2099-0005'] } } }, { notpkg: {} }, 7);
@@ -268,7 +272,18 @@ describe('mergeSourceData', () => {
       ...over,
     });
     const merged = mergeSourceData([
-      { namespaces: ['debian:12'], vulnerabilities: [v({ severity: 'Low', fixedIn: [{ feature: 'a', version: null }, { feature: 'b', version: '2.0-1' }] })] },
+      {
+        namespaces: ['debian:12'],
+        vulnerabilities: [
+          v({
+            severity: 'Low',
+            fixedIn: [
+              { feature: 'a', version: null },
+              { feature: 'b', version: '2.0-1' },
+            ],
+          }),
+        ],
+      },
       {
         namespaces: ['debian:12', 'debian:11'],
         vulnerabilities: [
@@ -278,13 +293,25 @@ describe('mergeSourceData', () => {
             severity: 'High',
             metadata: { NVD: { CVSSv3: { Score: 9.8 } } },
             // 1:0.9-1 is above 2.0-1 under dpkg (epoch), so b keeps 2.0-1.
-            fixedIn: [{ feature: 'a', version: '1.0-1' }, { feature: 'b', version: '1:0.9-1' }, { feature: 'c', version: '3.0-1' }],
+            fixedIn: [
+              { feature: 'a', version: '1.0-1' },
+              { feature: 'b', version: '1:0.9-1' },
+              { feature: 'c', version: '3.0-1' },
+            ],
           }),
         ],
       },
       {
         namespaces: [],
-        vulnerabilities: [v({ description: 'second', link: 'https://two', severity: 'Medium', metadata: { other: 1 }, fixedIn: [{ feature: 'c', version: null }] })],
+        vulnerabilities: [
+          v({
+            description: 'second',
+            link: 'https://two',
+            severity: 'Medium',
+            metadata: { other: 1 },
+            fixedIn: [{ feature: 'c', version: null }],
+          }),
+        ],
       },
     ]);
     expect(merged).toEqual({
@@ -309,7 +336,15 @@ describe('mergeSourceData', () => {
     const part = (version: string): SourceData => ({
       namespaces: ['acme:1'],
       vulnerabilities: [
-        { namespace: 'acme:1', name: 'X-1', description: '', link: '', severity: 'Unknown', metadata: null, fixedIn: [{ feature: 'p', version }] },
+        {
+          namespace: 'acme:1',
+          name: 'X-1',
+          description: '',
+          link: '',
+          severity: 'Unknown',
+          metadata: null,
+          fixedIn: [{ feature: 'p', version }],
+        },
       ],
     });
     expect(mergeSourceData([part('2'), part('1')]).vulnerabilities[0]?.fixedIn).toEqual([{ feature: 'p', version: '2' }]);

@@ -40,11 +40,7 @@ function doc(updates: string): string {
   return `<?xml version="1.0" ?>\n<updates>${updates}</updates>`;
 }
 
-function update(
-  id: string,
-  packages: string[],
-  { type = 'security', severity = 'low', cves = [] as string[] } = {},
-): string {
+function update(id: string, packages: string[], { type = 'security', severity = 'low', cves = [] as string[] } = {}): string {
   const refs = cves.map((c) => `<reference href="https://example.invalid/${c}" id="${c}" title="" type="cve" />`).join('');
   return (
     `<update author="a" from="a" status="final" type="${type}" version="1.4"><id>${id}</id>` +
@@ -88,7 +84,11 @@ describe('parseAmazonUpdateinfo: Amazon Linux 1 excerpt (quay/clair testdata)', 
     const cyrus = byName(data.vulnerabilities, 'ALAS-2011-2');
     expect(cyrus.severity).toBe('High'); // "important"
     expect(cyrus.link).toBe('https://alas.aws.amazon.com/ALAS-2011-2.html');
-    expect(cyrus.description.startsWith('Package updates are available for Amazon Linux that fix the following vulnerabilities: CVE-2011-3208: Stack-based buffer overflow')).toBe(true);
+    expect(
+      cyrus.description.startsWith(
+        'Package updates are available for Amazon Linux that fix the following vulnerabilities: CVE-2011-3208: Stack-based buffer overflow',
+      ),
+    ).toBe(true);
     expect(cyrus.description.endsWith('with the privileges of the cyrus user.')).toBe(true);
     expect(cyrus.description).not.toMatch(/\s{2}|\n/);
     expect(cyrus.metadata).toEqual({ ALAS: { CVEs: ['CVE-2011-3208'] } });
@@ -100,7 +100,7 @@ describe('parseAmazonUpdateinfo: Amazon Linux 1 excerpt (quay/clair testdata)', 
     ]);
   });
 
-  it('accepts the brief\'s amzn:1 spelling with the same AL1 links', async () => {
+  it("accepts the brief's amzn:1 spelling with the same AL1 links", async () => {
     const data = await parseAmazonUpdateinfo(fixture('alas1-updateinfo-excerpt.xml'), 'amzn:1');
     expect(data.namespaces).toEqual(['amzn:1']);
     expect(data.vulnerabilities.map((v) => [v.namespace, v.link])).toEqual([
@@ -125,10 +125,14 @@ describe('parseAmazonUpdateinfo: Amazon Linux 2 excerpt (quay/clair testdata)', 
     expect(kernel.description).toContain(
       'AMD x86-64 microprocessors are not affected by this issue. CVE-2017-5715: An industry-wide issue',
     );
-    expect(kernel.description.startsWith('Package updates are available for Amazon Linux 2 that fix the following vulnerabilities: CVE-2017-5754: 1519781: CVE-2017-5754 hw: cpu:')).toBe(true);
+    expect(
+      kernel.description.startsWith(
+        'Package updates are available for Amazon Linux 2 that fix the following vulnerabilities: CVE-2017-5754: 1519781: CVE-2017-5754 hw: cpu:',
+      ),
+    ).toBe(true);
     expect(kernel.description.endsWith('1519780: CVE-2017-5715 hw: cpu: speculative execution branch target injection')).toBe(true);
     // The feed double-escapes the apostrophe (&amp;#039;): one level of XML unescaping leaves &#039;.
-    expect(kernel.description).toContain("microprocessor&#039;s data cache");
+    expect(kernel.description).toContain('microprocessor&#039;s data cache');
     expect(kernel.fixedIn).toHaveLength(13);
     expect(kernel.fixedIn).toEqual(
       [
@@ -339,12 +343,12 @@ describe('parseAmazonUpdateinfo: synthetic documents', () => {
   });
 
   it('rejects a document that is not updateinfo, and bytes that are not UTF-8', async () => {
-    await expect(
-      parseAmazonUpdateinfo(Readable.from(['<html><body>503 Service Unavailable</body></html>']), 'amzn:2'),
-    ).rejects.toThrow('Amazon updateinfo (amzn:2): not a yum updateinfo document (root element <html>)');
-    await expect(
-      parseAmazonUpdateinfo(Readable.from([Buffer.from([0x3c, 0x75, 0xff, 0xfe, 0x3e])]), 'amzn:2'),
-    ).rejects.toThrow('Amazon updateinfo (amzn:2): input is not valid UTF-8');
+    await expect(parseAmazonUpdateinfo(Readable.from(['<html><body>503 Service Unavailable</body></html>']), 'amzn:2')).rejects.toThrow(
+      'Amazon updateinfo (amzn:2): not a yum updateinfo document (root element <html>)',
+    );
+    await expect(parseAmazonUpdateinfo(Readable.from([Buffer.from([0x3c, 0x75, 0xff, 0xfe, 0x3e])]), 'amzn:2')).rejects.toThrow(
+      'Amazon updateinfo (amzn:2): input is not valid UTF-8',
+    );
   });
 
   it('rejects when the input stream fails', async () => {

@@ -108,11 +108,7 @@ describe('apk lister on edge cases', () => {
   });
 
   it('never throws on bytes that are not UTF-8', () => {
-    const bytes = Buffer.concat([
-      Buffer.from('P:a\nT:caf'),
-      Buffer.from([0xe9, 0xff, 0xfe, 0x00]),
-      Buffer.from('\nV:1.0-r0\n'),
-    ]);
+    const bytes = Buffer.concat([Buffer.from('P:a\nT:caf'), Buffer.from([0xe9, 0xff, 0xfe, 0x00]), Buffer.from('\nV:1.0-r0\n')]);
     expect(list(installedLayer(bytes))).toEqual([{ name: 'a', version: '1.0-r0' }]);
     expect(list(installedLayer(Buffer.from([0xff, 0x3a, 0x0a, 0x80])))).toEqual([]);
   });

@@ -70,15 +70,7 @@ describe('urgency → severity', () => {
 describe('Debian Security Tracker excerpt', () => {
   it('finds the namespaces and every record', async () => {
     const data = await parseDebianTracker(createReadStream(EXCERPT));
-    expect(data.namespaces).toEqual([
-      'debian:10',
-      'debian:11',
-      'debian:12',
-      'debian:13',
-      'debian:8',
-      'debian:9',
-      'debian:unstable',
-    ]);
+    expect(data.namespaces).toEqual(['debian:10', 'debian:11', 'debian:12', 'debian:13', 'debian:8', 'debian:9', 'debian:unstable']);
     expect(data.unknownReleases).toEqual([]);
     expect(data.vulnerabilities.map((v) => `${v.namespace} ${v.name}`)).toEqual([
       'debian:10 CVE-2005-3111',
@@ -162,9 +154,7 @@ describe('Debian Security Tracker excerpt', () => {
       fixedIn: [{ feature: 'chromium', version: '98.0.4758.80-1~deb11u1' }],
     });
     expect(find(vulns, 'debian:12', 'CVE-2022-0456')?.fixedIn).toEqual([{ feature: 'chromium', version: '98.0.4758.80-1' }]);
-    expect(find(vulns, 'debian:unstable', 'CVE-2022-0456')?.fixedIn).toEqual([
-      { feature: 'chromium', version: '98.0.4758.80-1' },
-    ]);
+    expect(find(vulns, 'debian:unstable', 'CVE-2022-0456')?.fixedIn).toEqual([{ feature: 'chromium', version: '98.0.4758.80-1' }]);
     expect(find(vulns, 'debian:13', 'CVE-2022-0456')).toBeUndefined(); // no trixie entry
 
     // sope: a different fixed version per release.

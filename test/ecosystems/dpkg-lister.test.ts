@@ -135,9 +135,7 @@ describe('dpkg lister on real databases', () => {
       { name: 'netbase', version: '5.4' },
     ]);
     const dir = join(fixtures, 'dpkg', 'distroless-debian11-arm64', 'var/lib/dpkg/status.d');
-    const everything = new Map(
-      readdirSync(dir).map((name) => [`var/lib/dpkg/status.d/${name}`, readFileSync(join(dir, name))]),
-    );
+    const everything = new Map(readdirSync(dir).map((name) => [`var/lib/dpkg/status.d/${name}`, readFileSync(join(dir, name))]));
     expect(everything.size).toBe(2);
     expect(list(everything)).toEqual([{ name: 'sqlite3', version: '3.34.1-3' }]);
   });
@@ -158,18 +156,9 @@ describe('dpkg lister on edge cases', () => {
   const stanza = (fields: string): string => `Package: p\n${fields}\n`;
 
   it('lists only packages whose files are installed', () => {
-    const installed = [
-      'installed',
-      'half-configured',
-      'unpacked',
-      'half-installed',
-      'triggers-awaited',
-      'triggers-pending',
-    ];
+    const installed = ['installed', 'half-configured', 'unpacked', 'half-installed', 'triggers-awaited', 'triggers-pending'];
     const removed = ['config-files', 'not-installed'];
-    const text = [...installed, ...removed]
-      .map((state, i) => `Package: p${i}\nStatus: install ok ${state}\nVersion: 1.${i}\n`)
-      .join('\n');
+    const text = [...installed, ...removed].map((state, i) => `Package: p${i}\nStatus: install ok ${state}\nVersion: 1.${i}\n`).join('\n');
     expect(list(statusLayer(text)).map((p) => p.name)).toEqual(['p0', 'p1', 'p2', 'p3', 'p4', 'p5']);
   });
 
@@ -183,12 +172,8 @@ describe('dpkg lister on edge cases', () => {
 
   it('takes the source name, and the source version when given', () => {
     expect(list(statusLayer(stanza('Source: src\nVersion: 1.0-1')))).toEqual([{ name: 'src', version: '1.0-1' }]);
-    expect(list(statusLayer(stanza('Source: src (1.0-1)\nVersion: 1.0-1+b1')))).toEqual([
-      { name: 'src', version: '1.0-1' },
-    ]);
-    expect(list(statusLayer(stanza('Version: 1.0-1\nSource: src (1:1.0-1)')))).toEqual([
-      { name: 'src', version: '1:1.0-1' },
-    ]);
+    expect(list(statusLayer(stanza('Source: src (1.0-1)\nVersion: 1.0-1+b1')))).toEqual([{ name: 'src', version: '1.0-1' }]);
+    expect(list(statusLayer(stanza('Version: 1.0-1\nSource: src (1:1.0-1)')))).toEqual([{ name: 'src', version: '1:1.0-1' }]);
   });
 
   it('skips stanzas without Package or Version, and invalid versions', () => {

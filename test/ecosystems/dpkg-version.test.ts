@@ -71,9 +71,7 @@ describe.runIf(hasDpkg)('dpkg compare agrees with dpkg --compare-versions', () =
     const seconds = (performance.now() - started) / 1000;
     console.log(`dpkg oracle: ${pairs.length} pairs in ${seconds.toFixed(1)} s`);
 
-    const disagreements = pairs
-      .map(([a, b], i) => ({ a, b, dpkg: answers[i], ours: dpkg.compare(a, b) }))
-      .filter((d) => d.dpkg !== d.ours);
+    const disagreements = pairs.map(([a, b], i) => ({ a, b, dpkg: answers[i], ours: dpkg.compare(a, b) })).filter((d) => d.dpkg !== d.ours);
     expect(disagreements).toEqual([]);
   }, 60_000);
 });

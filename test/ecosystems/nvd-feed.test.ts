@@ -3,12 +3,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import {
-  JsonArraySplitter,
-  parseNvdFeed,
-  severityFromCvss2,
-  severityFromCvss3,
-} from '../../src/ecosystems/nvd/feed.js';
+import { JsonArraySplitter, parseNvdFeed, severityFromCvss2, severityFromCvss3 } from '../../src/ecosystems/nvd/feed.js';
 import type { Enrichment } from '../../src/updater/types.js';
 
 const feeds = fileURLToPath(new URL('../fixtures/feeds/nvd/', import.meta.url));
@@ -226,7 +221,7 @@ describe('parseNvdFeed: metric choice', () => {
     });
   });
 
-  it('reads v2-only entries with Clair\'s v2 severity, and ignores CVSS v4.0', async () => {
+  it("reads v2-only entries with Clair's v2 severity, and ignores CVSS v4.0", async () => {
     const result = await parseText(
       feed([
         cve('CVE-2099-0020', { v2: [{ score: 6.9, vector: 'AV:L/AC:M/Au:N/C:C/I:C/A:C' }] }),
@@ -412,7 +407,14 @@ describe('parseNvdFeed: scanner string and escape handling', () => {
   ]);
 
   it('is valid JSON to begin with', () => {
-    expect(Object.keys(JSON.parse(tricky) as object)).toEqual(['format', 'note', 'nested', 'vulnerabilities', 'after', 'a very long root key that is longer than sixty-four characters, to overflow']);
+    expect(Object.keys(JSON.parse(tricky) as object)).toEqual([
+      'format',
+      'note',
+      'nested',
+      'vulnerabilities',
+      'after',
+      'a very long root key that is longer than sixty-four characters, to overflow',
+    ]);
   });
 
   it('parses the whole document', async () => {
@@ -452,8 +454,16 @@ describe('parseNvdFeed: malformed input', () => {
     ['no vulnerabilities array', '{"resultsPerPage":0,"vulnerabilities":{}}', 'NVD feed: no "vulnerabilities" array in the document'],
     ['trailing data', `${good} {}`, 'NVD feed: unexpected data after the end of the JSON document'],
     ['unbalanced brackets', '{"vulnerabilities":[{"cve":{]}]}', 'NVD feed: malformed JSON (unbalanced "]")'],
-    ['an element that is not an object', '{"vulnerabilities":[{"cve":{}}, 5]}', 'NVD feed: an element of "vulnerabilities" is not an object'],
-    ['an element that is not JSON', '{"vulnerabilities":[{"cve":{"id":"CVE-1" "x":1}}]}', /^NVD feed: vulnerabilities\[0\] is not valid JSON: /],
+    [
+      'an element that is not an object',
+      '{"vulnerabilities":[{"cve":{}}, 5]}',
+      'NVD feed: an element of "vulnerabilities" is not an object',
+    ],
+    [
+      'an element that is not JSON',
+      '{"vulnerabilities":[{"cve":{"id":"CVE-1" "x":1}}]}',
+      /^NVD feed: vulnerabilities\[0\] is not valid JSON: /,
+    ],
   ])('rejects %s', async (_name, text, message) => {
     await expect(parseText(text)).rejects.toThrow(message);
   });

@@ -62,13 +62,21 @@ describe('parseOracleOval on real excerpts', () => {
     expect(uek?.severity).toBe('High');
     expect(uek?.link).toBe('http://linux.oracle.com/errata/ELSA-2018-4250.html');
     expect(uek?.metadata).toBeNull();
-    expect(uek?.description.startsWith("[2.6.39-400.302.2] - Revert 'Fix up non-directory creation in SGID directories' (Brian Maly) [Orabug: 28781234] [2.6.39-400.302.1]")).toBe(true);
-    expect(uek?.description.endsWith('- exec: Limit arg stack to at most 75% of _STK_LIM (Kees Cook) [Orabug: 28710024] {CVE-2018-14634}')).toBe(true);
+    expect(
+      uek?.description.startsWith(
+        "[2.6.39-400.302.2] - Revert 'Fix up non-directory creation in SGID directories' (Brian Maly) [Orabug: 28781234] [2.6.39-400.302.1]",
+      ),
+    ).toBe(true);
+    expect(
+      uek?.description.endsWith('- exec: Limit arg stack to at most 75% of _STK_LIM (Kees Cook) [Orabug: 28710024] {CVE-2018-14634}'),
+    ).toBe(true);
     expect(uek?.fixedIn).toEqual(
-      ['kernel-uek', 'kernel-uek-debug', 'kernel-uek-debug-devel', 'kernel-uek-devel', 'kernel-uek-doc', 'kernel-uek-firmware'].map((feature) => ({
-        feature,
-        version: '0:2.6.39-400.302.2.el6uek',
-      })),
+      ['kernel-uek', 'kernel-uek-debug', 'kernel-uek-debug-devel', 'kernel-uek-devel', 'kernel-uek-doc', 'kernel-uek-firmware'].map(
+        (feature) => ({
+          feature,
+          version: '0:2.6.39-400.302.2.el6uek',
+        }),
+      ),
     );
   });
 
@@ -103,7 +111,10 @@ describe('parseOracleOval rules', () => {
           id: 'ELSA-2099-1234',
           platforms: [8, 9],
           criteria: or(
-            and(c('Oracle Linux 8 is installed'), or(pkg('openssl', '1:1.1.1k-12.0.1.el8_9', 8), pkg('openssl-libs', '1:1.1.1k-12.0.1.el8_9', 8))),
+            and(
+              c('Oracle Linux 8 is installed'),
+              or(pkg('openssl', '1:1.1.1k-12.0.1.el8_9', 8), pkg('openssl-libs', '1:1.1.1k-12.0.1.el8_9', 8)),
+            ),
             and(c('Oracle Linux 9 is installed'), or(pkg('openssl', '1:3.0.7-99.0.1.el9_4', 9))),
           ),
         }),
@@ -161,7 +172,10 @@ describe('parseOracleOval rules', () => {
       doc(
         elsa({
           id: 'ELSA-2099-3000',
-          criteria: and(c('Oracle Linux 7 is installed'), or(pkg('glibc', '2:2.17-326.0.3.ksplice1.el7_9', 7), pkg('nss', '0:3.90.0-2.el7_9', 7))),
+          criteria: and(
+            c('Oracle Linux 7 is installed'),
+            or(pkg('glibc', '2:2.17-326.0.3.ksplice1.el7_9', 7), pkg('nss', '0:3.90.0-2.el7_9', 7)),
+          ),
         }) +
           elsa({
             id: 'ELSA-2099-3001',
@@ -220,11 +234,15 @@ describe('parseOracleOval rules', () => {
         elsa({
           id: 'ELSA-2099-5000',
           criteria: or(
-            and(c('Oracle Linux 8 is installed'), or(pkg('bad', '0:1.0#1-1.el8', 8), pkg('worse', 'z:1-1.el8', 8), pkg('good', '0:1.0-1.el8', 8))),
+            and(
+              c('Oracle Linux 8 is installed'),
+              or(pkg('bad', '0:1.0#1-1.el8', 8), pkg('worse', 'z:1-1.el8', 8), pkg('good', '0:1.0-1.el8', 8)),
+            ),
             // one alternative cannot hold both Oracle Linux 8 and 9
             and(c('Oracle Linux 8 is installed'), c('Oracle Linux 9 is installed'), pkg('impossible', '0:1-1.el9', 9)),
           ),
-        }) + elsa({ id: 'ELSA-2099-5001', klass: 'vulnerability', criteria: and(c('Oracle Linux 8 is installed'), pkg('x', '0:1-1.el8', 8)) }),
+        }) +
+          elsa({ id: 'ELSA-2099-5001', klass: 'vulnerability', criteria: and(c('Oracle Linux 8 is installed'), pkg('x', '0:1-1.el8', 8)) }),
       ),
     );
     expect(data.vulnerabilities.map((v) => [v.name, v.namespace, v.fixedIn])).toEqual([
@@ -236,7 +254,9 @@ describe('parseOracleOval rules', () => {
     await expect(parse(doc('<definition class="patch" id="x"><metadata><title>x</metadata>'))).rejects.toThrow(
       /^Oracle OVAL: malformed XML at \d+:\d+: /,
     );
-    await expect(parse('<oval_definitions><definitions>')).rejects.toThrow(/^Oracle OVAL: malformed XML at \d+:\d+: unclosed tag: definitions/);
+    await expect(parse('<oval_definitions><definitions>')).rejects.toThrow(
+      /^Oracle OVAL: malformed XML at \d+:\d+: unclosed tag: definitions/,
+    );
     await expect(parse('<?xml version="1.0"?><rss><channel/></rss>')).rejects.toThrow(
       'Oracle OVAL: not an OVAL definitions document (root element <rss>)',
     );

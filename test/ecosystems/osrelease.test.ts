@@ -355,15 +355,12 @@ describe('os-release detector', () => {
     expect(detectOsRelease('ID=debian', { 'etc/debian_version': '11.9\n' })).toBe('debian:11');
     expect(detectOsRelease('ID=debian', { 'etc/debian_version': 'trixie/sid\n' })).toBe('debian:13');
     expect(detectOsRelease('ID=debian\nVERSION_ID=12', { 'etc/debian_version': '11.9\n' })).toBe('debian:12');
-    expect(detectOsRelease('ID=ubuntu\nVERSION_ID=24.04', { 'etc/debian_version': 'trixie/sid\n' })).toBe(
-      'ubuntu:24.04',
-    );
+    expect(detectOsRelease('ID=ubuntu\nVERSION_ID=24.04', { 'etc/debian_version': 'trixie/sid\n' })).toBe('ubuntu:24.04');
   });
 });
 
 describe('lsb-release detector', () => {
-  const detectLsb = (text: string): string | undefined =>
-    lsbReleaseDetector.detect(layer({ 'etc/lsb-release': text }));
+  const detectLsb = (text: string): string | undefined => lsbReleaseDetector.detect(layer({ 'etc/lsb-release': text }));
 
   it('names Ubuntu X.Y and Debian by major release, as Clair does', () => {
     expect(detectLsb('DISTRIB_ID=Ubuntu\nDISTRIB_RELEASE=12.04\nDISTRIB_CODENAME=precise\n')).toBe('ubuntu:12.04');
@@ -378,8 +375,7 @@ describe('lsb-release detector', () => {
 });
 
 describe('alpine-release detector', () => {
-  const detectAlpine = (text: string): string | undefined =>
-    alpineReleaseDetector.detect(layer({ 'etc/alpine-release': text }));
+  const detectAlpine = (text: string): string | undefined => alpineReleaseDetector.detect(layer({ 'etc/alpine-release': text }));
 
   it.each([
     ['3.3.4\n', 'alpine:v3.3'],
@@ -447,9 +443,7 @@ describe('apt-sources detector', () => {
   });
 
   it('reads the one-line format (Clair test: unstable → debian:unstable)', () => {
-    expect(detectApt({ 'etc/apt/sources.list': 'deb http://httpredir.debian.org/debian unstable main\n' })).toBe(
-      'debian:unstable',
-    );
+    expect(detectApt({ 'etc/apt/sources.list': 'deb http://httpredir.debian.org/debian unstable main\n' })).toBe('debian:unstable');
   });
 
   it('skips comments, options, class names and unknown suites; strips pocket suffixes', () => {
@@ -459,12 +453,8 @@ describe('apt-sources detector', () => {
       'deb-src [arch=amd64 signed-by=/etc/k.gpg] http://deb.debian.org/debian-security bullseye-security main',
     ].join('\n');
     expect(detectApt({ 'etc/apt/sources.list': list })).toBe('debian:11');
-    expect(detectApt({ 'etc/apt/sources.list': 'deb http://security.debian.org/ jessie/updates main\n' })).toBe(
-      'debian:8',
-    );
-    expect(detectApt({ 'etc/apt/sources.list': 'deb http://archive.ubuntu.com/ubuntu/ focal-updates main\n' })).toBe(
-      'ubuntu:20.04',
-    );
+    expect(detectApt({ 'etc/apt/sources.list': 'deb http://security.debian.org/ jessie/updates main\n' })).toBe('debian:8');
+    expect(detectApt({ 'etc/apt/sources.list': 'deb http://archive.ubuntu.com/ubuntu/ focal-updates main\n' })).toBe('ubuntu:20.04');
     expect(detectApt({ 'etc/apt/sources.list': 'deb http://example.com/repo testing main\n' })).toBeUndefined();
   });
 
@@ -482,9 +472,7 @@ describe('apt-sources detector', () => {
       'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg',
     ].join('\n');
     expect(detectApt({ 'etc/apt/sources.list.d/debian.sources': sources })).toBe('debian:12');
-    expect(detectApt({ 'etc/apt/sources.list.d/ubuntu.sources': 'Types: deb\nSuites: noble noble-updates\n' })).toBe(
-      'ubuntu:24.04',
-    );
+    expect(detectApt({ 'etc/apt/sources.list.d/ubuntu.sources': 'Types: deb\nSuites: noble noble-updates\n' })).toBe('ubuntu:24.04');
   });
 
   it('reads sources.list first, then sources.list.d in name order', () => {

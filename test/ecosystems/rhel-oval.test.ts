@@ -99,7 +99,9 @@ describe('parseRedHatOval on real excerpts', () => {
     expect(v?.severity).toBe('Medium');
     expect(v?.link).toBe('https://access.redhat.com/security/cve/CVE-2021-35937');
     expect(v?.metadata).toBeNull();
-    expect(v?.description.startsWith('DOCUMENTATION: A race condition vulnerability was found in rpm. A local unprivileged user')).toBe(true);
+    expect(v?.description.startsWith('DOCUMENTATION: A race condition vulnerability was found in rpm. A local unprivileged user')).toBe(
+      true,
+    );
     expect(v?.description).toContain('considerably. MITIGATION: Mitigation for this issue');
     expect(v?.description).not.toMatch(/\s{2}|\n/);
     expect(v?.fixedIn).toEqual(
@@ -129,7 +131,7 @@ describe('parseRedHatOval on real excerpts', () => {
     expect(data).toEqual({ namespaces: ['rhel:8'], vulnerabilities: [] });
   });
 
-  it('reads the abbreviated stream\'s packages once the module criteria are gone (RHBA/RHEA, severity None)', async () => {
+  it("reads the abbreviated stream's packages once the module criteria are gone (RHBA/RHEA, severity None)", async () => {
     const { readFile } = await import('node:fs/promises');
     const xml = (await readFile(new URL('../fixtures/feeds/redhat/oval-v2/rhel-8.oval-abbreviated.xml', import.meta.url), 'utf8')).replace(
       /<criterion comment="Module [^"]*"[^>]*\/>/g,
@@ -157,7 +159,15 @@ describe('parseRedHatOval on real excerpts', () => {
 
 describe('parseRedHatOval rules', () => {
   it('stops reading once the definitions are read: what follows them is not needed', async () => {
-    const definitions = doc(patch({ id: '20990002', title: 'RHSA-2099:0002: zlib update (Low)', severity: 'Low', description: 'zlib', criteria: rhel9(pkg('zlib', '0:1.2.11-99.el9')) })).split('<tests/>')[0]!;
+    const definitions = doc(
+      patch({
+        id: '20990002',
+        title: 'RHSA-2099:0002: zlib update (Low)',
+        severity: 'Low',
+        description: 'zlib',
+        criteria: rhel9(pkg('zlib', '0:1.2.11-99.el9')),
+      }),
+    ).split('<tests/>')[0]!;
     let pulledAfter = 0;
     const input = Readable.from(
       (async function* () {
@@ -171,7 +181,9 @@ describe('parseRedHatOval rules', () => {
       })(),
     );
     const data = await parseRedHatOval(input, 9);
-    expect(data.vulnerabilities.map((v) => `${v.name} ${v.fixedIn.map((f) => f.version).join()}`)).toEqual(['RHSA-2099:0002 0:1.2.11-99.el9']);
+    expect(data.vulnerabilities.map((v) => `${v.name} ${v.fixedIn.map((f) => f.version).join()}`)).toEqual([
+      'RHSA-2099:0002 0:1.2.11-99.el9',
+    ]);
     expect(pulledAfter).toBeLessThanOrEqual(1);
     expect(input.destroyed).toBe(true);
   });
@@ -216,7 +228,11 @@ describe('parseRedHatOval rules', () => {
           severity: 'Moderate',
           criteria: or(
             c('Red Hat Enterprise Linux must be installed'),
-            and(c('Red Hat Enterprise Linux 9 is installed'), c('Module nodejs:18 is enabled'), or(pkg('nodejs', '1:18.19.0-1.module+el9'))),
+            and(
+              c('Red Hat Enterprise Linux 9 is installed'),
+              c('Module nodejs:18 is enabled'),
+              or(pkg('nodejs', '1:18.19.0-1.module+el9')),
+            ),
             and(c('Red Hat Enterprise Linux 9 is installed'), or(pkg('nodejs', '1:16.20.2-4.el9'), pkg('libuv', '1:1.42.0-2.el9'))),
           ),
         }),
@@ -237,7 +253,11 @@ describe('parseRedHatOval rules', () => {
           id: '20990003',
           title: 'RHSA-2099:0003: either way (Low)',
           severity: 'Low',
-          criteria: and(c('Red Hat Enterprise Linux 9 is installed'), or(c('Module perl:5.32 is enabled'), c('Red Hat Enterprise Linux must be installed')), or(pkg('perl', '4:5.32.1-480.el9'))),
+          criteria: and(
+            c('Red Hat Enterprise Linux 9 is installed'),
+            or(c('Module perl:5.32 is enabled'), c('Red Hat Enterprise Linux must be installed')),
+            or(pkg('perl', '4:5.32.1-480.el9')),
+          ),
         }),
       ),
     );
@@ -303,7 +323,12 @@ describe('parseRedHatOval rules', () => {
       }),
     );
     defs.push(
-      unpatched({ id: '20991010', cve: 'CVE-2099-1010', resolutions: resolution('Not affected', 'libfoo'), criteria: rhel9(or(installed('libfoo'))) }),
+      unpatched({
+        id: '20991010',
+        cve: 'CVE-2099-1010',
+        resolutions: resolution('Not affected', 'libfoo'),
+        criteria: rhel9(or(installed('libfoo'))),
+      }),
       unpatched({ id: '20991011', cve: 'CVE-2099-1011', resolutions: '', criteria: rhel9(or(installed('libfoo'))) }),
       unpatched({
         id: '20991012',
@@ -362,7 +387,12 @@ describe('parseRedHatOval rules', () => {
       doc(
         patch({ id: '20990011', title: 'RHSA-2099:0011: b (Low)', severity: 'Low', criteria: rhel9(or(pkg('b', '0:2-1.el9'))) }) +
           patch({ id: '20990010', title: 'RHSA-2099:0010: a (Low)', severity: 'Low', criteria: rhel9(or(pkg('a', '0:1-1.el9'))) }) +
-          patch({ id: '20990012', title: 'RHSA-2099:0011: b again (Critical)', severity: 'Critical', criteria: rhel9(or(pkg('b', '0:1-1.el9'), pkg('b2', '0:1-1.el9'))) }),
+          patch({
+            id: '20990012',
+            title: 'RHSA-2099:0011: b again (Critical)',
+            severity: 'Critical',
+            criteria: rhel9(or(pkg('b', '0:1-1.el9'), pkg('b2', '0:1-1.el9'))),
+          }),
       ),
     );
     expect(data.vulnerabilities.map((v) => [v.name, v.severity, v.fixedIn])).toEqual([
@@ -384,7 +414,9 @@ describe('parseRedHatOval rules', () => {
   });
 
   it('rejects malformed XML and an invalid major with clear errors', async () => {
-    await expect(parse(doc('<definition class="patch" id="x"><metadata>'))).rejects.toThrow(/^Red Hat OVAL \(rhel:9\): malformed XML at \d+:\d+: /);
+    await expect(parse(doc('<definition class="patch" id="x"><metadata>'))).rejects.toThrow(
+      /^Red Hat OVAL \(rhel:9\): malformed XML at \d+:\d+: /,
+    );
     await expect(parse('<oval_definitions><definitions><definition></definitions></oval_definitions>')).rejects.toThrow(
       /^Red Hat OVAL \(rhel:9\): malformed XML at 1:\d+: unexpected close tag/,
     );
@@ -394,10 +426,14 @@ describe('parseRedHatOval rules', () => {
 
   it('refuses a criteria tree whose alternatives explode, naming the definition', async () => {
     // 13 independent choices of an OS-major fact: 2^13 distinct fact sets.
-    const choices = Array.from({ length: 13 }, (_, i) => or(c(`Red Hat Enterprise Linux ${i + 10} is installed`), c('Red Hat Enterprise Linux must be installed')));
+    const choices = Array.from({ length: 13 }, (_, i) =>
+      or(c(`Red Hat Enterprise Linux ${i + 10} is installed`), c('Red Hat Enterprise Linux must be installed')),
+    );
     await expect(
       parse(doc(patch({ id: '20990099', title: 'RHSA-2099:0099: x (Low)', criteria: and(...choices, or(pkg('x', '0:1-1.el9'))) }))),
-    ).rejects.toThrow('Red Hat OVAL (rhel:9): definition oval:com.redhat.rhsa:def:20990099: OVAL criteria too complex (more than 4096 fact sets)');
+    ).rejects.toThrow(
+      'Red Hat OVAL (rhel:9): definition oval:com.redhat.rhsa:def:20990099: OVAL criteria too complex (more than 4096 fact sets)',
+    );
   });
 });
 
@@ -427,9 +463,7 @@ describe('parseRedHatOval streaming', () => {
         produced += s.length;
         return Buffer.from(s);
       };
-      yield emit(
-        '<?xml version="1.0"?><oval_definitions xmlns="http://oval.mitre.org/XMLSchema/oval-definitions-5"><definitions>',
-      );
+      yield emit('<?xml version="1.0"?><oval_definitions xmlns="http://oval.mitre.org/XMLSchema/oval-definitions-5"><definitions>');
       for (let i = 0; i < COUNT; i++) {
         const pkgs = Array.from({ length: 10 }, (_, p) => pkg(`pkg${p}-${i % 300}`, `0:1.${i}-${p}.el9`)).join('');
         yield emit(

@@ -236,7 +236,14 @@ function commandExists(command: string): boolean {
 
 describe('rpm header blobs', () => {
   it('decodes name, epoch, version, release, arch and source rpm', () => {
-    const blob = rpmHeader({ name: 'bash', epoch: 2, version: '5.1.8', release: '6.el9', arch: 'x86_64', sourceRpm: 'bash-5.1.8-6.el9.src.rpm' });
+    const blob = rpmHeader({
+      name: 'bash',
+      epoch: 2,
+      version: '5.1.8',
+      release: '6.el9',
+      arch: 'x86_64',
+      sourceRpm: 'bash-5.1.8-6.el9.src.rpm',
+    });
     expect(parseRpmHeader(blob)).toEqual({
       name: 'bash',
       epoch: 2,
@@ -281,28 +288,36 @@ describe('rpm header blobs', () => {
     ['has no NAME', mutate((b) => b.writeInt32BE(999, 8)), /no NAME tag/],
     ['has a numeric NAME', mutate((b) => b.writeUInt32BE(4, 8 + 4)), /NAME tag has type 4/],
   ];
-  it('does not scan the data store once per index entry', () => {
-    // 65535 entries all claiming 1 MiB of empty strings: checking every entry's strings would
-    // take 65535 passes over the blob; only the strings that are read get scanned.
-    const il = 0xffff;
-    const dl = 1 << 20;
-    const blob = Buffer.alloc(8 + il * 16 + dl);
-    blob.writeUInt32BE(il, 0);
-    blob.writeUInt32BE(dl, 4);
-    for (let i = 0; i < il; i++) {
-      blob.writeInt32BE(1100 + i, 8 + i * 16);
-      blob.writeUInt32BE(8, 12 + i * 16); // STRING_ARRAY
-      blob.writeUInt32BE(dl, 20 + i * 16);
-    }
-    const started = performance.now();
-    expect(corruptionError(() => parseRpmHeader(blob)).message).toBe('rpm header has no NAME tag');
-    expect(performance.now() - started).toBeLessThan(1_000);
-  }, QUICK);
+  it(
+    'does not scan the data store once per index entry',
+    () => {
+      // 65535 entries all claiming 1 MiB of empty strings: checking every entry's strings would
+      // take 65535 passes over the blob; only the strings that are read get scanned.
+      const il = 0xffff;
+      const dl = 1 << 20;
+      const blob = Buffer.alloc(8 + il * 16 + dl);
+      blob.writeUInt32BE(il, 0);
+      blob.writeUInt32BE(dl, 4);
+      for (let i = 0; i < il; i++) {
+        blob.writeInt32BE(1100 + i, 8 + i * 16);
+        blob.writeUInt32BE(8, 12 + i * 16); // STRING_ARRAY
+        blob.writeUInt32BE(dl, 20 + i * 16);
+      }
+      const started = performance.now();
+      expect(corruptionError(() => parseRpmHeader(blob)).message).toBe('rpm header has no NAME tag');
+      expect(performance.now() - started).toBeLessThan(1_000);
+    },
+    QUICK,
+  );
 
   for (const [what, blob, message] of corrupt) {
-    it(`rejects a header that ${what}`, () => {
-      expect(corruptionError(() => parseRpmHeader(blob)).message).toMatch(message);
-    }, QUICK);
+    it(
+      `rejects a header that ${what}`,
+      () => {
+        expect(corruptionError(() => parseRpmHeader(blob)).message).toMatch(message);
+      },
+      QUICK,
+    );
   }
 });
 
@@ -365,7 +380,13 @@ describe('rpmLister', () => {
 
   it('wants the database files and nothing else', () => {
     for (const path of [...SQLITE_PATHS, ...NDB_PATHS, ...BDB_PATHS]) expect(rpmLister.wants(path)).toBe(true);
-    for (const path of ['var/lib/rpm/Name', 'var/lib/rpm/', 'var/lib/rpm/rpmdb.sqlite-wal', 'etc/var/lib/rpm/Packages', '/var/lib/rpm/Packages']) {
+    for (const path of [
+      'var/lib/rpm/Name',
+      'var/lib/rpm/',
+      'var/lib/rpm/rpmdb.sqlite-wal',
+      'etc/var/lib/rpm/Packages',
+      '/var/lib/rpm/Packages',
+    ]) {
       expect(rpmLister.wants(path)).toBe(false);
     }
   });
@@ -399,7 +420,11 @@ describe('rpmLister', () => {
   });
 
   it('reads each format at each of its locations', () => {
-    for (const [paths, f] of [[SQLITE_PATHS, sqlite], [NDB_PATHS, ndb], [BDB_PATHS, bdb]] as const) {
+    for (const [paths, f] of [
+      [SQLITE_PATHS, sqlite],
+      [NDB_PATHS, ndb],
+      [BDB_PATHS, bdb],
+    ] as const) {
       for (const path of paths) expect(rpmLister.list(files({ [path]: f.bytes }))).toEqual(listedFrom(f.packages));
     }
   });
@@ -458,19 +483,27 @@ describe('rpmLister', () => {
 });
 
 describe('corrupt rpm databases', () => {
-  it('rejects zero-length files', () => {
-    for (const read of Object.values(READERS)) corruptionError(() => read(Buffer.alloc(0)));
-  }, QUICK);
+  it(
+    'rejects zero-length files',
+    () => {
+      for (const read of Object.values(READERS)) corruptionError(() => read(Buffer.alloc(0)));
+    },
+    QUICK,
+  );
 
   for (const f of fixtures) {
-    it(`${f.dir}/${f.file}: rejects the file cut short at any of several offsets`, () => {
-      const len = f.bytes.length;
-      const cuts = [1, 15, 16, 32, 99, 100, 511, 512, 4095, 4096, 4112, len >> 1, len - 4096, len - 512, len - 16, len - 1];
-      for (const cut of new Set(cuts.filter((c) => c > 0 && c < len))) {
-        const err = corruptionError(() => headersOf(f, f.bytes.subarray(0, cut)));
-        expect(err.message, `cut at ${cut}`).not.toMatch(/undefined|NaN/);
-      }
-    }, QUICK);
+    it(
+      `${f.dir}/${f.file}: rejects the file cut short at any of several offsets`,
+      () => {
+        const len = f.bytes.length;
+        const cuts = [1, 15, 16, 32, 99, 100, 511, 512, 4095, 4096, 4112, len >> 1, len - 4096, len - 512, len - 16, len - 1];
+        for (const cut of new Set(cuts.filter((c) => c > 0 && c < len))) {
+          const err = corruptionError(() => headersOf(f, f.bytes.subarray(0, cut)));
+          expect(err.message, `cut at ${cut}`).not.toMatch(/undefined|NaN/);
+        }
+      },
+      QUICK,
+    );
 
     it(`${f.dir}/${f.file}: survives random byte changes without stray exceptions or hangs`, () => {
       const random = prng(f.bytes.length);
@@ -487,28 +520,32 @@ describe('corrupt rpm databases', () => {
     }, 20_000);
   }
 
-  it('rejects random garbage, with and without a valid magic number', () => {
-    const random = prng(7);
-    const garbage = (n: number): Buffer => Buffer.from(Array.from({ length: n }, () => Math.floor(random() * 256)));
-    for (let i = 0; i < 40; i++) {
-      const bytes = garbage(Math.floor(random() * 20_000));
-      for (const read of Object.values(READERS)) corruptionError(() => read(bytes));
+  it(
+    'rejects random garbage, with and without a valid magic number',
+    () => {
+      const random = prng(7);
+      const garbage = (n: number): Buffer => Buffer.from(Array.from({ length: n }, () => Math.floor(random() * 256)));
+      for (let i = 0; i < 40; i++) {
+        const bytes = garbage(Math.floor(random() * 20_000));
+        for (const read of Object.values(READERS)) corruptionError(() => read(bytes));
 
-      const bdb = garbage(4096 * 4);
-      bdb.writeUInt32LE(0x061561, 12);
-      bdb[25] = 8;
-      corruptionError(() => readBerkeleyDb(bdb));
+        const bdb = garbage(4096 * 4);
+        bdb.writeUInt32LE(0x061561, 12);
+        bdb[25] = 8;
+        corruptionError(() => readBerkeleyDb(bdb));
 
-      const sqlite = garbage(4096 * 4);
-      sqlite.write('SQLite format 3\0', 0, 'latin1');
-      corruptionError(() => readSqliteRpmdb(sqlite));
+        const sqlite = garbage(4096 * 4);
+        sqlite.write('SQLite format 3\0', 0, 'latin1');
+        corruptionError(() => readSqliteRpmdb(sqlite));
 
-      const ndb = garbage(4096 * 4);
-      ndb.write('RpmP', 0, 'latin1');
-      ndb.writeUInt32LE(0, 4);
-      corruptionError(() => readNdb(ndb));
-    }
-  }, QUICK);
+        const ndb = garbage(4096 * 4);
+        ndb.write('RpmP', 0, 'latin1');
+        ndb.writeUInt32LE(0, 4);
+        corruptionError(() => readNdb(ndb));
+      }
+    },
+    QUICK,
+  );
 
   describe('Berkeley DB', () => {
     const f = fixture('rhel8-libuuid-bdb');
@@ -524,25 +561,41 @@ describe('corrupt rpm databases', () => {
       expect(chain.length).toBeGreaterThan(10);
     });
 
-    it('rejects an overflow chain that loops back on itself', () => {
-      expect(corruptionError(() => readBerkeleyDb(withNext(chain[0]!, chain[0]!))).message).toMatch(/loops/);
-      expect(corruptionError(() => readBerkeleyDb(withNext(chain[7]!, chain[2]!))).message).toMatch(/loops/);
-    }, QUICK);
+    it(
+      'rejects an overflow chain that loops back on itself',
+      () => {
+        expect(corruptionError(() => readBerkeleyDb(withNext(chain[0]!, chain[0]!))).message).toMatch(/loops/);
+        expect(corruptionError(() => readBerkeleyDb(withNext(chain[7]!, chain[2]!))).message).toMatch(/loops/);
+      },
+      QUICK,
+    );
 
-    it('rejects an overflow chain that leaves the file or ends early', () => {
-      expect(corruptionError(() => readBerkeleyDb(withNext(chain[3]!, 0xfffffff))).message).toMatch(/out of range/);
-      expect(corruptionError(() => readBerkeleyDb(withNext(chain[3]!, 0))).message).toMatch(/ends after/);
-    }, QUICK);
+    it(
+      'rejects an overflow chain that leaves the file or ends early',
+      () => {
+        expect(corruptionError(() => readBerkeleyDb(withNext(chain[3]!, 0xfffffff))).message).toMatch(/out of range/);
+        expect(corruptionError(() => readBerkeleyDb(withNext(chain[3]!, 0))).message).toMatch(/ends after/);
+      },
+      QUICK,
+    );
 
-    it('rejects a chain that runs into a page of another kind', () => {
-      expect(corruptionError(() => readBerkeleyDb(withNext(chain[3]!, 1))).message).toMatch(/not an overflow page/);
-    }, QUICK);
+    it(
+      'rejects a chain that runs into a page of another kind',
+      () => {
+        expect(corruptionError(() => readBerkeleyDb(withNext(chain[3]!, 1))).message).toMatch(/not an overflow page/);
+      },
+      QUICK,
+    );
 
-    it('rejects a metadata page that claims more pages than the file holds', () => {
-      const db = Buffer.from(f.bytes);
-      db.writeUInt32LE(1000, 32);
-      expect(corruptionError(() => readBerkeleyDb(db)).message).toMatch(/truncated/);
-    }, QUICK);
+    it(
+      'rejects a metadata page that claims more pages than the file holds',
+      () => {
+        const db = Buffer.from(f.bytes);
+        db.writeUInt32LE(1000, 32);
+        expect(corruptionError(() => readBerkeleyDb(db)).message).toMatch(/truncated/);
+      },
+      QUICK,
+    );
 
     it('rejects other Berkeley DB access methods by name', () => {
       const db = Buffer.from(f.bytes);
@@ -566,33 +619,51 @@ describe('corrupt rpm databases', () => {
       expect(f.bytes[rootAt]).toBe(0x05);
     });
 
-    it('rejects a child page pointer that is out of range', () => {
-      expect(corruptionError(() => readSqliteRpmdb(withU32(rootAt + 8, 0x00ffffff))).message).toMatch(/page number 16777215 is out of range/);
-      const firstCell = f.bytes.readUInt16BE(rootAt + 12);
-      expect(corruptionError(() => readSqliteRpmdb(withU32(rootAt + firstCell, 0))).message).toMatch(/out of range/);
-    }, QUICK);
+    it(
+      'rejects a child page pointer that is out of range',
+      () => {
+        expect(corruptionError(() => readSqliteRpmdb(withU32(rootAt + 8, 0x00ffffff))).message).toMatch(
+          /page number 16777215 is out of range/,
+        );
+        const firstCell = f.bytes.readUInt16BE(rootAt + 12);
+        expect(corruptionError(() => readSqliteRpmdb(withU32(rootAt + firstCell, 0))).message).toMatch(/out of range/);
+      },
+      QUICK,
+    );
 
-    it('rejects a b-tree that points back at itself', () => {
-      expect(corruptionError(() => readSqliteRpmdb(withU32(rootAt + 8, packagesRoot))).message).toMatch(/reached twice/);
-      expect(corruptionError(() => readSqliteRpmdb(withU32(rootAt + 8, 1))).message).toMatch(/reached twice/);
-    }, QUICK);
+    it(
+      'rejects a b-tree that points back at itself',
+      () => {
+        expect(corruptionError(() => readSqliteRpmdb(withU32(rootAt + 8, packagesRoot))).message).toMatch(/reached twice/);
+        expect(corruptionError(() => readSqliteRpmdb(withU32(rootAt + 8, 1))).message).toMatch(/reached twice/);
+      },
+      QUICK,
+    );
 
-    it('rejects a header whose page count exceeds the file', () => {
-      expect(corruptionError(() => readSqliteRpmdb(withU32(28, 100_000))).message).toMatch(/truncated/);
-    }, QUICK);
+    it(
+      'rejects a header whose page count exceeds the file',
+      () => {
+        expect(corruptionError(() => readSqliteRpmdb(withU32(28, 100_000))).message).toMatch(/truncated/);
+      },
+      QUICK,
+    );
 
-    it('rejects a database without a Packages table', () => {
-      const db = Buffer.from(f.bytes);
-      // Rename the table in its sqlite_schema row, where the type, name and tbl_name texts sit
-      // side by side (page 1 keeps a stale copy in its free space: rename every copy).
-      let renamed = 0;
-      for (let at = db.indexOf('tablePackagesPackages'); at >= 0; at = db.indexOf('tablePackagesPackages', at + 1)) {
-        db.write('tablePackagezPackagez', at, 'latin1');
-        renamed++;
-      }
-      expect(renamed).toBeGreaterThan(0);
-      expect(corruptionError(() => readSqliteRpmdb(db)).message).toBe('SQLite database has no Packages table');
-    }, QUICK);
+    it(
+      'rejects a database without a Packages table',
+      () => {
+        const db = Buffer.from(f.bytes);
+        // Rename the table in its sqlite_schema row, where the type, name and tbl_name texts sit
+        // side by side (page 1 keeps a stale copy in its free space: rename every copy).
+        let renamed = 0;
+        for (let at = db.indexOf('tablePackagesPackages'); at >= 0; at = db.indexOf('tablePackagesPackages', at + 1)) {
+          db.write('tablePackagezPackagez', at, 'latin1');
+          renamed++;
+        }
+        expect(renamed).toBeGreaterThan(0);
+        expect(corruptionError(() => readSqliteRpmdb(db)).message).toBe('SQLite database has no Packages table');
+      },
+      QUICK,
+    );
   });
 
   describe('ndb', () => {
@@ -616,15 +687,23 @@ describe('corrupt rpm databases', () => {
       ['two slots for one package', edit((db) => db.writeUInt32LE(1, slot(1) + 4)), /two slots for package 1/],
       ['a blob of another package', edit((db) => db.writeUInt32LE(9, 4096 + 4)), /belongs to another package/],
       ['a blob longer than its blocks', edit((db) => db.writeUInt32LE(1 << 30, 4096 + 12)), /does not fit/],
-      ['a blob without its tail', edit((db) => db.fill(0, 4096 + db.readUInt32LE(slot(0) + 12) * 16 - 4, 4096 + db.readUInt32LE(slot(0) + 12) * 16)), /bad tail/],
+      [
+        'a blob without its tail',
+        edit((db) => db.fill(0, 4096 + db.readUInt32LE(slot(0) + 12) * 16 - 4, 4096 + db.readUInt32LE(slot(0) + 12) * 16)),
+        /bad tail/,
+      ],
       ['a bad slot magic', edit((db) => db.write('Xlot', slot(100), 'latin1')), /slot 102 has a bad magic/],
       ['a huge slot page count', edit((db) => db.writeUInt32LE(0xffffffff, 12)), /truncated/],
       ['an unknown version', edit((db) => db.writeUInt32LE(1, 4)), /version 1 is not supported/],
     ];
     for (const [what, db, message] of cases) {
-      it(`rejects ${what}`, () => {
-        expect(corruptionError(() => readNdb(db)).message).toMatch(message);
-      }, QUICK);
+      it(
+        `rejects ${what}`,
+        () => {
+          expect(corruptionError(() => readNdb(db)).message).toMatch(message);
+        },
+        QUICK,
+      );
     }
   });
 });
@@ -658,8 +737,7 @@ describe.runIf(commandExists('sqlite3'))('SQLite files written by sqlite3', () =
     }
   }
 
-  const insert = (blobs: readonly Buffer[]): string[] =>
-    blobs.map((b) => `INSERT INTO Packages(blob) VALUES (X'${b.toString('hex')}');`);
+  const insert = (blobs: readonly Buffer[]): string[] => blobs.map((b) => `INSERT INTO Packages(blob) VALUES (X'${b.toString('hex')}');`);
 
   /** Payload sizes around the overflow thresholds of usable size u (X = u-35, M, and multiples of u-4). */
   function boundarySizes(u: number): number[] {
@@ -727,6 +805,8 @@ describe.runIf(commandExists('sqlite3'))('SQLite files written by sqlite3', () =
   });
 
   it('names a missing Packages table', () => {
-    expect(corruptionError(() => readSqliteRpmdb(sqlite3(['CREATE TABLE other (x);']))).message).toBe('SQLite database has no Packages table');
+    expect(corruptionError(() => readSqliteRpmdb(sqlite3(['CREATE TABLE other (x);']))).message).toBe(
+      'SQLite database has no Packages table',
+    );
   });
 });

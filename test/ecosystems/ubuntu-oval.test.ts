@@ -126,7 +126,7 @@ describe('parseUbuntuOval on the xenial excerpt', () => {
 });
 
 describe('parseUbuntuOval rules (current generator shape)', () => {
-  it('fixed: the source named by the comment, with the note version; the variable\'s binaries are not emitted', async () => {
+  it("fixed: the source named by the comment, with the note version; the variable's binaries are not emitted", async () => {
     const data = await parse(
       ubuntuDoc([
         {
@@ -164,7 +164,8 @@ describe('parseUbuntuOval rules (current generator shape)', () => {
             { comment: 'needed-src package in jammy is affected and needs fixing.', binaries: ['needed-bin'], evr: '0:1.0-1' },
             { comment: 'triage-src package in jammy is affected and may need fixing.', binaries: ['triage-bin'] },
             {
-              comment: "deferred-src package in jammy is affected, but a decision has been made to defer addressing it (note: '2099-01-01').",
+              comment:
+                "deferred-src package in jammy is affected, but a decision has been made to defer addressing it (note: '2099-01-01').",
               binaries: ['deferred-bin'],
               evr: '0:1.0-1',
             },
@@ -175,7 +176,8 @@ describe('parseUbuntuOval rules (current generator shape)', () => {
               evr: '0:1.0-2',
             },
             {
-              comment: "ignored-src: while related to the CVE in some way, a decision has been made to ignore this issue (note: 'end of life').",
+              comment:
+                "ignored-src: while related to the CVE in some way, a decision has been made to ignore this issue (note: 'end of life').",
               binaries: ['ignored-bin'],
               evr: '0:1.0-1',
             },
@@ -206,11 +208,15 @@ describe('parseUbuntuOval rules (current generator shape)', () => {
           cve: 'CVE-2099-0003',
           criteria: [
             {
-              comment: "intel-microcode package in jammy, is related to the CVE in some way and has been fixed (note: '3.20210608.0ubuntu1').",
+              comment:
+                "intel-microcode package in jammy, is related to the CVE in some way and has been fixed (note: '3.20210608.0ubuntu1').",
               binaries: ['intel-microcode'],
               evr: '0:3.20210608.0ubuntu1',
             },
-            { comment: "other package in jammy, while related to the CVE in some way, is not affected (note: 'code not present').", binaries: ['other'] },
+            {
+              comment: "other package in jammy, while related to the CVE in some way, is not affected (note: 'code not present').",
+              binaries: ['other'],
+            },
             { comment: 'kept package in jammy is affected and needs fixing.', binaries: ['kept'] },
           ],
         },
@@ -243,7 +249,11 @@ describe('parseUbuntuOval rules (current generator shape)', () => {
               testType: 'variable_test',
               evr: '0:5.15.0-91',
             },
-            { comment: "zlib package in jammy was vulnerable but has been fixed (note: '1:1.2.11.dfsg-2ubuntu9.2').", binaries: ['zlib1g'], evr: '1:1.2.11.dfsg-2ubuntu9.2' },
+            {
+              comment: "zlib package in jammy was vulnerable but has been fixed (note: '1:1.2.11.dfsg-2ubuntu9.2').",
+              binaries: ['zlib1g'],
+              evr: '1:1.2.11.dfsg-2ubuntu9.2',
+            },
           ],
         },
       ]),
@@ -259,9 +269,21 @@ describe('parseUbuntuOval rules (current generator shape)', () => {
           cve: 'CVE-2099-0006',
           criteria: [
             { comment: "bad package in jammy was vulnerable but has been fixed (note: '1.0-1!').", binaries: ['bad-bin'], evr: '0:1.0-1!' },
-            { comment: "gcc-defaults package in jammy was vulnerable but has been fixed (note: '1.193ubuntu1').", binaries: ['gcc', 'cpp'], evr: '4:11.2.0-1ubuntu1' },
-            { comment: "gcc-defaults package in jammy was vulnerable but has been fixed (note: '1.191ubuntu1').", binaries: ['gcc-multilib', 'cpp'], evr: '4:11.1.0-1ubuntu1' },
-            { comment: "gcc-defaults package in jammy was vulnerable but has been fixed (note: '1.195ubuntu1').", binaries: ['cpp'], evr: '4:11.3.0-1ubuntu1' },
+            {
+              comment: "gcc-defaults package in jammy was vulnerable but has been fixed (note: '1.193ubuntu1').",
+              binaries: ['gcc', 'cpp'],
+              evr: '4:11.2.0-1ubuntu1',
+            },
+            {
+              comment: "gcc-defaults package in jammy was vulnerable but has been fixed (note: '1.191ubuntu1').",
+              binaries: ['gcc-multilib', 'cpp'],
+              evr: '4:11.1.0-1ubuntu1',
+            },
+            {
+              comment: "gcc-defaults package in jammy was vulnerable but has been fixed (note: '1.195ubuntu1').",
+              binaries: ['cpp'],
+              evr: '4:11.3.0-1ubuntu1',
+            },
             { comment: 'gcc-defaults package in jammy is affected and needs fixing.', binaries: ['gcc'] },
           ],
         },
@@ -277,7 +299,14 @@ describe('parseUbuntuOval rules (current generator shape)', () => {
       ubuntuDoc([
         {
           cve: 'CVE-2099-0007',
-          criteria: [{ comment: 'curl package in jammy was vulnerable but has been fixed.', binaries: ['curl', 'libcurl4'], evr: '0:7.81.0-1ubuntu1.15', literalName: true }],
+          criteria: [
+            {
+              comment: 'curl package in jammy was vulnerable but has been fixed.',
+              binaries: ['curl', 'libcurl4'],
+              evr: '0:7.81.0-1ubuntu1.15',
+              literalName: true,
+            },
+          ],
         },
       ]),
     );
@@ -290,7 +319,11 @@ describe('parseUbuntuOval rules (current generator shape)', () => {
         {
           cve: 'CVE-2099-0008',
           criteria: [
-            { comment: "libfoo package in jammy was vulnerable but has been fixed (note: '1.2-3ubuntu0.1').", binaries: ['libfoo1', 'libfoo-dev'], evr: '0:1.2-3ubuntu0.1' },
+            {
+              comment: "libfoo package in jammy was vulnerable but has been fixed (note: '1.2-3ubuntu0.1').",
+              binaries: ['libfoo1', 'libfoo-dev'],
+              evr: '0:1.2-3ubuntu0.1',
+            },
           ],
         },
         {
@@ -299,7 +332,11 @@ describe('parseUbuntuOval rules (current generator shape)', () => {
             { comment: 'libbar package in jammy is affected and needs fixing.', binaries: ['libbar1', 'libbar-dev'], literalName: true },
             // a binary named like another criterion's source does not lend it its version
             { comment: 'libbaz package in jammy is affected and needs fixing.', binaries: ['libbaz1'] },
-            { comment: "libqux package in jammy was vulnerable but has been fixed (note: '2.0-1').", binaries: ['libbaz', 'libqux2'], evr: '0:2.0-1' },
+            {
+              comment: "libqux package in jammy was vulnerable but has been fixed (note: '2.0-1').",
+              binaries: ['libbaz', 'libqux2'],
+              evr: '0:2.0-1',
+            },
           ],
         },
       ]),
@@ -337,9 +374,17 @@ describe('parseUbuntuOval rules (current generator shape)', () => {
           cve: 'CVE-2099-0030',
           criteria: [
             // fixed: the note wins over the state
-            { comment: "noted package in jammy was vulnerable but has been fixed (note: '2.0-2').", binaries: ['noted-bin'], evr: '0:2.0-1' },
+            {
+              comment: "noted package in jammy was vulnerable but has been fixed (note: '2.0-2').",
+              binaries: ['noted-bin'],
+              evr: '0:2.0-1',
+            },
             // fixed, but the note is no version: the state's evr
-            { comment: "wordnote package in jammy was vulnerable but has been fixed (note: 'see USN').", binaries: ['wordnote-bin'], evr: '0:3.0-1' },
+            {
+              comment: "wordnote package in jammy was vulnerable but has been fixed (note: 'see USN').",
+              binaries: ['wordnote-bin'],
+              evr: '0:3.0-1',
+            },
             // fixed, neither note nor state: null
             { comment: 'bare package in jammy was vulnerable but has been fixed.', binaries: ['bare-bin'] },
             // unknown status: the state's evr, the note ignored
@@ -378,7 +423,8 @@ describe('parseUbuntuOval rules (current generator shape)', () => {
         {
           title: 'CVE-2099-0013 on Ubuntu 22.04 LTS (jammy) - high',
           severity: 'High',
-          description: 'First line\n   second  line.\n\n    Update Instructions:\n\n    Run `sudo pro fix CVE-2099-0013` to fix the vulnerability.\n\n    php-openid - 2.2.2-1\n    No subscription required',
+          description:
+            'First line\n   second  line.\n\n    Update Instructions:\n\n    Run `sudo pro fix CVE-2099-0013` to fix the vulnerability.\n\n    php-openid - 2.2.2-1\n    No subscription required',
           criteria: [{ comment: "The 'php-openid' package in trusty is affected and needs fixing.", binaries: ['php-openid'] }],
         },
       ]),
@@ -396,7 +442,11 @@ describe('parseUbuntuOval rules (current generator shape)', () => {
 
   it('keeps multi-byte text split across chunks and ignores non-vulnerability classes', async () => {
     const xml = ubuntuDoc([
-      { cve: 'CVE-2099-0020', description: 'naïve — “quoted” ✓', criteria: [{ comment: 'a package in jammy is affected and needs fixing.' }] },
+      {
+        cve: 'CVE-2099-0020',
+        description: 'naïve — “quoted” ✓',
+        criteria: [{ comment: 'a package in jammy is affected and needs fixing.' }],
+      },
       { cve: 'CVE-2099-0021', klass: 'inventory', criteria: [{ comment: 'b package in jammy is affected and needs fixing.' }] },
     ]);
     const bytes = Buffer.from(xml);
@@ -449,17 +499,25 @@ describe('parseCriterionComment and ubuntuSeverity', () => {
       status: 'fixed',
       noteVersion: '3.0.13-0ubuntu3.5',
     });
-    expect(parseCriterionComment("tiff package in xenial is affected, but a decision has been made to defer addressing it (note: '2017-02-24').")).toEqual({
+    expect(
+      parseCriterionComment(
+        "tiff package in xenial is affected, but a decision has been made to defer addressing it (note: '2017-02-24').",
+      ),
+    ).toEqual({
       source: 'tiff',
       status: 'unfixed',
       noteVersion: '2017-02-24',
     });
-    expect(parseCriterionComment("foo package in jammy, while related to the CVE in some way, is not affected (note: 'code not present').")).toEqual({
+    expect(
+      parseCriterionComment("foo package in jammy, while related to the CVE in some way, is not affected (note: 'code not present')."),
+    ).toEqual({
       source: 'foo',
       status: 'not-affected',
       noteVersion: undefined,
     });
-    expect(parseCriterionComment("bar package in jammy has a vulnerability that is not known (status: 'active'). It is pending evaluation.")).toEqual({
+    expect(
+      parseCriterionComment("bar package in jammy has a vulnerability that is not known (status: 'active'). It is pending evaluation."),
+    ).toEqual({
       source: 'bar',
       status: 'unfixed',
       noteVersion: undefined,
@@ -509,7 +567,9 @@ describe('parseUbuntuOval streaming', () => {
         produced += b.length;
         return b;
       };
-      yield emit('<?xml version="1.0"?><oval_definitions xmlns="http://oval.mitre.org/XMLSchema/oval-definitions-5" xmlns:linux-def="x"><definitions>');
+      yield emit(
+        '<?xml version="1.0"?><oval_definitions xmlns="http://oval.mitre.org/XMLSchema/oval-definitions-5" xmlns:linux-def="x"><definitions>',
+      );
       for (let i = 0; i < COUNT; i++) {
         const pkg = `pkg${i % 700}`;
         yield emit(
@@ -542,7 +602,9 @@ describe('parseUbuntuOval streaming', () => {
       }
       yield emit('</states><variables>');
       for (let i = 0; i < COUNT; i++) {
-        yield emit(`<constant_variable id="oval:x:var:${i}" version="1" datatype="string"><value>lib${i % 700}</value><value>bin${i % 700}</value></constant_variable>`);
+        yield emit(
+          `<constant_variable id="oval:x:var:${i}" version="1" datatype="string"><value>lib${i % 700}</value><value>bin${i % 700}</value></constant_variable>`,
+        );
       }
       yield emit('</variables></oval_definitions>');
     }

@@ -26,7 +26,14 @@ export interface TestApp {
  * report cache (e.g. a small one). log: where the app logs (silent unless given).
  */
 export async function testApp(
-  options: { yaml?: string; pool?: pg.Pool; now?: () => number; routes?: (app: FastifyInstance) => void; reports?: ReportCache; log?: Logger } = {},
+  options: {
+    yaml?: string;
+    pool?: pg.Pool;
+    now?: () => number;
+    routes?: (app: FastifyInstance) => void;
+    reports?: ReportCache;
+    log?: Logger;
+  } = {},
 ): Promise<TestApp> {
   const pool = options.pool ?? (await freshPool());
   const config = parseConfig(options.yaml ? `clair:\n${options.yaml}\n` : '');
@@ -42,6 +49,6 @@ export async function testApp(
 }
 
 /** JSON body of an inject() response. */
-export function json(response: { body: string }): any { // eslint-disable-line @typescript-eslint/no-explicit-any
+export function json(response: { body: string }): any {
   return JSON.parse(response.body);
 }

@@ -48,9 +48,7 @@ export async function startTarsier(
   const logs: Array<Record<string, unknown>> = [];
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | string>((resolve) =>
-    child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)),
-  );
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   const listening = new Promise<Record<string, unknown>>((resolve, reject) => {
     let buffer = '';
     child.stdout!.on('data', (d: Buffer) => {

@@ -136,7 +136,9 @@ describe('readLayerArchive', () => {
   });
 
   it('refuses a wanted file over maxfilebytes with a 422 that names it', async () => {
-    const err = await failure(read(tarball([{ path: 'var/lib/dpkg/status', content: Buffer.alloc(2048, 'a') }]), 'docker', { ...limits, maxFileBytes: 1024 }));
+    const err = await failure(
+      read(tarball([{ path: 'var/lib/dpkg/status', content: Buffer.alloc(2048, 'a') }]), 'docker', { ...limits, maxFileBytes: 1024 }),
+    );
     expect(err.code).toBe('unprocessable');
     expect(err.message).toBe('var/lib/dpkg/status in the layer is 2048 bytes, over clair.indexer.maxfilebytes (1024 bytes)');
   });
@@ -166,12 +168,36 @@ describe('readLayerArchive', () => {
     ['a JSON document', () => Buffer.from('{"not":"a layer"}'), /not a readable tar archive/],
     ['a tar cut inside a header', () => tarball(simple).subarray(0, 700), /truncated/],
     ['a tar cut at a block boundary', () => tarball(simple, { eof: false }).subarray(0, 1536), /truncated/],
-    ['a tar cut inside a wanted body', () => tarball([{ path: 'var/lib/dpkg/status', content: Buffer.alloc(4096, 'a') }]).subarray(0, 2048), /not a readable tar archive|truncated/],
-    ['a tar cut inside an unwanted body', () => tarball([{ path: 'big', content: Buffer.alloc(4096, 'a') }]).subarray(0, 2048), /not a readable tar archive|truncated/],
-    ['a truncated gzip stream', () => gzip(tarball(simple)).subarray(0, 60), /not a readable tar archive \(gzip data is corrupt or truncated: unexpected end of file\)/],
-    ['a corrupt gzip stream', () => { const g = gzip(tarball(simple)); g.fill(0x41, 20, 40); return g; }, /not a readable tar archive \(gzip data is corrupt or truncated: /],
+    [
+      'a tar cut inside a wanted body',
+      () => tarball([{ path: 'var/lib/dpkg/status', content: Buffer.alloc(4096, 'a') }]).subarray(0, 2048),
+      /not a readable tar archive|truncated/,
+    ],
+    [
+      'a tar cut inside an unwanted body',
+      () => tarball([{ path: 'big', content: Buffer.alloc(4096, 'a') }]).subarray(0, 2048),
+      /not a readable tar archive|truncated/,
+    ],
+    [
+      'a truncated gzip stream',
+      () => gzip(tarball(simple)).subarray(0, 60),
+      /not a readable tar archive \(gzip data is corrupt or truncated: unexpected end of file\)/,
+    ],
+    [
+      'a corrupt gzip stream',
+      () => {
+        const g = gzip(tarball(simple));
+        g.fill(0x41, 20, 40);
+        return g;
+      },
+      /not a readable tar archive \(gzip data is corrupt or truncated: /,
+    ],
     ['a truncated zstd stream', () => compressWith('zstd', tarball(simple)).subarray(0, 40), /not a readable tar archive/],
-    ['a header that lies about its size', () => tarball([{ path: 'var/lib/dpkg/status', type: 'raw', size: 10 * 1024, content: Buffer.alloc(512, 'a') }]), /not a readable tar archive|truncated/],
+    [
+      'a header that lies about its size',
+      () => tarball([{ path: 'var/lib/dpkg/status', type: 'raw', size: 10 * 1024, content: Buffer.alloc(512, 'a') }]),
+      /not a readable tar archive|truncated/,
+    ],
   ];
   it.each(broken)('answers %s with a 422', async (_what, make, message) => {
     const err = await failure(read(make()));
@@ -181,7 +207,7 @@ describe('readLayerArchive', () => {
 });
 
 describe('the end of an archive, as tar and gzip read it', () => {
-  it('reads an archive of only the end-of-archive marker as an empty layer (Docker\'s empty layer blob)', async () => {
+  it("reads an archive of only the end-of-archive marker as an empty layer (Docker's empty layer blob)", async () => {
     const contents = await read(gzip(Buffer.alloc(1024)));
     expect(contents.files.size).toBe(0);
     expect(contents.whiteouts.deleted.size).toBe(0);
@@ -199,12 +225,14 @@ describe('the end of an archive, as tar and gzip read it', () => {
     // 64 members of 64 MiB of zeros each (concatenated gzip members are one gzip stream).
     const member = gzip(Buffer.alloc(64 << 20));
     let sent = 0;
-    const source = Readable.from((function* () {
-      for (let i = 0; i < 64; i++) {
-        sent++;
-        yield member;
-      }
-    })());
+    const source = Readable.from(
+      (function* () {
+        for (let i = 0; i < 64; i++) {
+          sent++;
+          yield member;
+        }
+      })(),
+    );
     const contents = await readLayerArchive(source, 'docker', wants, { ...limits, maxExpandedBytes: 50 * 2 ** 30 });
     expect(contents.files.size).toBe(0);
     expect(sent).toBeLessThan(4);

@@ -131,7 +131,11 @@ describe('a client that goes away', () => {
 
   it('stops the scans of an ancestry when its client leaves', async () => {
     const held = await heldServer();
-    const client = post('/ancestry', { ancestry_name: 'left', format: 'Docker', layers: [{ hash: 'sha256:held', path: held.url('/layer.tar.gz') }] });
+    const client = post('/ancestry', {
+      ancestry_name: 'left',
+      format: 'Docker',
+      layers: [{ hash: 'sha256:held', path: held.url('/layer.tar.gz') }],
+    });
     await until(() => held.open.size === 1);
     client.leave();
     await until(() => held.open.size === 0);

@@ -36,11 +36,7 @@ async function tarsierError(promise: Promise<unknown>): Promise<TarsierError> {
 }
 
 /** Opens `path` and reads it to the end. */
-async function download(
-  path: string,
-  headers: Record<string, string> = {},
-  settings: Partial<FetchSettings> = {},
-): Promise<Buffer> {
+async function download(path: string, headers: Record<string, string> = {}, settings: Partial<FetchSettings> = {}): Promise<Buffer> {
   const opened = await openLayer(path, headers, { ...SETTINGS, ...settings });
   return readAll(opened.stream);
 }
@@ -106,7 +102,9 @@ describe('http(s) downloads', () => {
     // A malformed escape is sent as written (and refused by the server), never a crash.
     const malformed = await tarsierError(download(server.url('/basic/blob').replace('http://', 'http://user:%zz@')));
     expect(malformed.code).toBe('bad_request');
-    expect(malformed.message).toBe(`could not download the layer: ${server.url('/basic/blob')} answered 401: check the Authorization/Headers of the request`);
+    expect(malformed.message).toBe(
+      `could not download the layer: ${server.url('/basic/blob')} answered 401: check the Authorization/Headers of the request`,
+    );
   });
 
   it('never shows credentials from the userinfo, the query or the headers', async () => {
@@ -301,7 +299,9 @@ describe('link-local and cloud metadata addresses, always refused', () => {
   it('refuses the metadata address as an IP literal, without connecting', async () => {
     const err = await tarsierError(download('http://169.254.169.254/latest/meta-data/iam/security-credentials/'));
     expect(err.code).toBe('bad_request');
-    expect(err.message).toBe(`could not download the layer: http://169.254.169.254/latest/meta-data/iam/security-credentials/: 169.254.169.254 ${LINK_LOCAL_REFUSAL}`);
+    expect(err.message).toBe(
+      `could not download the layer: http://169.254.169.254/latest/meta-data/iam/security-credentials/: 169.254.169.254 ${LINK_LOCAL_REFUSAL}`,
+    );
   });
 
   it('refuses a redirect from a layer server to the metadata address', async () => {
@@ -311,7 +311,9 @@ describe('link-local and cloud metadata addresses, always refused', () => {
   });
 
   it('refuses a name that resolves to a metadata address (a rebinding answer), and an IPv6 link-local literal', async () => {
-    const rebinding = await tarsierError(download('http://registry.example/v2/x/blobs/sha256:1', {}, { lookup: fakeDns({ 'registry.example': '169.254.169.254' }) }));
+    const rebinding = await tarsierError(
+      download('http://registry.example/v2/x/blobs/sha256:1', {}, { lookup: fakeDns({ 'registry.example': '169.254.169.254' }) }),
+    );
     expect(rebinding.message).toContain(`: 169.254.169.254 ${LINK_LOCAL_REFUSAL}`);
     const v6 = await tarsierError(download('http://[fe80::1]:9/blob'));
     expect(v6.message).toContain(`: fe80::1 ${LINK_LOCAL_REFUSAL}`);
@@ -386,7 +388,9 @@ describe('denyPrivate', () => {
     const url = server.url('/deny/localhost').replace('127.0.0.1', 'localhost');
     const err = await tarsierError(download(url, {}, deny));
     expect(err.code).toBe('bad_request');
-    expect(err.message).toMatch(/: (127\.0\.0\.1|::1) is a private, loopback or link-local address and clair\.indexer\.denyprivate is on: /);
+    expect(err.message).toMatch(
+      /: (127\.0\.0\.1|::1) is a private, loopback or link-local address and clair\.indexer\.denyprivate is on: /,
+    );
     expect(server.requests.some((r) => r.path === '/deny/localhost')).toBe(false);
   });
 
@@ -485,7 +489,9 @@ describe('local files', () => {
   it('refuses a symlink inside a root that points outside', async () => {
     const err = await tarsierError(download(join(root, 'escape.tar'), {}, local()));
     expect(err.code).toBe('bad_request');
-    expect(err.message).toBe(`local layer path ${join(root, 'escape.tar')} is outside clair.api.localroots: move the layer under one of them`);
+    expect(err.message).toBe(
+      `local layer path ${join(root, 'escape.tar')} is outside clair.api.localroots: move the layer under one of them`,
+    );
   });
 
   it('refuses a relative path', async () => {
@@ -527,7 +533,12 @@ describe('aborting', () => {
     const controller = new AbortController();
     const opened = await openLayer(server2.url('/stall'), {}, SETTINGS, controller.signal);
     opened.stream.once('data', () => controller.abort());
-    const [err, ms] = await elapsed(() => readAll(opened.stream).then(() => undefined, (e: unknown) => e));
+    const [err, ms] = await elapsed(() =>
+      readAll(opened.stream).then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    );
     expect((err as Error).name).toBe('AbortError');
     expect(ms).toBeLessThan(2_000);
     expect(opened.stream.destroyed).toBe(true);
@@ -539,7 +550,10 @@ describe('aborting', () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
     const [err, ms] = await elapsed(() =>
-      openLayer(server.url('/abort/silent'), {}, SETTINGS, controller.signal).then(() => undefined, (e: unknown) => e),
+      openLayer(server.url('/abort/silent'), {}, SETTINGS, controller.signal).then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
     );
     expect((err as Error).name).toBe('AbortError');
     expect(ms).toBeLessThan(2_000);
@@ -551,14 +565,20 @@ describe('aborting', () => {
     const controller = new AbortController();
     const opened = await openLayer(join(base, 'layer.tar'), {}, { ...SETTINGS, localRoots: [base], maxLayerBytes: 1e9 }, controller.signal);
     opened.stream.once('data', () => controller.abort());
-    const err = await readAll(opened.stream).then(() => undefined, (e: unknown) => e);
+    const err = await readAll(opened.stream).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect((err as Error).name).toBe('AbortError');
     expect(opened.stream.destroyed).toBe(true);
     await rm(base, { recursive: true });
   });
 
   it('refuses to start with an already aborted signal', async () => {
-    const err = await openLayer(server.url('/auth/blob'), {}, SETTINGS, AbortSignal.abort()).then(() => undefined, (e: unknown) => e);
+    const err = await openLayer(server.url('/auth/blob'), {}, SETTINGS, AbortSignal.abort()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect((err as Error).name).toBe('AbortError');
   });
 });

@@ -35,7 +35,9 @@ describe('scanContents: what a layer does to each package database', () => {
   });
 
   it('leaves a database alone when only its neighbours are whited out', () => {
-    expect(states({ deleted: ['var/lib/rpm/__db.001', 'var/lib/rpm/.rpm.lock', 'var/lib/dpkg/status-old', 'var/lib/dpkg/lock'] })).toEqual({});
+    expect(states({ deleted: ['var/lib/rpm/__db.001', 'var/lib/rpm/.rpm.lock', 'var/lib/dpkg/status-old', 'var/lib/dpkg/lock'] })).toEqual(
+      {},
+    );
     expect(states({ opaque: ['var/lib/apt/lists', 'lib/apk/protected_paths.d', 'usr/lib/sysimage/rpm-plugins'] })).toEqual({});
   });
 });

@@ -61,7 +61,11 @@ async function until(condition: () => boolean | Promise<boolean>, ms = 8000): Pr
 }
 
 const createVulnerability = (t: TestApp, name: string) =>
-  t.app.inject({ method: 'POST', url: '/v1/namespaces/debian%3A12/vulnerabilities', payload: { Vulnerability: { Name: name, Severity: 'High' } } });
+  t.app.inject({
+    method: 'POST',
+    url: '/v1/namespaces/debian%3A12/vulnerabilities',
+    payload: { Vulnerability: { Name: name, Severity: 'High' } },
+  });
 
 describe('webhook delivery', () => {
   it('POSTs {"Notification":{"Name"}} within moments of the change, signed with the secret', async () => {
@@ -134,7 +138,9 @@ describe('webhook delivery', () => {
 
 describe('the LISTEN connection', () => {
   const listeners = async (t: TestApp) =>
-    (await t.pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'")).rows.map((r) => r.pid);
+    (
+      await t.pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'")
+    ).rows.map((r) => r.pid);
   const dropListeners = (t: TestApp) =>
     t.pool.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'");
 
@@ -168,7 +174,11 @@ describe('retention', () => {
   it('purges read notifications past the retention and the vulnerability versions only they showed', async () => {
     const t = await testApp();
     await createVulnerability(t, 'CVE-6');
-    await t.app.inject({ method: 'PUT', url: '/v1/namespaces/debian%3A12/vulnerabilities/CVE-6', payload: { Vulnerability: { Severity: 'Low' } } });
+    await t.app.inject({
+      method: 'PUT',
+      url: '/v1/namespaces/debian%3A12/vulnerabilities/CVE-6',
+      payload: { Vulnerability: { Severity: 'Low' } },
+    });
     const names = (await t.pool.query('SELECT name FROM notification ORDER BY id')).rows.map((r) => r.name);
     await t.app.inject({ method: 'DELETE', url: `/v1/notifications/${names[1]}` });
     await t.pool.query("UPDATE notification SET deleted_at = now() - interval '2 hours' WHERE name = $1", [names[1]]);

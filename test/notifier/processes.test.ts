@@ -47,7 +47,10 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 
 async function configFile(name: string, endpoint: string, renotify = '1h'): Promise<string> {
   const file = join(dir, `${name}.yaml`);
-  await writeFile(file, `clair:\n  api:\n    localroots: [${dir}]\n  updater:\n    interval: 0\n  notifier:\n    renotifyinterval: ${renotify}\n    attempts: 3\n    endpoints: [${endpoint}]\n`);
+  await writeFile(
+    file,
+    `clair:\n  api:\n    localroots: [${dir}]\n  updater:\n    interval: 0\n  notifier:\n    renotifyinterval: ${renotify}\n    attempts: 3\n    endpoints: [${endpoint}]\n`,
+  );
   return file;
 }
 
@@ -56,21 +59,34 @@ const api = (p: TarsierProcess, path: string, init?: RequestInit) => fetch(`http
 describe('notifications end to end, with real processes', () => {
   it('a vulnerability update affecting indexed layers reaches the receiver in seconds; pages list the layers; DELETE ends deliveries', async () => {
     const hook = await receiver();
-    const server = await startTarsier({ DATABASE_URL: databaseUrl(await freshDatabase()), TARSIER_CONFIG: await configFile('e2e', hook.url, '1s') });
+    const server = await startTarsier({
+      DATABASE_URL: databaseUrl(await freshDatabase()),
+      TARSIER_CONFIG: await configFile('e2e', hook.url, '1s'),
+    });
     const layers = ['a', 'b', 'c', 'd', 'e'];
     for (const name of layers) {
       const path = join(dir, `${name}.tar.gz`);
-      await writeFile(path, gzip(tarball([
-        { path: 'etc/os-release', content: 'ID=debian\nVERSION_ID=12\n' },
-        { path: 'var/lib/dpkg/status', content: 'Package: curl\nStatus: install ok installed\nVersion: 7.88.1-10\n' },
-      ])));
-      const res = await api(server, '/v1/layers', { method: 'POST', body: JSON.stringify({ Layer: { Name: name, Path: path, Format: 'Docker' } }) });
+      await writeFile(
+        path,
+        gzip(
+          tarball([
+            { path: 'etc/os-release', content: 'ID=debian\nVERSION_ID=12\n' },
+            { path: 'var/lib/dpkg/status', content: 'Package: curl\nStatus: install ok installed\nVersion: 7.88.1-10\n' },
+          ]),
+        ),
+      );
+      const res = await api(server, '/v1/layers', {
+        method: 'POST',
+        body: JSON.stringify({ Layer: { Name: name, Path: path, Format: 'Docker' } }),
+      });
       expect(res.status).toBe(201);
     }
     const started = Date.now();
     await api(server, '/v1/namespaces/debian%3A12/vulnerabilities', {
       method: 'POST',
-      body: JSON.stringify({ Vulnerability: { Name: 'CVE-2024-2398', Severity: 'Medium', FixedIn: [{ Name: 'curl', Version: '7.88.1-10+deb12u6' }] } }),
+      body: JSON.stringify({
+        Vulnerability: { Name: 'CVE-2024-2398', Severity: 'Medium', FixedIn: [{ Name: 'curl', Version: '7.88.1-10+deb12u6' }] },
+      }),
     });
     await until(() => hook.names.length >= 1, 5000);
     expect(Date.now() - started).toBeLessThan(3000);
@@ -79,7 +95,9 @@ describe('notifications end to end, with real processes', () => {
     const seen: string[] = [];
     let page = '';
     for (;;) {
-      const body = (await (await api(server, `/v1/notifications/${name}?limit=2${page ? `&page=${encodeURIComponent(page)}` : ''}`)).json()) as {
+      const body = (await (
+        await api(server, `/v1/notifications/${name}?limit=2${page ? `&page=${encodeURIComponent(page)}` : ''}`)
+      ).json()) as {
         Notification: { New: { LayersIntroducingVulnerability: string[] }; NextPage?: string };
       };
       seen.push(...body.Notification.New.LayersIntroducingVulnerability);
@@ -103,7 +121,10 @@ describe('notifications end to end, with real processes', () => {
     const url = databaseUrl(await freshDatabase());
     const config = await configFile('restart', hook.url);
     const first = await startTarsier({ DATABASE_URL: url, TARSIER_CONFIG: config });
-    await api(first, '/v1/namespaces/debian%3A12/vulnerabilities', { method: 'POST', body: JSON.stringify({ Vulnerability: { Name: 'CVE-1', Severity: 'Low' } }) });
+    await api(first, '/v1/namespaces/debian%3A12/vulnerabilities', {
+      method: 'POST',
+      body: JSON.stringify({ Vulnerability: { Name: 'CVE-1', Severity: 'Low' } }),
+    });
     await new Promise((r) => setTimeout(r, 1500));
     first.child.kill('SIGKILL');
     await first.exited;
@@ -119,10 +140,16 @@ describe('notifications end to end, with real processes', () => {
     const hook = await receiver();
     const url = databaseUrl(await freshDatabase());
     const config = await configFile('replicas', hook.url);
-    const [a, b] = await Promise.all([startTarsier({ DATABASE_URL: url, TARSIER_CONFIG: config }), startTarsier({ DATABASE_URL: url, TARSIER_CONFIG: config })]);
+    const [a, b] = await Promise.all([
+      startTarsier({ DATABASE_URL: url, TARSIER_CONFIG: config }),
+      startTarsier({ DATABASE_URL: url, TARSIER_CONFIG: config }),
+    ]);
     await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
-        api(i % 2 ? a : b, '/v1/namespaces/debian%3A12/vulnerabilities', { method: 'POST', body: JSON.stringify({ Vulnerability: { Name: `CVE-${i}`, Severity: 'Low' } }) }),
+        api(i % 2 ? a : b, '/v1/namespaces/debian%3A12/vulnerabilities', {
+          method: 'POST',
+          body: JSON.stringify({ Vulnerability: { Name: `CVE-${i}`, Severity: 'Low' } }),
+        }),
       ),
     );
     await until(() => hook.names.length >= 30, 15_000);

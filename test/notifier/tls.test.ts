@@ -20,24 +20,49 @@ async function certificates() {
   execFileSync('sh', ['-c', `printf 'subjectAltName=DNS:hooks.internal,IP:127.0.0.1\\n' > ${join(dir, 'ext.cnf')}`]);
   for (const name of ['receiver', 'tarsier']) {
     ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`);
-    ssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.pem`, '-days', '1', '-extfile', 'ext.cnf');
+    ssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `${name}.pem`,
+      '-days',
+      '1',
+      '-extfile',
+      'ext.cnf',
+    );
   }
   const read = (f: string) => readFileSync(join(dir, f));
-  return { ca: read('ca.pem'), receiverKey: read('receiver.key'), receiverCert: read('receiver.pem'), key: read('tarsier.key'), cert: read('tarsier.pem') };
+  return {
+    ca: read('ca.pem'),
+    receiverKey: read('receiver.key'),
+    receiverCert: read('receiver.pem'),
+    key: read('tarsier.key'),
+    cert: read('tarsier.pem'),
+  };
 }
 
 describe('webhook delivery over mutual TLS (notifier.http.cafile, certfile, keyfile, servername)', () => {
   it('presents the client certificate, trusts the configured CA and checks the configured server name', async () => {
     const pems = await certificates();
     const received: string[] = [];
-    const receiver = createServer({ key: pems.receiverKey, cert: pems.receiverCert, ca: pems.ca, requestCert: true, rejectUnauthorized: true }, (req, res) => {
-      let body = '';
-      req.on('data', (d: Buffer) => (body += d.toString()));
-      req.on('end', () => {
-        received.push(body);
-        res.writeHead(200).end();
-      });
-    });
+    const receiver = createServer(
+      { key: pems.receiverKey, cert: pems.receiverCert, ca: pems.ca, requestCert: true, rejectUnauthorized: true },
+      (req, res) => {
+        let body = '';
+        req.on('data', (d: Buffer) => (body += d.toString()));
+        req.on('end', () => {
+          received.push(body);
+          res.writeHead(200).end();
+        });
+      },
+    );
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
     const url = `https://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
@@ -55,7 +80,11 @@ describe('webhook delivery over mutual TLS (notifier.http.cafile, certfile, keyf
 
     // Without a client certificate the receiver refuses the handshake: nothing is delivered.
     const anonymous = await start({ ca: pems.ca, serverName: 'hooks.internal' });
-    await t.app.inject({ method: 'POST', url: '/v1/namespaces/debian%3A12/vulnerabilities', payload: { Vulnerability: { Name: 'CVE-1', Severity: 'Low' } } });
+    await t.app.inject({
+      method: 'POST',
+      url: '/v1/namespaces/debian%3A12/vulnerabilities',
+      payload: { Vulnerability: { Name: 'CVE-1', Severity: 'Low' } },
+    });
     const deadline = Date.now() + 5000;
     while ((await pool.query('SELECT delivery_attempts FROM notification')).rows[0]?.delivery_attempts < 1 && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50));
@@ -68,7 +97,10 @@ describe('webhook delivery over mutual TLS (notifier.http.cafile, certfile, keyf
     await pool.query('UPDATE notification SET next_delivery_at = now()');
     const misnamed = await start({ ca: pems.ca, cert: pems.cert, key: pems.key, serverName: 'wrong.example' });
     const misnamedDeadline = Date.now() + 5000;
-    while ((await pool.query('SELECT delivery_attempts FROM notification')).rows[0].delivery_attempts <= attempts && Date.now() < misnamedDeadline) {
+    while (
+      (await pool.query('SELECT delivery_attempts FROM notification')).rows[0].delivery_attempts <= attempts &&
+      Date.now() < misnamedDeadline
+    ) {
       await new Promise((r) => setTimeout(r, 50));
     }
     await misnamed.stop();

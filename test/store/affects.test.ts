@@ -5,10 +5,10 @@ import { testApp } from '../helpers/app.js';
 /** Installed versions, as the indexer will record them, written straight into the store. */
 async function installed(pool: pg.Pool, namespace: string, format: string, feature: string, versions: string[]) {
   await pool.query('INSERT INTO namespace (name, version_format) VALUES ($1, $2) ON CONFLICT DO NOTHING', [namespace, format]);
-  await pool.query(
-    `INSERT INTO feature (namespace_id, name) SELECT id, $2 FROM namespace WHERE name = $1 ON CONFLICT DO NOTHING`,
-    [namespace, feature],
-  );
+  await pool.query(`INSERT INTO feature (namespace_id, name) SELECT id, $2 FROM namespace WHERE name = $1 ON CONFLICT DO NOTHING`, [
+    namespace,
+    feature,
+  ]);
   await pool.query(
     `INSERT INTO feature_version (feature_id, version)
      SELECT f.id, unnest($3::text[]) FROM feature f JOIN namespace n ON n.id = f.namespace_id WHERE n.name = $1 AND f.name = $2`,
@@ -28,7 +28,7 @@ async function affected(pool: pg.Pool, vulnerability: string): Promise<string[]>
 }
 
 describe('the affects relation, from the vulnerability side', () => {
-  it('links exactly the installed versions below the fix, under each namespace\'s own ordering', async () => {
+  it("links exactly the installed versions below the fix, under each namespace's own ordering", async () => {
     const t = await testApp();
     await installed(t.pool, 'debian:12', 'dpkg', 'openssl', ['3.0.11-1~deb12u1', '3.0.11-1~deb12u2', '3.0.11-1', '1:1.0', '3.0.9-1+b1']);
     await installed(t.pool, 'rhel:9', 'rpm', 'openssl', ['1:3.0.7-24.el9', '1:3.0.7-25.el9_3', '3.0.7-30.el9', '1:3.0.7-25.el9_3^1']);
@@ -57,7 +57,11 @@ describe('the affects relation, from the vulnerability side', () => {
     const t = await testApp();
     await installed(t.pool, 'debian:12', 'dpkg', 'zlib', ['1:1.2.13.dfsg-1', '1:1.3.dfsg-3']);
     const url = '/v1/namespaces/debian%3A12/vulnerabilities';
-    await t.app.inject({ method: 'POST', url, payload: { Vulnerability: { Name: 'CVE-Z', FixedIn: [{ Name: 'zlib', Version: 'None' }] } } });
+    await t.app.inject({
+      method: 'POST',
+      url,
+      payload: { Vulnerability: { Name: 'CVE-Z', FixedIn: [{ Name: 'zlib', Version: 'None' }] } },
+    });
     expect(await affected(t.pool, 'CVE-Z')).toEqual(['1:1.2.13.dfsg-1', '1:1.3.dfsg-3']);
     await t.app.inject({ method: 'PUT', url: `${url}/CVE-Z/fixes/zlib`, payload: { Feature: { Version: '1:1.3.dfsg-1' } } });
     expect(await affected(t.pool, 'CVE-Z')).toEqual(['1:1.2.13.dfsg-1']);

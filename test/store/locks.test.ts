@@ -38,7 +38,7 @@ describe('leases', () => {
     expect((await leaseHolder(pool, 'updater/debian'))?.owner).toBe(mine);
   });
 
-  it('stay with a live holder, whose process the busy message names with the lease\'s end', async () => {
+  it("stay with a live holder, whose process the busy message names with the lease's end", async () => {
     const pool = await freshPool();
     const live = leaseOwner('updater');
     expect(ownerIsGone(live)).toBe(false);
@@ -51,7 +51,11 @@ describe('leases', () => {
     const pool = await freshPool();
     const [, , identity] = leaseOwner('updater').split(' ');
     const [host, namespace] = identity!.split('/');
-    for (const owner of [`updater x other-host/${namespace}/1/1`, `updater x ${host}/pid:[1]/999999999/1`, 'indexer-5a1c (an owner of an older version)']) {
+    for (const owner of [
+      `updater x other-host/${namespace}/1/1`,
+      `updater x ${host}/pid:[1]/999999999/1`,
+      'indexer-5a1c (an owner of an older version)',
+    ]) {
       expect(ownerIsGone(owner)).toBe(false);
       expect(await acquireLease(pool, `lease/${owner}`, owner, 60_000)).toBe(true);
       expect(await acquireLease(pool, `lease/${owner}`, leaseOwner('updater'), 60_000)).toBe(false);

@@ -25,9 +25,25 @@ describe('migrations', () => {
       "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
     );
     expect(rows.map((r) => r.tablename)).toEqual([
-      'ancestry', 'ancestry_feature', 'ancestry_layer', 'feature', 'feature_version', 'keyvalue', 'layer',
-      'layer_diff', 'layer_scan', 'layer_scan_package', 'lock', 'namespace', 'notification', 'nvd_enrichment', 'schema_migrations',
-      'updater_state', 'vulnerability', 'vulnerability_affects', 'vulnerability_fixedin',
+      'ancestry',
+      'ancestry_feature',
+      'ancestry_layer',
+      'feature',
+      'feature_version',
+      'keyvalue',
+      'layer',
+      'layer_diff',
+      'layer_scan',
+      'layer_scan_package',
+      'lock',
+      'namespace',
+      'notification',
+      'nvd_enrichment',
+      'schema_migrations',
+      'updater_state',
+      'vulnerability',
+      'vulnerability_affects',
+      'vulnerability_fixedin',
     ]);
   });
 });

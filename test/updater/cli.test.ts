@@ -105,7 +105,7 @@ describe('tarsier update, export and import', () => {
     expect(again.stdout).toMatch(/^debian\s+unchanged\s+21\s+0/m);
   });
 
-  it('import --source reads a source\'s native files laid out as upstream', async () => {
+  it("import --source reads a source's native files laid out as upstream", async () => {
     const url = databaseUrl(await freshDatabase());
     const secdb = join(dir, 'secdb');
     mkdirSync(join(secdb, 'v3.15'), { recursive: true });

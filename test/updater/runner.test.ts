@@ -15,7 +15,7 @@ import { gzip, tarball } from '../helpers/tarball.js';
 
 const FEEDS = fileURLToPath(new URL('../fixtures/feeds/', import.meta.url));
 const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-const trackerExcerpt = JSON.parse(readFileSync(`${FEEDS}debian/security-tracker-excerpt.json`, 'utf8')) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+const trackerExcerpt = JSON.parse(readFileSync(`${FEEDS}debian/security-tracker-excerpt.json`, 'utf8')) as Record<string, any>;
 
 /** A small tracker document of our own, to change one entry at a time. */
 function tracker(entries: Record<string, Record<string, { release: string; status: string; fixed?: string; urgency?: string }[]>>) {
@@ -27,7 +27,10 @@ function tracker(entries: Record<string, Record<string, { release: string; statu
         {
           description: `${cve} in ${pkg}`,
           releases: Object.fromEntries(
-            releases.map((r) => [r.release, { status: r.status, urgency: r.urgency ?? 'low', ...(r.fixed ? { fixed_version: r.fixed } : {}) }]),
+            releases.map((r) => [
+              r.release,
+              { status: r.status, urgency: r.urgency ?? 'low', ...(r.fixed ? { fixed_version: r.fixed } : {}) },
+            ]),
           ),
         },
       ]),
@@ -86,10 +89,19 @@ describe('the Debian source from a local HTTP server', () => {
     // Spot checks against the excerpt: every field of a few records.
     const byKey = new Map(stored.map((v) => [`${v.namespace} ${v.name}`, v]));
     for (const [pkg, cves] of Object.entries(trackerExcerpt)) {
-      for (const [cve, entry] of Object.entries(cves as Record<string, any>)) { // eslint-disable-line @typescript-eslint/no-explicit-any
+      for (const [cve, entry] of Object.entries(cves as Record<string, any>)) {
         const releases = Array.isArray(entry.releases) ? {} : entry.releases;
-        for (const [codename, r] of Object.entries(releases as Record<string, any>)) { // eslint-disable-line @typescript-eslint/no-explicit-any
-          const ns = { wheezy: 'debian:7', jessie: 'debian:8', stretch: 'debian:9', buster: 'debian:10', bullseye: 'debian:11', bookworm: 'debian:12', trixie: 'debian:13', sid: 'debian:unstable' }[codename];
+        for (const [codename, r] of Object.entries(releases as Record<string, any>)) {
+          const ns = {
+            wheezy: 'debian:7',
+            jessie: 'debian:8',
+            stretch: 'debian:9',
+            buster: 'debian:10',
+            bullseye: 'debian:11',
+            bookworm: 'debian:12',
+            trixie: 'debian:13',
+            sid: 'debian:unstable',
+          }[codename];
           const v = byKey.get(`${ns} ${cve}`);
           if (r.fixed_version === '0' || r.status === 'undetermined') {
             expect(v?.fixed?.some(([name]: [string]) => name === pkg) ?? false).toBe(false);
@@ -126,13 +138,17 @@ describe('the Debian source from a local HTTP server', () => {
     expect(failed.status).toBe('failed');
     expect(failed.error).toMatch(/answered 500/);
     expect(await vulnerabilities(pool)).toEqual(before);
-    expect(await metrics.registry.getSingleMetricAsString('tarsier_updater_last_run_failed')).toContain('tarsier_updater_last_run_failed{source="debian"} 1');
+    expect(await metrics.registry.getSingleMetricAsString('tarsier_updater_last_run_failed')).toContain(
+      'tarsier_updater_last_run_failed{source="debian"} 1',
+    );
 
     server.put('/tracker/json', '{"openssl": {"CVE-2024-1": {"releases": ');
     const garbage = await runner.run(debianUpdater);
     expect(garbage.status).toBe('failed');
     expect(await vulnerabilities(pool)).toEqual(before);
-    const { rows } = await pool.query("SELECT last_error, consecutive_failures, next_run_at > now() AS later FROM updater_state WHERE name = 'debian'");
+    const { rows } = await pool.query(
+      "SELECT last_error, consecutive_failures, next_run_at > now() AS later FROM updater_state WHERE name = 'debian'",
+    );
     expect(rows[0]).toMatchObject({ consecutive_failures: 2, later: true });
     expect(rows[0].last_error).toMatch(/./);
 
@@ -144,16 +160,28 @@ describe('the Debian source from a local HTTP server', () => {
   it('notifies exactly the changes of a later run: a new fix, a new CVE, a withdrawn CVE', async () => {
     const pool = await freshPool();
     const server = await startFeedServer();
-    server.put('/tracker/json', tracker({
-      openssl: { 'CVE-1': [{ release: 'bookworm', status: 'open' }], 'CVE-2': [{ release: 'bookworm', status: 'resolved', fixed: '3.0.11-1' }] },
-      zlib: { 'CVE-3': [{ release: 'bookworm', status: 'open' }] },
-    }));
+    server.put(
+      '/tracker/json',
+      tracker({
+        openssl: {
+          'CVE-1': [{ release: 'bookworm', status: 'open' }],
+          'CVE-2': [{ release: 'bookworm', status: 'resolved', fixed: '3.0.11-1' }],
+        },
+        zlib: { 'CVE-3': [{ release: 'bookworm', status: 'open' }] },
+      }),
+    );
     const { runner } = await runnerFor(pool, server);
     await runner.run(debianUpdater);
-    server.put('/tracker/json', tracker({
-      openssl: { 'CVE-1': [{ release: 'bookworm', status: 'resolved', fixed: '3.0.13-1' }], 'CVE-2': [{ release: 'bookworm', status: 'resolved', fixed: '3.0.11-1' }] },
-      curl: { 'CVE-4': [{ release: 'bookworm', status: 'open', urgency: 'high' }] },
-    }));
+    server.put(
+      '/tracker/json',
+      tracker({
+        openssl: {
+          'CVE-1': [{ release: 'bookworm', status: 'resolved', fixed: '3.0.13-1' }],
+          'CVE-2': [{ release: 'bookworm', status: 'resolved', fixed: '3.0.11-1' }],
+        },
+        curl: { 'CVE-4': [{ release: 'bookworm', status: 'open', urgency: 'high' }] },
+      }),
+    );
     const summary = await runner.run(debianUpdater);
     expect(summary).toMatchObject({ status: 'updated', changed: 3, records: 3 });
     expect(await notifications(pool)).toEqual([
@@ -183,8 +211,16 @@ describe('the Debian source from a local HTTP server', () => {
     server.put('/tracker/json', tracker({ openssl: { 'CVE-1': [{ release: 'bookworm', status: 'open' }] } }));
     const { runner } = await runnerFor(t.pool, server);
     const url = '/v1/namespaces/debian%3A12/vulnerabilities';
-    await t.app.inject({ method: 'POST', url, payload: { Vulnerability: { Name: 'CVE-1', Severity: 'Critical', FixedIn: [{ Name: 'openssl', Version: '9.9' }] } } });
-    await t.app.inject({ method: 'POST', url, payload: { Vulnerability: { Name: 'LOCAL-1', Severity: 'High', FixedIn: [{ Name: 'openssl', Version: 'None' }] } } });
+    await t.app.inject({
+      method: 'POST',
+      url,
+      payload: { Vulnerability: { Name: 'CVE-1', Severity: 'Critical', FixedIn: [{ Name: 'openssl', Version: '9.9' }] } },
+    });
+    await t.app.inject({
+      method: 'POST',
+      url,
+      payload: { Vulnerability: { Name: 'LOCAL-1', Severity: 'High', FixedIn: [{ Name: 'openssl', Version: 'None' }] } },
+    });
     await runner.run(debianUpdater);
     const stored = await vulnerabilities(t.pool);
     expect(stored.map((v) => [v.name, v.updater, v.severity])).toEqual([
@@ -201,11 +237,24 @@ describe('end to end', () => {
   it('gives a layer indexed before an update the new vulnerabilities in its report after it', async () => {
     const t = await testApp();
     const blobs = await startFeedServer();
-    blobs.put('/layer.tar.gz', gzip(tarball([
-      { path: 'etc/os-release', content: 'ID=debian\nVERSION_ID="12"\n' },
-      { path: 'var/lib/dpkg/status', content: 'Package: libssl3\nStatus: install ok installed\nSource: openssl\nVersion: 3.0.11-1~deb12u2\n\nPackage: zlib1g\nStatus: install ok installed\nSource: zlib\nVersion: 1:1.2.13.dfsg-1\n' },
-    ])));
-    const res = await t.app.inject({ method: 'POST', url: '/v1/layers', payload: { Layer: { Name: 'l', Path: blobs.url('/layer.tar.gz'), Format: 'Docker' } } });
+    blobs.put(
+      '/layer.tar.gz',
+      gzip(
+        tarball([
+          { path: 'etc/os-release', content: 'ID=debian\nVERSION_ID="12"\n' },
+          {
+            path: 'var/lib/dpkg/status',
+            content:
+              'Package: libssl3\nStatus: install ok installed\nSource: openssl\nVersion: 3.0.11-1~deb12u2\n\nPackage: zlib1g\nStatus: install ok installed\nSource: zlib\nVersion: 1:1.2.13.dfsg-1\n',
+          },
+        ]),
+      ),
+    );
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/layers',
+      payload: { Layer: { Name: 'l', Path: blobs.url('/layer.tar.gz'), Format: 'Docker' } },
+    });
     expect(res.statusCode).toBe(201);
     const report = async () =>
       json(await t.app.inject({ url: '/v1/layers/l?vulnerabilities' })).Layer.Features.map(
@@ -215,14 +264,26 @@ describe('end to end', () => {
     expect(await report()).toEqual(['openssl: ', 'zlib: ']);
 
     const feeds = await startFeedServer();
-    feeds.put('/tracker/json', tracker({
-      openssl: { 'CVE-2024-0727': [{ release: 'bookworm', status: 'resolved', fixed: '3.0.13-1~deb12u1', urgency: 'medium' }] },
-      zlib: { 'CVE-2023-45853': [{ release: 'bookworm', status: 'open' }] },
-    }));
+    feeds.put(
+      '/tracker/json',
+      tracker({
+        openssl: { 'CVE-2024-0727': [{ release: 'bookworm', status: 'resolved', fixed: '3.0.13-1~deb12u1', urgency: 'medium' }] },
+        zlib: { 'CVE-2023-45853': [{ release: 'bookworm', status: 'open' }] },
+      }),
+    );
     // NVD knows CVE-2023-45853 (no Debian urgency beyond "low"... here "low") and CVE-2024-0727.
     const nvd = {
       vulnerabilities: [
-        { cve: { id: 'CVE-2024-0727', metrics: { cvssMetricV31: [{ type: 'Primary', cvssData: { baseScore: 5.5, vectorString: 'CVSS:3.1/AV:L/AC:L/PR:N/UI:R/S:U/C:N/I:N/A:H' } }] } } },
+        {
+          cve: {
+            id: 'CVE-2024-0727',
+            metrics: {
+              cvssMetricV31: [
+                { type: 'Primary', cvssData: { baseScore: 5.5, vectorString: 'CVSS:3.1/AV:L/AC:L/PR:N/UI:R/S:U/C:N/I:N/A:H' } },
+              ],
+            },
+          },
+        },
       ],
     };
     feeds.put(`/nvd/nvdcve-2.0-2024.json.gz`, gzipSync(JSON.stringify(nvd)));
@@ -239,9 +300,19 @@ describe('NVD enrichment', () => {
   it('completes the enrichment of a run interrupted after NVD data was stored', async () => {
     const pool = await freshPool();
     const feeds = await startFeedServer();
-    feeds.put('/tracker/json', tracker({ openssl: { 'CVE-2024-0727': [{ release: 'bookworm', status: 'resolved', fixed: '3.0.13-1~deb12u1' }] } }));
+    feeds.put(
+      '/tracker/json',
+      tracker({ openssl: { 'CVE-2024-0727': [{ release: 'bookworm', status: 'resolved', fixed: '3.0.13-1~deb12u1' }] } }),
+    );
     const cvss = { baseScore: 5.5, vectorString: 'CVSS:3.1/AV:L/AC:L/PR:N/UI:R/S:U/C:N/I:N/A:H' };
-    feeds.put('/nvd/nvdcve-2.0-2024.json.gz', gzipSync(JSON.stringify({ vulnerabilities: [{ cve: { id: 'CVE-2024-0727', metrics: { cvssMetricV31: [{ type: 'Primary', cvssData: cvss }] } } }] })));
+    feeds.put(
+      '/nvd/nvdcve-2.0-2024.json.gz',
+      gzipSync(
+        JSON.stringify({
+          vulnerabilities: [{ cve: { id: 'CVE-2024-0727', metrics: { cvssMetricV31: [{ type: 'Primary', cvssData: cvss }] } } }],
+        }),
+      ),
+    );
     const { runner } = await runnerFor(pool, feeds);
     expect((await runner.run(debianUpdater)).status).toBe('updated');
     // An earlier nvd run stored NVD's data and died before re-writing the vulnerabilities.

@@ -31,13 +31,22 @@ const cases: Array<{ source: string; base: string; serve: (s: FeedServer) => voi
     source: 'alpine',
     base: '/alpine/',
     serve: (s) => {
-      s.put('/alpine/', '<html><a href="../">../</a><a href="v3.10/">v3.10/</a><a href="v3.15/">v3.15/</a><a href="last-update">last-update</a></html>');
+      s.put(
+        '/alpine/',
+        '<html><a href="../">../</a><a href="v3.10/">v3.10/</a><a href="v3.15/">v3.15/</a><a href="last-update">last-update</a></html>',
+      );
       s.put('/alpine/v3.10/community.json', fixture('alpine/secdb-v3.10-community.json'));
       s.put('/alpine/v3.15/main.json', fixture('alpine/secdb-v3.15-main-excerpt.json'));
     },
     records: 13,
     expected: [
-      { namespace: 'alpine:v3.15', name: 'CVE-2016-0634', severity: 'Unknown', link: 'https://security.alpinelinux.org/vuln/CVE-2016-0634', fixes: [['bash', '4.4.12-r1']] },
+      {
+        namespace: 'alpine:v3.15',
+        name: 'CVE-2016-0634',
+        severity: 'Unknown',
+        link: 'https://security.alpinelinux.org/vuln/CVE-2016-0634',
+        fixes: [['bash', '4.4.12-r1']],
+      },
     ],
   },
   {
@@ -46,13 +55,20 @@ const cases: Array<{ source: string; base: string; serve: (s: FeedServer) => voi
     serve: (s) => s.put('/wolfi/security.json', fixture('wolfi/security-excerpt.json')),
     records: 53,
     expected: [
-      { namespace: 'wolfi:rolling', name: 'CVE-2022-38126', severity: 'Unknown', link: 'https://images.chainguard.dev/security/CVE-2022-38126', fixes: [['binutils', '2.39-r1']] },
+      {
+        namespace: 'wolfi:rolling',
+        name: 'CVE-2022-38126',
+        severity: 'Unknown',
+        link: 'https://images.chainguard.dev/security/CVE-2022-38126',
+        fixes: [['binutils', '2.39-r1']],
+      },
     ],
   },
   {
     source: 'ubuntu',
     base: '/ubuntu/',
-    serve: (s) => s.put('/ubuntu/com.ubuntu.xenial.cve.oval.xml.bz2', compressWith('bzip2', fixture('ubuntu/com.ubuntu.xenial.cve.oval-excerpt.xml'))),
+    serve: (s) =>
+      s.put('/ubuntu/com.ubuntu.xenial.cve.oval.xml.bz2', compressWith('bzip2', fixture('ubuntu/com.ubuntu.xenial.cve.oval-excerpt.xml'))),
     records: 1,
     expected: [
       {
@@ -60,14 +76,21 @@ const cases: Array<{ source: string; base: string; serve: (s: FeedServer) => voi
         name: 'CVE-2015-4471',
         severity: 'Medium',
         link: 'https://cve.mitre.org/cgi-bin/cvename.cgi?name=CVE-2015-4471',
-        fixes: [['cabextract', null], ['libmspack', '0.4-3']],
+        fixes: [
+          ['cabextract', null],
+          ['libmspack', '0.4-3'],
+        ],
       },
     ],
   },
   {
     source: 'rhel',
     base: '/rhel/',
-    serve: (s) => s.put('/rhel/RHEL8/rhel-8-including-unpatched.oval.xml.bz2', compressWith('bzip2', fixture('redhat/oval-v2/rhel-8-rpm-unpatched-excerpt.xml'))),
+    serve: (s) =>
+      s.put(
+        '/rhel/RHEL8/rhel-8-including-unpatched.oval.xml.bz2',
+        compressWith('bzip2', fixture('redhat/oval-v2/rhel-8-rpm-unpatched-excerpt.xml')),
+      ),
     records: 1,
     expected: [
       {
@@ -75,7 +98,24 @@ const cases: Array<{ source: string; base: string; serve: (s: FeedServer) => voi
         name: 'CVE-2021-35937',
         severity: 'Medium',
         link: 'https://access.redhat.com/security/cve/CVE-2021-35937',
-        fixes: [['python3-rpm', null], ['rpm', null], ['rpm-apidocs', null], ['rpm-build', null], ['rpm-build-libs', null], ['rpm-cron', null], ['rpm-debugsource', null], ['rpm-devel', null], ['rpm-libs', null], ['rpm-plugin-fapolicyd', null], ['rpm-plugin-ima', null], ['rpm-plugin-prioreset', null], ['rpm-plugin-selinux', null], ['rpm-plugin-syslog', null], ['rpm-plugin-systemd-inhibit', null], ['rpm-sign', null]],
+        fixes: [
+          ['python3-rpm', null],
+          ['rpm', null],
+          ['rpm-apidocs', null],
+          ['rpm-build', null],
+          ['rpm-build-libs', null],
+          ['rpm-cron', null],
+          ['rpm-debugsource', null],
+          ['rpm-devel', null],
+          ['rpm-libs', null],
+          ['rpm-plugin-fapolicyd', null],
+          ['rpm-plugin-ima', null],
+          ['rpm-plugin-prioreset', null],
+          ['rpm-plugin-selinux', null],
+          ['rpm-plugin-syslog', null],
+          ['rpm-plugin-systemd-inhibit', null],
+          ['rpm-sign', null],
+        ],
       },
     ],
   },
@@ -90,7 +130,11 @@ const cases: Array<{ source: string; base: string; serve: (s: FeedServer) => voi
         name: 'ELSA-2015-1193',
         severity: 'Medium',
         link: 'http://linux.oracle.com/errata/ELSA-2015-1193.html',
-        fixes: [['xerces-c', '0:3.1.1-7.el7_1'], ['xerces-c-devel', '0:3.1.1-7.el7_1'], ['xerces-c-doc', '0:3.1.1-7.el7_1']],
+        fixes: [
+          ['xerces-c', '0:3.1.1-7.el7_1'],
+          ['xerces-c-devel', '0:3.1.1-7.el7_1'],
+          ['xerces-c-doc', '0:3.1.1-7.el7_1'],
+        ],
       },
     ],
   },

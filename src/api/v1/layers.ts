@@ -23,7 +23,6 @@ export interface LayerRouteDeps {
   reports: ReportCache;
 }
 
-
 /** Format names accepted on input (case-insensitive); OCI layers are Docker layers. */
 
 function required(value: string | undefined, field: string): string {
@@ -59,7 +58,12 @@ const GZIP_MIN_BYTES = 1024;
  * Sends a report, gzip-compressed when the client accepts it (as Clair did). A cached report is
  * compressed once per data generation and keeps its gzip form; compression runs in the thread pool.
  */
-async function sendReport(request: FastifyRequest, reply: FastifyReply, body: string, cached?: { reports: ReportCache; key: string; entry: CachedReport }) {
+async function sendReport(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  body: string,
+  cached?: { reports: ReportCache; key: string; entry: CachedReport },
+) {
   reply.type(JSON_CONTENT_TYPE).header('vary', 'Accept-Encoding');
   if (body.length < GZIP_MIN_BYTES || !/\bgzip\b/i.test(String(request.headers['accept-encoding'] ?? ''))) return reply.send(body);
   let compressed = cached?.entry.gzip;
@@ -139,7 +143,10 @@ export function registerLayerRoutes(app: RouteApp, deps: LayerRouteDeps): void {
       if (withFeatures) {
         const features = await layerFeatures(pool, layer.id);
         const vulnerabilities = withVulnerabilities
-          ? await affectingVulnerabilities(pool, features.map((f) => f.featureVersionId))
+          ? await affectingVulnerabilities(
+              pool,
+              features.map((f) => f.featureVersionId),
+            )
           : [];
         body.Features = serialize.layerFeatures(features, vulnerabilities, rev, withVulnerabilities);
       }

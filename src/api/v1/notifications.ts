@@ -18,7 +18,6 @@ export interface NotificationRouteDeps {
   defaultRevision: Revision;
 }
 
-
 /** A side with no more layers (or no vulnerability) in a page token, as in Clair. */
 const EXHAUSTED = -1;
 

@@ -2,7 +2,6 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { SEVERITIES } from '../../model/vulnerability.js';
 import { DEFAULT_NOTIFICATION_PAGE, MAX_NAME_LENGTH, MAX_PAGE_LIMIT } from '../limits.js';
 
-
 /**
  * The v1 API's schemas: what each route accepts (checked before the handler runs) and answers
  * (serialized through them), and so the OpenAPI document. Both revisions' shapes are accepted
@@ -11,9 +10,29 @@ import { DEFAULT_NOTIFICATION_PAGE, MAX_NAME_LENGTH, MAX_PAGE_LIMIT } from '../l
  * the canonical spelling before validation.
  */
 const CANONICAL_FIELDS = [
-  'Layer', 'Name', 'Path', 'Headers', 'Authorization', 'ParentName', 'Format', 'IndexedByVersion',
-  'Vulnerability', 'Namespace', 'NamespaceName', 'Description', 'Link', 'Severity', 'Metadata',
-  'FixedIn', 'FixedBy', 'Feature', 'Version', 'VersionFormat', 'AddedBy', 'Features', 'Vulnerabilities',
+  'Layer',
+  'Name',
+  'Path',
+  'Headers',
+  'Authorization',
+  'ParentName',
+  'Format',
+  'IndexedByVersion',
+  'Vulnerability',
+  'Namespace',
+  'NamespaceName',
+  'Description',
+  'Link',
+  'Severity',
+  'Metadata',
+  'FixedIn',
+  'FixedBy',
+  'Feature',
+  'Version',
+  'VersionFormat',
+  'AddedBy',
+  'Features',
+  'Vulnerabilities',
 ] as const;
 
 const BY_LOWER_CASE = new Map<string, string>(CANONICAL_FIELDS.map((f) => [f.toLowerCase(), f]));
@@ -61,7 +80,8 @@ export const VulnerabilityInput = Type.Object({
   Metadata: optional(
     orNull(
       Type.Record(Type.String(), Type.Unknown(), {
-        description: 'Free-form JSON kept as given, e.g. {"NVD":{"CVSSv3":{"Score":7.5,"Vectors":"…"}}}; the whole body nests at most 32 levels.',
+        description:
+          'Free-form JSON kept as given, e.g. {"NVD":{"CVSSv3":{"Score":7.5,"Vectors":"…"}}}; the whole body nests at most 32 levels.',
       }),
     ),
   ),
@@ -76,7 +96,9 @@ export const LayerInput = Type.Object({
   Name: optional(name('The layer name the client chooses (e.g. a digest); at most 1,024 characters.')),
   Path: optional(Type.String({ description: 'Where to download the layer: an http(s) URL, or a local file under api.localroots.' })),
   Headers: optional(
-    orNull(Type.Record(Type.String(), Type.String(), { description: 'Headers sent with the download (e.g. Authorization); never stored.' })),
+    orNull(
+      Type.Record(Type.String(), Type.String(), { description: 'Headers sent with the download (e.g. Authorization); never stored.' }),
+    ),
   ),
   Authorization: optional(Type.String({ description: 'The Authorization header of the download (revision B); never stored.' })),
   ParentName: optional(name('The parent layer, which must be indexed already; empty or absent for a base layer.')),
@@ -93,7 +115,8 @@ export const FixParams = Type.Object({ ...VulnerabilityParams.properties, featur
 export const NotificationParams = Type.Object({ name: name('The notification name.') });
 
 /** A presence flag: on when present (`?features`), off when absent or given as false or 0. */
-const flag = (description: string) => optional(Type.String({ description: `${description} A presence flag: ?x turns it on, ?x=false or ?x=0 off.` }));
+const flag = (description: string) =>
+  optional(Type.String({ description: `${description} A presence flag: ?x turns it on, ?x=false or ?x=0 off.` }));
 const limit = (options: { default?: number }) =>
   Type.Integer({ minimum: 1, maximum: MAX_PAGE_LIMIT, description: `Items per page (1 to ${MAX_PAGE_LIMIT}).`, ...options });
 const page = optional(Type.String({ description: 'The NextPage token of the previous page (valid for one hour).' }));

@@ -12,8 +12,7 @@ import type { FeatureOutput, NamespaceList, VulnerabilityOutput } from './schema
  */
 export type Revision = 'A' | 'B';
 
-const namespaceKey = (revision: Revision): 'Namespace' | 'NamespaceName' =>
-  revision === 'A' ? 'Namespace' : 'NamespaceName';
+const namespaceKey = (revision: Revision): 'Namespace' | 'NamespaceName' => (revision === 'A' ? 'Namespace' : 'NamespaceName');
 
 function withoutEmpty<T>(fields: Record<string, unknown>): T {
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined && v !== '')) as T;

@@ -32,9 +32,12 @@ export interface V1Deps {
   defaultRevision: Revision;
 }
 
-
 /** Namespace given in a body must agree with the one in the URL. */
-function bodyNamespace(input: { Namespace?: string | undefined; NamespaceName?: string | undefined }, urlNamespace: string, what: string): void {
+function bodyNamespace(
+  input: { Namespace?: string | undefined; NamespaceName?: string | undefined },
+  urlNamespace: string,
+  what: string,
+): void {
   const given = input.NamespaceName ?? input.Namespace;
   if (given !== undefined && given !== '' && given !== urlNamespace) {
     throw badRequest(`${what} is in namespace ${given}, but the URL names namespace ${urlNamespace}`);
@@ -72,9 +75,7 @@ function parseVulnerability(input: VulnerabilityInput, namespace: string, urlNam
   if (!name) throw badRequest('Vulnerability.Name is required');
   const severity = input.Severity === undefined ? 'Unknown' : parseSeverity(input.Severity);
   if (!severity) {
-    throw badRequest(
-      `Severity ${JSON.stringify(input.Severity)} is not one of Unknown, Negligible, Low, Medium, High, Critical, Defcon1`,
-    );
+    throw badRequest(`Severity ${JSON.stringify(input.Severity)} is not one of Unknown, Negligible, Low, Medium, High, Critical, Defcon1`);
   }
   const fixedInInput = input.FixedIn ?? [];
   return {
@@ -110,7 +111,14 @@ export function registerVulnerabilityRoutes(app: RouteApp, deps: V1Deps): void {
 
   app.get(
     '/v1/namespaces',
-    { schema: { operationId: 'listNamespaces', summary: 'The namespaces (distribution releases) in the database', tags, response: { 200: NamespaceList } } },
+    {
+      schema: {
+        operationId: 'listNamespaces',
+        summary: 'The namespaces (distribution releases) in the database',
+        tags,
+        response: { 200: NamespaceList },
+      },
+    },
     async (request) => ({ Namespaces: serialize.namespaces(await vulndb.listNamespaces(pool), revision(request)) }),
   );
 

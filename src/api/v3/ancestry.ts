@@ -7,10 +7,15 @@ import { withTransaction, type Pool } from '../../store/pool.js';
 import { messageListField, messageOf, metadataText, stringField, stringMapField, withoutDefaults } from './proto-json.js';
 import { whileClientWaits } from '../edge.js';
 import { MAX_NAME_LENGTH } from '../limits.js';
-import { AncestryParams, AncestryQuery, GetAncestryResponse, PostAncestryRequest as PostAncestryBody, PostAncestryResponse } from './schemas.js';
+import {
+  AncestryParams,
+  AncestryQuery,
+  GetAncestryResponse,
+  PostAncestryRequest as PostAncestryBody,
+  PostAncestryResponse,
+} from './schemas.js';
 import { DETECTOR_NAMES, LISTER_NAMES, serviceStatus } from './status.js';
 import type { RouteApp } from '../route-app.js';
-
 
 export interface AncestryRouteDeps {
   pool: Pool;
@@ -117,7 +122,8 @@ async function storeAncestry(pool: Pool, request: PostAncestryRequest, scanned: 
         throw aboutLayer(err, position, layer.hash);
       }
       const next = new Map<number, number>();
-      for (const f of features) if (!next.has(f.featureVersionId)) next.set(f.featureVersionId, introducedAt.get(f.featureVersionId) ?? position);
+      for (const f of features)
+        if (!next.has(f.featureVersionId)) next.set(f.featureVersionId, introducedAt.get(f.featureVersionId) ?? position);
       resolved = features;
       introducedAt = next;
     }

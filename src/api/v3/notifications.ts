@@ -10,7 +10,6 @@ import { metadataText, unixSeconds, withoutDefaults } from './proto-json.js';
 import { EmptyMessage, GetNotificationResponse, NotificationParams, NotificationQuery } from './schemas.js';
 import type { RouteApp } from '../route-app.js';
 
-
 export interface NotificationRouteDeps {
   pool: Pool;
   pageTokens: PageTokens;
@@ -54,7 +53,9 @@ function sideStart(query: Query, side: SideName, notification: string, tokens: P
     throw badRequest(`${parameter} is not a page token of a notification; start again from the first page`);
   }
   if (payload!.Side !== undefined && payload!.Side !== side) {
-    throw badRequest(`${parameter} is a page token of the ${payload!.Side} side: pass it as ${PAGE_PARAMETERS[payload!.Side as SideName] ?? 'the other parameter'}`);
+    throw badRequest(
+      `${parameter} is a page token of the ${payload!.Side} side: pass it as ${PAGE_PARAMETERS[payload!.Side as SideName] ?? 'the other parameter'}`,
+    );
   }
   if (payload!.Notification !== undefined && payload!.Notification !== notification) {
     throw badRequest(`${parameter} is a page token of another notification; start again from the first page`);

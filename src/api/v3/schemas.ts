@@ -15,8 +15,10 @@ const name = (description: string) => Type.String({ maxLength: MAX_NAME_LENGTH, 
 // Requests -------------------------------------------------------------------------------------
 
 const PostLayer = Type.Object({
-  hash: optional(orNull(name('The layer\'s identity (e.g. its digest): a layer hash already scanned is not downloaded again.'))),
-  path: optional(orNull(Type.String({ description: 'Where to download the layer: an http(s) URL, or a local file under api.localroots.' }))),
+  hash: optional(orNull(name("The layer's identity (e.g. its digest): a layer hash already scanned is not downloaded again."))),
+  path: optional(
+    orNull(Type.String({ description: 'Where to download the layer: an http(s) URL, or a local file under api.localroots.' })),
+  ),
   headers: optional(orNull(Type.Record(Type.String(), Type.String(), { description: 'Headers sent with the download; never stored.' }))),
 });
 
@@ -42,7 +44,12 @@ export const NotificationParams = Type.Object({ name: name('The notification nam
 const sidePage = (side: string) => optional(Type.String({ description: `The next_page token of the ${side} side's previous page.` }));
 export const NotificationQuery = Type.Object({
   limit: optional(
-    Type.Integer({ minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_NOTIFICATION_PAGE, description: `Ancestries per side and page (1 to ${MAX_PAGE_LIMIT}).` }),
+    Type.Integer({
+      minimum: 1,
+      maximum: MAX_PAGE_LIMIT,
+      default: DEFAULT_NOTIFICATION_PAGE,
+      description: `Ancestries per side and page (1 to ${MAX_PAGE_LIMIT}).`,
+    }),
   ),
   old_vulnerability_page: sidePage('old'),
   new_vulnerability_page: sidePage('new'),
@@ -54,8 +61,11 @@ export const NotificationQuery = Type.Object({
 
 export const GrpcErrorBody = Type.Object(
   {
-    error: Type.String({ description: 'The message (as Clair\'s gateway wrote it).' }),
-    code: Type.Integer({ description: 'The gRPC status code: 3 InvalidArgument, 4 DeadlineExceeded, 5 NotFound, 12 Unimplemented, 13 Internal, 14 Unavailable, 16 Unauthenticated.' }),
+    error: Type.String({ description: "The message (as Clair's gateway wrote it)." }),
+    code: Type.Integer({
+      description:
+        'The gRPC status code: 3 InvalidArgument, 4 DeadlineExceeded, 5 NotFound, 12 Unimplemented, 13 Internal, 14 Unavailable, 16 Unauthenticated.',
+    }),
     message: Type.String({ description: 'The message (as later gateway versions write it).' }),
   },
   { description: 'A grpc-gateway error.' },

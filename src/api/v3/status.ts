@@ -5,7 +5,6 @@ import { timestamp, withoutDefaults } from './proto-json.js';
 import { GetStatusResponse } from './schemas.js';
 import type { RouteApp } from '../route-app.js';
 
-
 /** The package listers and namespace detectors every layer is scanned with, by name, in run order. */
 export const LISTER_NAMES: readonly string[] = PACKAGE_LISTERS.map((l) => l.name);
 export const DETECTOR_NAMES: readonly string[] = NAMESPACE_DETECTORS.map((d) => d.name);

@@ -140,9 +140,7 @@ export function mergeSourceData(parts: readonly SourceData[]): SourceData {
   const vulnerabilities = [...merged.values()]
     .map(({ vulnerability, fixedIn }) => ({
       ...vulnerability,
-      fixedIn: [...fixedIn]
-        .sort(([a], [b]) => compareStrings(a, b))
-        .map(([feature, version]): FixedIn => ({ feature, version })),
+      fixedIn: [...fixedIn].sort(([a], [b]) => compareStrings(a, b)).map(([feature, version]): FixedIn => ({ feature, version })),
     }))
     .sort((a, b) => compareStrings(a.namespace, b.namespace) || compareStrings(a.name, b.name));
   return { namespaces: [...namespaces].sort(compareStrings), vulnerabilities };

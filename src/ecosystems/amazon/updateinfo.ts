@@ -19,10 +19,7 @@ import { rpm } from '../rpm/version.js';
  * on their own; the NVD enrichment can use `ALAS.CVEs` to attach the scores of the CVEs an
  * advisory fixes. Advisories that reference no CVE get `metadata: null`.
  */
-export async function parseAmazonUpdateinfo(
-  input: Readable,
-  namespace: 'amzn:1' | 'amzn:2' | 'amzn:2023' | string,
-): Promise<SourceData> {
+export async function parseAmazonUpdateinfo(input: Readable, namespace: 'amzn:1' | 'amzn:2' | 'amzn:2023' | string): Promise<SourceData> {
   const collector = new UpdateinfoCollector(namespace);
   const parser = new SaxesParser();
   parser.on('error', (err) => {

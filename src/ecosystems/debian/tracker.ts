@@ -86,9 +86,7 @@ export async function parseDebianTracker(input: Readable): Promise<DebianTracker
         link: DEBIAN_TRACKER_LINK + name,
         severity: SEVERITIES[entry.severity] ?? 'Unknown',
         metadata: null,
-        fixedIn: [...entry.fixedIn]
-          .sort(([a], [b]) => compareStrings(a, b))
-          .map(([feature, version]) => ({ feature, version })),
+        fixedIn: [...entry.fixedIn].sort(([a], [b]) => compareStrings(a, b)).map(([feature, version]) => ({ feature, version })),
       });
     }
   }
@@ -119,7 +117,13 @@ function fixedVersion(release: Record<string, unknown>): string | null | undefin
  * The tracker's urgency → severity (Clair's table). Urgencies may carry `*` / `**` suffixes
  * (`low**`: the urgency was set without a closer look), which are ignored.
  */
-const urgencyWords = severityVocabulary({ unimportant: 'Negligible', 'end-of-life': 'Negligible', low: 'Low', medium: 'Medium', high: 'High' });
+const urgencyWords = severityVocabulary({
+  unimportant: 'Negligible',
+  'end-of-life': 'Negligible',
+  low: 'Low',
+  medium: 'Medium',
+  high: 'High',
+});
 
 export function urgencySeverity(urgency: unknown): Severity {
   // `not yet assigned` and anything new are Unknown.

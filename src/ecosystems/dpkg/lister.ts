@@ -31,14 +31,7 @@ const COMPANION_SUFFIXES = [
 ];
 
 /** The third word of `Status:` for packages whose files are on disk (dpkg-query(1) "package states"). */
-const INSTALLED_STATES = new Set([
-  'installed',
-  'half-configured',
-  'unpacked',
-  'half-installed',
-  'triggers-awaited',
-  'triggers-pending',
-]);
+const INSTALLED_STATES = new Set(['installed', 'half-configured', 'unpacked', 'half-installed', 'triggers-awaited', 'triggers-pending']);
 
 /** A control-file paragraph: lower-cased field name → value (continuation lines joined by '\n'). */
 export type Stanza = ReadonlyMap<string, string>;

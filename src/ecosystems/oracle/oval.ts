@@ -103,4 +103,10 @@ function elsaName(def: OvalDefinition): string {
 }
 
 /** N/A → Negligible, LOW, MODERATE → Medium, IMPORTANT → High, CRITICAL (any case); else Unknown. */
-export const oracleSeverity = severityVocabulary({ 'n/a': 'Negligible', low: 'Low', moderate: 'Medium', important: 'High', critical: 'Critical' });
+export const oracleSeverity = severityVocabulary({
+  'n/a': 'Negligible',
+  low: 'Low',
+  moderate: 'Medium',
+  important: 'High',
+  critical: 'Critical',
+});

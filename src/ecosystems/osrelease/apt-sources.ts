@@ -32,7 +32,11 @@ function sourceFiles(files: LayerFiles): string[] {
 function oneLineSuites(text: string): string[] {
   const suites: string[] = [];
   for (const line of text.split(/\r?\n/)) {
-    const words = line.replace(/#.*/, '').replace(/\[[^\]]*\]/, '').trim().split(/\s+/);
+    const words = line
+      .replace(/#.*/, '')
+      .replace(/\[[^\]]*\]/, '')
+      .trim()
+      .split(/\s+/);
     const [type, , suite] = words;
     if ((type === 'deb' || type === 'deb-src') && suite !== undefined) suites.push(suite);
   }

@@ -1,12 +1,5 @@
 import type { LayerFiles, NamespaceDetector } from '../../model/indexing.js';
-import {
-  alpineFromVersion,
-  debianFromCodename,
-  debianFromVersionText,
-  ubuntuFromCodename,
-  withMajor,
-  withVersion,
-} from './names.js';
+import { alpineFromVersion, debianFromCodename, debianFromVersionText, ubuntuFromCodename, withMajor, withVersion } from './names.js';
 import { fileText, parseOsRelease, type ReleaseFields } from './parse.js';
 
 /**

@@ -196,16 +196,7 @@ interface DefinitionDraft {
 }
 
 /** Which text is being captured and where it goes when its element closes. */
-type Capture =
-  | 'title'
-  | 'description'
-  | 'platform'
-  | 'severity'
-  | 'component'
-  | 'cpe'
-  | 'object-name'
-  | 'state-evr'
-  | 'variable-value';
+type Capture = 'title' | 'description' | 'platform' | 'severity' | 'component' | 'cpe' | 'object-name' | 'state-evr' | 'variable-value';
 
 const SECTIONS = new Set(['definitions', 'tests', 'objects', 'states', 'variables']);
 

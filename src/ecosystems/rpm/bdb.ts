@@ -198,7 +198,8 @@ function readOverflowChain(db: Db, first: number, totalLength: number): Buffer {
     db.claimed.add(pgno);
     const page = db.page(pgno);
     const type = page.readUInt8(PAGE_TYPE);
-    if (type !== P_OVERFLOW) throw new Error(`page ${pgno} in the overflow chain from page ${first} is not an overflow page (type ${type})`);
+    if (type !== P_OVERFLOW)
+      throw new Error(`page ${pgno} in the overflow chain from page ${first} is not an overflow page (type ${type})`);
     const length = db.u16(page, PAGE_HF_OFFSET); // OV_LEN: payload bytes on this page
     if (PAGE_HEADER_SIZE + length > db.pageSize || collected + length > totalLength) {
       throw new Error(`overflow page ${pgno} claims ${length} bytes, more than fit`);

@@ -49,12 +49,19 @@ describe.runIf(isDebian)("this machine's Debian system as a layer", () => {
     await writeFile(path, gzip(tarball(entries)));
 
     const t = await testApp({ yaml: `  api:\n    localroots: [${dir}]` });
-    const res = await t.app.inject({ method: 'POST', url: '/v1/layers', payload: { Layer: { Name: 'debian-rootfs', Path: path, Format: 'Docker' } } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/layers',
+      payload: { Layer: { Name: 'debian-rootfs', Path: path, Format: 'Docker' } },
+    });
     expect(res.statusCode).toBe(201);
     const layer = json(await t.app.inject({ url: '/v1/layers/debian-rootfs?features' })).Layer;
 
     const osRelease = Object.fromEntries(
-      readFileSync('/usr/lib/os-release', 'utf8').split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1).replace(/"/g, '')]),
+      readFileSync('/usr/lib/os-release', 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('='))
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1).replace(/"/g, '')]),
     );
     expect(layer.NamespaceName).toBe(`${osRelease.ID}:${osRelease.VERSION_ID}`);
     const listed = layer.Features.map((f: { Name: string; Version: string }) => `${f.Name} ${f.Version}`).sort();

@@ -19,20 +19,38 @@ describe('a layer with 300,000 packages', () => {
     await chmod(dir, 0o755);
     afterAll(() => rm(dir, { recursive: true, force: true }));
     const stanzas = [];
-    for (let i = 0; i < PACKAGES; i++) stanzas.push(`Package: pkg${i}\nStatus: install ok installed\nVersion: 1.${i}-1\nArchitecture: amd64\n`);
-    await writeFile(join(dir, 'large.tar.gz'), gzip(tarball([
-      { path: 'etc/os-release', content: debian12 },
-      { path: 'var/lib/dpkg/status', content: stanzas.join('\n') },
-    ])));
+    for (let i = 0; i < PACKAGES; i++)
+      stanzas.push(`Package: pkg${i}\nStatus: install ok installed\nVersion: 1.${i}-1\nArchitecture: amd64\n`);
+    await writeFile(
+      join(dir, 'large.tar.gz'),
+      gzip(
+        tarball([
+          { path: 'etc/os-release', content: debian12 },
+          { path: 'var/lib/dpkg/status', content: stanzas.join('\n') },
+        ]),
+      ),
+    );
     const t = await testApp({ yaml: `  api:\n    localroots: [${dir}]` });
     const vulnerability = { Name: 'CVE-2024-1', Severity: 'High', FixedIn: [{ Name: 'pkg123456', Version: '1.123456-2' }] };
-    expect((await t.app.inject({ method: 'POST', url: '/v1/namespaces/debian%3A12/vulnerabilities', payload: { Vulnerability: vulnerability } })).statusCode).toBe(201);
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/v1/namespaces/debian%3A12/vulnerabilities', payload: { Vulnerability: vulnerability } }))
+        .statusCode,
+    ).toBe(201);
 
-    const posted = await t.app.inject({ method: 'POST', url: '/v1/layers', payload: { Layer: { Name: 'large', Path: join(dir, 'large.tar.gz'), Format: 'Docker' } } });
+    const posted = await t.app.inject({
+      method: 'POST',
+      url: '/v1/layers',
+      payload: { Layer: { Name: 'large', Path: join(dir, 'large.tar.gz'), Format: 'Docker' } },
+    });
     expect(posted.statusCode, posted.body).toBe(201);
     const report = json(await t.app.inject({ url: '/v1/layers/large?vulnerabilities' }));
     expect(report.Layer.Features).toHaveLength(PACKAGES);
     const affected = report.Layer.Features.filter((f: { Vulnerabilities: unknown[] }) => f.Vulnerabilities.length > 0);
-    expect(affected).toEqual([expect.objectContaining({ Name: 'pkg123456', Vulnerabilities: [expect.objectContaining({ Name: 'CVE-2024-1', FixedBy: '1.123456-2' })] })]);
+    expect(affected).toEqual([
+      expect.objectContaining({
+        Name: 'pkg123456',
+        Vulnerabilities: [expect.objectContaining({ Name: 'CVE-2024-1', FixedBy: '1.123456-2' })],
+      }),
+    ]);
   });
 });

@@ -10,7 +10,6 @@ import { startLayerServer, type LayerServer } from '../../helpers/layer-server.j
 import { debian12, dpkgStatus } from '../../helpers/dpkg-status.js';
 import { gzip, tarball, type TarEntry } from '../../helpers/tarball.js';
 
-
 /** base: Debian 12 with openssl (two binaries of one source), zlib (binNMU with source version), bash. */
 const base: TarEntry[] = [
   { path: 'etc/os-release', type: 'symlink', target: '../usr/lib/os-release' },
@@ -73,7 +72,7 @@ async function report(t: TestApp, name: string, query = '?vulnerabilities', revi
 }
 
 /** "name version (AddedBy) [CVE@FixedBy ...]" per feature, for compact exact assertions. */
-function summary(layer: { Features?: Array<Record<string, any>> }): string[] { // eslint-disable-line @typescript-eslint/no-explicit-any
+function summary(layer: { Features?: Array<Record<string, any>> }): string[] {
   return (layer.Features ?? []).map((f) => {
     const vulns = (f.Vulnerabilities ?? []).map((v: { Name: string; FixedBy?: string }) => `${v.Name}@${v.FixedBy ?? 'none'}`);
     return `${f.Name} ${f.Version} (${f.AddedBy})${vulns.length ? ` [${vulns.join(' ')}]` : ''}`;
@@ -84,7 +83,14 @@ async function vulnerability(t: TestApp, name: string, pkg: string, fixed: strin
   const res = await t.app.inject({
     method: 'POST',
     url: '/v1/namespaces/debian%3A12/vulnerabilities',
-    payload: { Vulnerability: { Name: name, Severity: severity, Link: `https://security-tracker.debian.org/tracker/${name}`, FixedIn: [{ Name: pkg, Version: fixed }] } },
+    payload: {
+      Vulnerability: {
+        Name: name,
+        Severity: severity,
+        Link: `https://security-tracker.debian.org/tracker/${name}`,
+        FixedIn: [{ Name: pkg, Version: fixed }],
+      },
+    },
   });
   expect(res.statusCode).toBe(201);
 }
@@ -113,7 +119,13 @@ describe('a parent → child → grandchild chain', () => {
       const res = await post(t, { Name: name, Path: await layerFile(name, [...entries]), ParentName: parent });
       expect(res.statusCode).toBe(201);
       expect(json(res)).toEqual({
-        Layer: { Name: name, Path: join(dir, `${name}.tar.gz`), ...(parent ? { ParentName: parent } : {}), Format: 'Docker', IndexedByVersion: INDEXER_VERSION },
+        Layer: {
+          Name: name,
+          Path: join(dir, `${name}.tar.gz`),
+          ...(parent ? { ParentName: parent } : {}),
+          Format: 'Docker',
+          IndexedByVersion: INDEXER_VERSION,
+        },
       });
     }
     // Known after indexing: linked to the versions already stored.
@@ -160,13 +172,28 @@ describe('a parent → child → grandchild chain', () => {
     expect(plain).toEqual({ Name: 'base', NamespaceName: 'debian:12', IndexedByVersion: INDEXER_VERSION });
     const features = await report(t, 'base', '?features');
     expect(features.Features[1]).toEqual({
-      Name: 'openssl', NamespaceName: 'debian:12', VersionFormat: 'dpkg', Version: '3.0.11-1~deb12u2', AddedBy: 'base',
+      Name: 'openssl',
+      NamespaceName: 'debian:12',
+      VersionFormat: 'dpkg',
+      Version: '3.0.11-1~deb12u2',
+      AddedBy: 'base',
     });
     const a = await report(t, 'base', '?features&vulnerabilities', 'A');
     expect(a.Namespace).toBe('debian:12');
     expect(a.Features[1]).toEqual({
-      Name: 'openssl', Namespace: 'debian:12', Version: '3.0.11-1~deb12u2', AddedBy: 'base',
-      Vulnerabilities: [{ Name: 'CVE-2023-5678', Namespace: 'debian:12', Severity: 'High', Link: 'https://security-tracker.debian.org/tracker/CVE-2023-5678', FixedBy: '3.0.13-1~deb12u1' }],
+      Name: 'openssl',
+      Namespace: 'debian:12',
+      Version: '3.0.11-1~deb12u2',
+      AddedBy: 'base',
+      Vulnerabilities: [
+        {
+          Name: 'CVE-2023-5678',
+          Namespace: 'debian:12',
+          Severity: 'High',
+          Link: 'https://security-tracker.debian.org/tracker/CVE-2023-5678',
+          FixedBy: '3.0.13-1~deb12u1',
+        },
+      ],
     });
     expect((await report(t, 'base', '?features=false')).Features).toBeUndefined();
   });
@@ -177,9 +204,17 @@ describe('a parent → child → grandchild chain', () => {
     expect(summary(await report(t, 'base'))[1]).toBe('openssl 3.0.11-1~deb12u2 (base)');
     await vulnerability(t, 'CVE-1', 'openssl', 'None');
     expect(summary(await report(t, 'base'))[1]).toBe('openssl 3.0.11-1~deb12u2 (base) [CVE-1@none]');
-    await t.app.inject({ method: 'PUT', url: '/v1/namespaces/debian%3A12/vulnerabilities/CVE-1/fixes/openssl', payload: { Feature: { Version: '3.0.11-1~deb12u1' } } });
+    await t.app.inject({
+      method: 'PUT',
+      url: '/v1/namespaces/debian%3A12/vulnerabilities/CVE-1/fixes/openssl',
+      payload: { Feature: { Version: '3.0.11-1~deb12u1' } },
+    });
     expect(summary(await report(t, 'base'))[1]).toBe('openssl 3.0.11-1~deb12u2 (base)');
-    await t.app.inject({ method: 'PUT', url: '/v1/namespaces/debian%3A12/vulnerabilities/CVE-1/fixes/openssl', payload: { Feature: { Version: '3.0.11-1~deb12u3' } } });
+    await t.app.inject({
+      method: 'PUT',
+      url: '/v1/namespaces/debian%3A12/vulnerabilities/CVE-1/fixes/openssl',
+      payload: { Feature: { Version: '3.0.11-1~deb12u3' } },
+    });
     expect(summary(await report(t, 'base'))[1]).toBe('openssl 3.0.11-1~deb12u2 (base) [CVE-1@3.0.11-1~deb12u3]');
     await t.app.inject({ method: 'DELETE', url: '/v1/namespaces/debian%3A12/vulnerabilities/CVE-1' });
     expect(summary(await report(t, 'base'))[1]).toBe('openssl 3.0.11-1~deb12u2 (base)');
@@ -203,13 +238,19 @@ describe('a parent → child → grandchild chain', () => {
   ])('gzips a report (%s) for clients that accept it, and sends the same JSON', async (_, reports) => {
     const t = await localApp('', reports);
     const many = Array.from({ length: 40 }, (_, i) => ({ name: `lib${i}`, version: `1.${i}-1` }));
-    await post(t, { Name: 'base', Path: await layerFile('many', [base[1]!, { path: 'var/lib/dpkg/status', content: dpkgStatus(...many) }]) });
+    await post(t, {
+      Name: 'base',
+      Path: await layerFile('many', [base[1]!, { path: 'var/lib/dpkg/status', content: dpkgStatus(...many) }]),
+    });
     await vulnerability(t, 'CVE-2023-5678', 'lib7', '1.8-1');
     const plain = await t.app.inject({ url: '/v1/layers/base?features&vulnerabilities' });
     expect(plain.body.length).toBeGreaterThan(1024);
     expect(plain.headers['content-encoding']).toBeUndefined();
     for (let i = 0; i < 2; i++) {
-      const compressed = await t.app.inject({ url: '/v1/layers/base?features&vulnerabilities', headers: { 'accept-encoding': 'br, gzip;q=0.9' } });
+      const compressed = await t.app.inject({
+        url: '/v1/layers/base?features&vulnerabilities',
+        headers: { 'accept-encoding': 'br, gzip;q=0.9' },
+      });
       expect(compressed.statusCode).toBe(200);
       expect(compressed.headers['content-encoding']).toBe('gzip');
       expect(compressed.headers['content-type']).toBe('application/json;charset=utf-8');
@@ -234,9 +275,10 @@ describe('a parent → child → grandchild chain', () => {
 });
 
 describe('distroless layers (dpkg status.d files, no status file)', () => {
-  const stanza = (name: string, version: string) => `Package: ${name}\nStatus: install ok installed\nVersion: ${version}\nArchitecture: amd64\n`;
+  const stanza = (name: string, version: string) =>
+    `Package: ${name}\nStatus: install ok installed\nVersion: ${version}\nArchitecture: amd64\n`;
 
-  it('adds each layer\'s status.d packages to those below it; a status file replaces them all', async () => {
+  it("adds each layer's status.d packages to those below it; a status file replaces them all", async () => {
     const t = await localApp();
     await vulnerability(t, 'CVE-2023-4911', 'glibc', '2.36-9+deb12u3');
     const distrolessBase: TarEntry[] = [
@@ -302,7 +344,10 @@ describe('posting layers', () => {
     await post(t, { Name: 'grand', Path: await layerFile('app', app), ParentName: 'child' });
     // Pretend base was indexed by an older indexer that missed bash; the new one finds it.
     await t.pool.query("UPDATE layer SET indexed_by_version = 1 WHERE name = 'base'");
-    const newer = [...base.slice(0, 3), { path: 'var/lib/dpkg/status', content: dpkgStatus({ name: 'bash', version: '5.2.15-2+b7' }, { name: 'dash', version: '0.5.12-2' }) }];
+    const newer = [
+      ...base.slice(0, 3),
+      { path: 'var/lib/dpkg/status', content: dpkgStatus({ name: 'bash', version: '5.2.15-2+b7' }, { name: 'dash', version: '0.5.12-2' }) },
+    ];
     // A ParentName in the new request is ignored: the stored tree stays as it was (no cycle).
     const res = await post(t, { Name: 'base', Path: await layerFile('base-new', newer), ParentName: 'grand' });
     expect(res.statusCode).toBe(201);
@@ -314,26 +359,31 @@ describe('posting layers', () => {
     expect(summary(await report(t, 'grand'))).toEqual(expectedChild);
   });
 
-  it('inherits a namespace the layer does not name and keeps the parent\'s for unchanged packages', async () => {
+  it("inherits a namespace the layer does not name and keeps the parent's for unchanged packages", async () => {
     const t = await localApp();
     await post(t, { Name: 'base', Path: await layerFile('base', base) });
     const upgraded = [
       { path: 'usr/lib/os-release', content: debian12.replace(/12/g, '13').replace('bookworm', 'trixie') },
-      { path: 'var/lib/dpkg/status', content: dpkgStatus({ name: 'bash', version: '5.2.15-2+b2' }, { name: 'bash-completion', version: '1:2.11-8' }) },
+      {
+        path: 'var/lib/dpkg/status',
+        content: dpkgStatus({ name: 'bash', version: '5.2.15-2+b2' }, { name: 'bash-completion', version: '1:2.11-8' }),
+      },
     ];
     await post(t, { Name: 'upgrade', Path: await layerFile('upgrade', upgraded), ParentName: 'base' });
     const layer = await report(t, 'upgrade', '?features');
     expect(layer.NamespaceName).toBe('debian:13');
-    expect(layer.Features.map((f: { Name: string; NamespaceName: string; AddedBy: string }) => `${f.Name} ${f.NamespaceName} ${f.AddedBy}`)).toEqual([
-      'bash debian:12 base',
-      'bash-completion debian:13 upgrade',
-    ]);
+    expect(
+      layer.Features.map((f: { Name: string; NamespaceName: string; AddedBy: string }) => `${f.Name} ${f.NamespaceName} ${f.AddedBy}`),
+    ).toEqual(['bash debian:12 base', 'bash-completion debian:13 upgrade']);
   });
 
   it('indexes ACI layers from rootfs/', async () => {
     const t = await localApp();
     const aci = base.map((e) => ({ ...e, path: `rootfs/${e.path}` }));
-    expect((await post(t, { Name: 'aci', Path: await layerFile('aci', [{ path: 'manifest', content: '{}' }, ...aci]), Format: 'aci' })).statusCode).toBe(201);
+    expect(
+      (await post(t, { Name: 'aci', Path: await layerFile('aci', [{ path: 'manifest', content: '{}' }, ...aci]), Format: 'aci' }))
+        .statusCode,
+    ).toBe(201);
     expect(summary(await report(t, 'aci', '?features')).length).toBe(3);
   });
 });
@@ -351,11 +401,18 @@ describe('layers over HTTP', () => {
     const first = await post(t, { Name: 'http-base', Path: server.url('/v2/blobs/base'), Authorization: 'Bearer s3cret' });
     expect(first.statusCode).toBe(201);
     expect(json(first).Layer.Authorization).toBe('Bearer s3cret');
-    const second = await post(t, { Name: 'http-child', Path: server.url('/v2/blobs/child'), ParentName: 'http-base', Headers: { Authorization: 'Basic dXNlcjpwYXNz', 'X-Registry': 'r1' } });
+    const second = await post(t, {
+      Name: 'http-child',
+      Path: server.url('/v2/blobs/child'),
+      ParentName: 'http-base',
+      Headers: { Authorization: 'Basic dXNlcjpwYXNz', 'X-Registry': 'r1' },
+    });
     expect(second.statusCode).toBe(201);
     expect(json(second).Layer.Headers).toEqual({ Authorization: 'Basic dXNlcjpwYXNz', 'X-Registry': 'r1' });
     expect(server.requests.find((r) => r.path === '/v2/blobs/child')!.headers['x-registry']).toBe('r1');
-    const { rows } = await t.pool.query("SELECT count(*)::int AS n FROM layer_scan WHERE package_dbs::text LIKE '%s3cret%' OR key LIKE '%s3cret%'");
+    const { rows } = await t.pool.query(
+      "SELECT count(*)::int AS n FROM layer_scan WHERE package_dbs::text LIKE '%s3cret%' OR key LIKE '%s3cret%'",
+    );
     expect(rows[0].n).toBe(0);
   });
 
@@ -385,16 +442,65 @@ describe('bad layers get a clear 4xx and leave the store unchanged', () => {
     ['no Name', async () => ({ Path: '/x' }), 400, /^Layer\.Name is required$/],
     ['no Path', async () => ({ Name: 'x' }), 400, /^Layer\.Path is required$/],
     ['no Format', async () => ({ Name: 'x', Path: '/x', Format: '' }), 400, /^Layer\.Format is required$/],
-    ['an unknown Format', async () => ({ Name: 'x', Path: '/x', Format: 'rkt' }), 400, /^Layer\.Format "rkt" is not supported: use Docker \(or OCI\) or ACI$/],
-    ['an unknown parent', async () => ({ Name: 'x', Path: await layerFile('base', base), ParentName: 'nope' }), 400, /^worker: parent layer is unknown, it must be processed first$/],
+    [
+      'an unknown Format',
+      async () => ({ Name: 'x', Path: '/x', Format: 'rkt' }),
+      400,
+      /^Layer\.Format "rkt" is not supported: use Docker \(or OCI\) or ACI$/,
+    ],
+    [
+      'an unknown parent',
+      async () => ({ Name: 'x', Path: await layerFile('base', base), ParentName: 'nope' }),
+      400,
+      /^worker: parent layer is unknown, it must be processed first$/,
+    ],
     ['a path outside the local roots', async () => ({ Name: 'x', Path: '/etc/passwd' }), 400, /outside clair\.api\.localroots/],
     ['a missing file', async () => ({ Name: 'x', Path: join(dir, 'missing.tar') }), 400, /does not exist/],
-    ['a file that is not an archive', async () => ({ Name: 'x', Path: await layerFile('text', Buffer.from('hello, I am not a layer')) }), 422, /not a readable tar archive/],
-    ['a truncated archive', async () => ({ Name: 'x', Path: await layerFile('cut', gzip(tarball(base)).subarray(0, 100)) }), 422, /not a readable tar archive/],
-    ['packages without a supported OS', async () => ({ Name: 'x', Path: await layerFile('noos', [base[3]!]) }), 422, /neither it nor its parents hold a release file of a supported operating system/],
-    ['a corrupt rpm database', async () => ({ Name: 'x', Path: await layerFile('badrpm', [{ path: 'etc/os-release', content: 'ID=rhel\nVERSION_ID=9.4\n' }, { path: 'var/lib/rpm/rpmdb.sqlite', content: 'SQLite format 3\0garbage' }]) }), 422, /rpm package database cannot be read: var\/lib\/rpm\/rpmdb\.sqlite/],
-    ['a wanted file over maxfilebytes', async () => ({ Name: 'x', Path: await layerFile('bigstatus', [{ path: 'var/lib/dpkg/status', content: Buffer.alloc(300_000, 'a') }]) }), 422, /over clair\.indexer\.maxfilebytes/],
-    ['a decompression bomb', async () => ({ Name: 'x', Path: await layerFile('bomb', [{ path: 'zeros', content: Buffer.alloc(4 * 1024 * 1024) }]) }), 422, /decompression bomb/],
+    [
+      'a file that is not an archive',
+      async () => ({ Name: 'x', Path: await layerFile('text', Buffer.from('hello, I am not a layer')) }),
+      422,
+      /not a readable tar archive/,
+    ],
+    [
+      'a truncated archive',
+      async () => ({ Name: 'x', Path: await layerFile('cut', gzip(tarball(base)).subarray(0, 100)) }),
+      422,
+      /not a readable tar archive/,
+    ],
+    [
+      'packages without a supported OS',
+      async () => ({ Name: 'x', Path: await layerFile('noos', [base[3]!]) }),
+      422,
+      /neither it nor its parents hold a release file of a supported operating system/,
+    ],
+    [
+      'a corrupt rpm database',
+      async () => ({
+        Name: 'x',
+        Path: await layerFile('badrpm', [
+          { path: 'etc/os-release', content: 'ID=rhel\nVERSION_ID=9.4\n' },
+          { path: 'var/lib/rpm/rpmdb.sqlite', content: 'SQLite format 3\0garbage' },
+        ]),
+      }),
+      422,
+      /rpm package database cannot be read: var\/lib\/rpm\/rpmdb\.sqlite/,
+    ],
+    [
+      'a wanted file over maxfilebytes',
+      async () => ({
+        Name: 'x',
+        Path: await layerFile('bigstatus', [{ path: 'var/lib/dpkg/status', content: Buffer.alloc(300_000, 'a') }]),
+      }),
+      422,
+      /over clair\.indexer\.maxfilebytes/,
+    ],
+    [
+      'a decompression bomb',
+      async () => ({ Name: 'x', Path: await layerFile('bomb', [{ path: 'zeros', content: Buffer.alloc(4 * 1024 * 1024) }]) }),
+      422,
+      /decompression bomb/,
+    ],
   ];
 
   it.each(cases)('%s', async (_what, layer, status, message) => {

@@ -21,12 +21,24 @@ async function indexLayers(t: TestApp, layers: Array<{ name: string; openssl: st
     const path = join(dir, `${l.name}.tar.gz`);
     await writeFile(
       path,
-      gzip(tarball([
-        { path: 'etc/os-release', content: 'ID=debian\nVERSION_ID=12\n' },
-        { path: 'var/lib/dpkg/status', content: status([['openssl', l.openssl], ['zlib', '1.2.13-1']]) },
-      ])),
+      gzip(
+        tarball([
+          { path: 'etc/os-release', content: 'ID=debian\nVERSION_ID=12\n' },
+          {
+            path: 'var/lib/dpkg/status',
+            content: status([
+              ['openssl', l.openssl],
+              ['zlib', '1.2.13-1'],
+            ]),
+          },
+        ]),
+      ),
     );
-    const res = await t.app.inject({ method: 'POST', url: '/v1/layers', payload: { Layer: { Name: l.name, Path: path, Format: 'Docker', ParentName: l.parent } } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/layers',
+      payload: { Layer: { Name: l.name, Path: path, Format: 'Docker', ParentName: l.parent } },
+    });
     expect(res.statusCode).toBe(201);
   }
 }
@@ -41,11 +53,18 @@ describe('GET /v1/notifications/:name', () => {
   it('shows the old and new versions with the layers introducing each, paged together with one token', async () => {
     const t = await testApp({ yaml: '  api:\n    localroots: [' + dir + ']' });
     // Nine layers: openssl 3.0.9 in 1-3, 3.0.11 in 4-6, 3.0.13 in 7-9 (each its own base).
-    const layers = [1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) => ({ name: `layer-${i}`, openssl: i <= 3 ? '3.0.9-1' : i <= 6 ? '3.0.11-1' : '3.0.13-1' }));
+    const layers = [1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) => ({
+      name: `layer-${i}`,
+      openssl: i <= 3 ? '3.0.9-1' : i <= 6 ? '3.0.11-1' : '3.0.13-1',
+    }));
     await indexLayers(t, layers);
     // A child that upgrades nothing introduces nothing: it must not be listed.
     await indexLayers(t, [{ name: 'child-of-1', openssl: '3.0.9-1', parent: 'layer-1' }]);
-    await t.app.inject({ method: 'POST', url: vulnUrl, payload: { Vulnerability: { Name: 'CVE-1', Severity: 'High', FixedIn: [{ Name: 'openssl', Version: '3.0.11-1' }] } } });
+    await t.app.inject({
+      method: 'POST',
+      url: vulnUrl,
+      payload: { Vulnerability: { Name: 'CVE-1', Severity: 'High', FixedIn: [{ Name: 'openssl', Version: '3.0.11-1' }] } },
+    });
     // The fix moves up: Old affects layers 1-3, New affects layers 1-6.
     await t.app.inject({ method: 'PUT', url: `${vulnUrl}/CVE-1/fixes/openssl`, payload: { Feature: { Version: '3.0.13-1' } } });
     const name = await latestNotification(t);
@@ -64,10 +83,17 @@ describe('GET /v1/notifications/:name', () => {
       expect(n.Limit).toBe(2);
       expect(n.Created).toMatch(/^\d{10}$/);
       expect(n.Notified).toBeUndefined();
-      expect(n.Old.Vulnerability).toMatchObject({ Name: 'CVE-1', NamespaceName: 'debian:12', Severity: 'High', FixedIn: [{ Name: 'openssl', Version: '3.0.11-1' }] });
+      expect(n.Old.Vulnerability).toMatchObject({
+        Name: 'CVE-1',
+        NamespaceName: 'debian:12',
+        Severity: 'High',
+        FixedIn: [{ Name: 'openssl', Version: '3.0.11-1' }],
+      });
       expect(n.New.Vulnerability).toMatchObject({ Name: 'CVE-1', FixedIn: [{ Name: 'openssl', Version: '3.0.13-1' }] });
       expect(n.Old.LayersIntroducingVulnerability.length).toBeLessThanOrEqual(2);
-      expect(n.Old.LayersIntroducingVulnerability).toEqual(n.Old.OrderedLayersIntroducingVulnerability.map((o: { LayerName: string }) => o.LayerName));
+      expect(n.Old.LayersIntroducingVulnerability).toEqual(
+        n.Old.OrderedLayersIntroducingVulnerability.map((o: { LayerName: string }) => o.LayerName),
+      );
       oldSeen.push(...n.Old.LayersIntroducingVulnerability);
       newSeen.push(...n.New.LayersIntroducingVulnerability);
       indexes.push(...n.New.OrderedLayersIntroducingVulnerability.map((o: { Index: number }) => o.Index));
@@ -87,7 +113,11 @@ describe('GET /v1/notifications/:name', () => {
   it('omits Old for a new vulnerability and New for a deleted one, and defaults the limit to 100', async () => {
     const t = await testApp({ yaml: '  api:\n    localroots: [' + dir + ']' });
     await indexLayers(t, [{ name: 'only', openssl: '3.0.9-1' }]);
-    await t.app.inject({ method: 'POST', url: vulnUrl, payload: { Vulnerability: { Name: 'CVE-2', Severity: 'Low', FixedIn: [{ Name: 'zlib', Version: 'None' }] } } });
+    await t.app.inject({
+      method: 'POST',
+      url: vulnUrl,
+      payload: { Vulnerability: { Name: 'CVE-2', Severity: 'Low', FixedIn: [{ Name: 'zlib', Version: 'None' }] } },
+    });
     const created = json(await t.app.inject({ url: `/v1/notifications/${await latestNotification(t)}` })).Notification;
     expect(created.Old).toBeUndefined();
     expect(created.Limit).toBe(100);

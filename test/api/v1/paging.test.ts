@@ -53,7 +53,13 @@ describe('vulnerability list paging', () => {
     const missing = await t.app.inject({ url: list });
     expect(missing.statusCode).toBe(400);
     expect(json(missing)).toEqual({ Error: { Message: 'query parameter limit is required' } });
-    for (const [bad, shown] of [['0', '0'], ['1001', '1001'], ['ten', '"ten"'], ['-1', '-1'], ['2.5', '"2.5"']]) {
+    for (const [bad, shown] of [
+      ['0', '0'],
+      ['1001', '1001'],
+      ['ten', '"ten"'],
+      ['-1', '-1'],
+      ['2.5', '"2.5"'],
+    ]) {
       const res = await t.app.inject({ url: `${list}?limit=${bad}` });
       expect(res.statusCode).toBe(400);
       expect(json(res).Error.Message).toBe(`query parameter limit must be an integer from 1 to 1000 (got ${shown})`);

@@ -41,8 +41,7 @@ function rpmPackages(dir: string): string[] {
   const expected = JSON.parse(readFileSync(join(FIXTURES, 'rpm', dir, 'expected.json'), 'utf8')) as {
     packages: Array<{ name: string; epoch: number | null; version: string; release: string }>;
   };
-  const evr = (p: { epoch: number | null; version: string; release: string }) =>
-    `${p.epoch ? `${p.epoch}:` : ''}${p.version}-${p.release}`;
+  const evr = (p: { epoch: number | null; version: string; release: string }) => `${p.epoch ? `${p.epoch}:` : ''}${p.version}-${p.release}`;
   return [...new Set(expected.packages.filter((p) => p.name !== 'gpg-pubkey').map((p) => `${p.name} ${evr(p)}`))].sort();
 }
 
@@ -101,7 +100,7 @@ beforeAll(async () => {
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 describe('layers of real package databases', () => {
-  it.each(cases)('$name: the report lists exactly the database\'s packages in $namespace', async (c) => {
+  it.each(cases)("$name: the report lists exactly the database's packages in $namespace", async (c) => {
     const name = c.name.replace(/\W+/g, '-');
     const path = join(dir, `${name}.tar.gz`);
     await writeFile(path, gzip(tarball(c.entries())));

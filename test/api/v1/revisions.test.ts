@@ -12,20 +12,43 @@ const vulnerability = {
   FixedIn: [{ Name: 'openssl', Version: '3.0.2-0ubuntu1.15' }],
 };
 
-const routes: Array<{ name: string; method: 'GET' | 'POST' | 'PUT'; url: string; payload?: object; pick: (body: any) => any }> = [ // eslint-disable-line @typescript-eslint/no-explicit-any
-  { name: 'POST vulnerability', method: 'POST', url: base, payload: { Vulnerability: { ...vulnerability, Name: 'CVE-NEW' } }, pick: (b) => [b.Vulnerability, b.Vulnerability.FixedIn[0]] },
+const routes: Array<{ name: string; method: 'GET' | 'POST' | 'PUT'; url: string; payload?: object; pick: (body: any) => any }> = [
+  {
+    name: 'POST vulnerability',
+    method: 'POST',
+    url: base,
+    payload: { Vulnerability: { ...vulnerability, Name: 'CVE-NEW' } },
+    pick: (b) => [b.Vulnerability, b.Vulnerability.FixedIn[0]],
+  },
   { name: 'GET vulnerability list', method: 'GET', url: `${base}?limit=5`, pick: (b) => b.Vulnerabilities },
-  { name: 'GET vulnerability', method: 'GET', url: `${base}/CVE-2024-2511?fixedIn`, pick: (b) => [b.Vulnerability, b.Vulnerability.FixedIn[0]] },
-  { name: 'PUT vulnerability', method: 'PUT', url: `${base}/CVE-2024-2511`, payload: { Vulnerability: { Severity: 'Medium' } }, pick: (b) => [b.Vulnerability, b.Vulnerability.FixedIn[0]] },
+  {
+    name: 'GET vulnerability',
+    method: 'GET',
+    url: `${base}/CVE-2024-2511?fixedIn`,
+    pick: (b) => [b.Vulnerability, b.Vulnerability.FixedIn[0]],
+  },
+  {
+    name: 'PUT vulnerability',
+    method: 'PUT',
+    url: `${base}/CVE-2024-2511`,
+    payload: { Vulnerability: { Severity: 'Medium' } },
+    pick: (b) => [b.Vulnerability, b.Vulnerability.FixedIn[0]],
+  },
   { name: 'GET fixes', method: 'GET', url: `${base}/CVE-2024-2511/fixes`, pick: (b) => b.Features },
-  { name: 'PUT fix', method: 'PUT', url: `${base}/CVE-2024-2511/fixes/libssl3`, payload: { Feature: { Version: '3.0.2-0ubuntu1.15' } }, pick: (b) => [b.Feature] },
+  {
+    name: 'PUT fix',
+    method: 'PUT',
+    url: `${base}/CVE-2024-2511/fixes/libssl3`,
+    payload: { Feature: { Version: '3.0.2-0ubuntu1.15' } },
+    pick: (b) => [b.Feature],
+  },
 ];
 
 describe.each(['A', 'B'] as const)('revision %s', (revision) => {
   const key = revision === 'A' ? 'Namespace' : 'NamespaceName';
   const other = revision === 'A' ? 'NamespaceName' : 'Namespace';
 
-  it.each(routes)('$name writes the revision\'s namespace field', async (route) => {
+  it.each(routes)("$name writes the revision's namespace field", async (route) => {
     const t = await testApp();
     const seed = await t.app.inject({ method: 'POST', url: base, payload: { Vulnerability: vulnerability } });
     expect(seed.statusCode).toBe(201);
@@ -46,7 +69,7 @@ describe.each(['A', 'B'] as const)('revision %s', (revision) => {
     }
   });
 
-  it('GET namespaces writes the revision\'s list shape', async () => {
+  it("GET namespaces writes the revision's list shape", async () => {
     const t = await testApp();
     await t.app.inject({ method: 'POST', url: base, payload: { Vulnerability: vulnerability } });
     const res = await t.app.inject({ url: '/v1/namespaces', headers: { 'X-Clair-Api-Revision': revision } });

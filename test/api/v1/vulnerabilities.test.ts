@@ -47,7 +47,9 @@ describe('namespaces', () => {
   it('lists strings in revision A and {Name, VersionFormat} in revision B', async () => {
     const t = await testApp();
     expect((await post(t, { Vulnerability: openssl })).statusCode).toBe(201);
-    expect((await post(t, { Vulnerability: { ...openssl, NamespaceName: 'alpine:v3.19', FixedIn: [] } }, 'alpine:v3.19')).statusCode).toBe(201);
+    expect((await post(t, { Vulnerability: { ...openssl, NamespaceName: 'alpine:v3.19', FixedIn: [] } }, 'alpine:v3.19')).statusCode).toBe(
+      201,
+    );
     const a = await t.app.inject({ url: '/v1/namespaces', headers: { 'x-clair-api-revision': 'a' } });
     expect(json(a)).toEqual({ Namespaces: ['alpine:v3.19', 'debian:12'] });
     const b = await t.app.inject({ url: '/v1/namespaces' });
@@ -122,20 +124,53 @@ describe('POST /v1/namespaces/:ns/vulnerabilities', () => {
     expect(got.Vulnerability.FixedIn).toEqual([{ Name: 'openssl', NamespaceName: 'debian:12', VersionFormat: 'dpkg', Version: 'None' }]);
   });
 
-  it("merges into an existing vulnerability as Clair did: fixes added or replaced, others kept", async () => {
+  it('merges into an existing vulnerability as Clair did: fixes added or replaced, others kept', async () => {
     const t = await testApp();
-    await post(t, { Vulnerability: { ...openssl, FixedIn: [{ Name: 'openssl', Version: '3.0.11-1' }, { Name: 'libssl', Version: '1.0' }] } });
-    const res = await post(t, { Vulnerability: { ...openssl, Severity: 'High', FixedIn: [{ Name: 'openssl', Version: '3.0.13-1' }, { Name: 'nss', Version: 'None' }] } });
+    await post(t, {
+      Vulnerability: {
+        ...openssl,
+        FixedIn: [
+          { Name: 'openssl', Version: '3.0.11-1' },
+          { Name: 'libssl', Version: '1.0' },
+        ],
+      },
+    });
+    const res = await post(t, {
+      Vulnerability: {
+        ...openssl,
+        Severity: 'High',
+        FixedIn: [
+          { Name: 'openssl', Version: '3.0.13-1' },
+          { Name: 'nss', Version: 'None' },
+        ],
+      },
+    });
     expect(res.statusCode).toBe(201);
-    const fixes = json(res).Vulnerability.FixedIn.map((f: { Name: string; Version: string }) => `${f.Name}=${f.Version}`).sort();
+    const fixes = json(res)
+      .Vulnerability.FixedIn.map((f: { Name: string; Version: string }) => `${f.Name}=${f.Version}`)
+      .sort();
     expect(fixes).toEqual(['libssl=1.0', 'nss=None', 'openssl=3.0.13-1']);
     expect(json(res).Vulnerability.Severity).toBe('High');
   });
 
-  it('uses a known distribution\'s format and the client\'s format only for unknown namespaces', async () => {
+  it("uses a known distribution's format and the client's format only for unknown namespaces", async () => {
     const t = await testApp();
-    await post(t, { Vulnerability: { ...openssl, NamespaceName: 'rhel:9', FixedIn: [{ Name: 'openssl', VersionFormat: 'dpkg', Version: '1:3.0.7-25.el9_3' }] } }, 'rhel:9');
-    await post(t, { Vulnerability: { Name: 'X-1', Severity: 'Low', FixedIn: [{ Name: 'pkg', VersionFormat: 'apk', Version: '1.2.3-r0' }] } }, 'acme:1');
+    await post(
+      t,
+      {
+        Vulnerability: {
+          ...openssl,
+          NamespaceName: 'rhel:9',
+          FixedIn: [{ Name: 'openssl', VersionFormat: 'dpkg', Version: '1:3.0.7-25.el9_3' }],
+        },
+      },
+      'rhel:9',
+    );
+    await post(
+      t,
+      { Vulnerability: { Name: 'X-1', Severity: 'Low', FixedIn: [{ Name: 'pkg', VersionFormat: 'apk', Version: '1.2.3-r0' }] } },
+      'acme:1',
+    );
     const b = json(await t.app.inject({ url: '/v1/namespaces' }));
     expect(b.Namespaces).toEqual([
       { Name: 'acme:1', VersionFormat: 'apk' },
@@ -147,14 +182,50 @@ describe('POST /v1/namespaces/:ns/vulnerabilities', () => {
     ['no Vulnerability key', { Vuln: {} }, /^Vulnerability is required$/],
     ['a name of the wrong type', { Vulnerability: { Name: 42 } }, /^Vulnerability\.Name must be a string \(got 42\)$/],
     ['no name', { Vulnerability: { Severity: 'Low' } }, /^Vulnerability\.Name is required$/],
-    ['an unknown severity', { Vulnerability: { Name: 'CVE-1', Severity: 'Severe' } }, /^Severity "Severe" is not one of Unknown, Negligible, Low, Medium, High, Critical, Defcon1$/],
-    ['a namespace that is not the URL\'s', { Vulnerability: { Name: 'CVE-1', NamespaceName: 'debian:11' } }, /is in namespace debian:11, but the URL names namespace debian:12/],
-    ['a fix without a version', { Vulnerability: { Name: 'CVE-1', FixedIn: [{ Name: 'zlib' }] } }, /^FixedIn\[0\]\.Version is required \("None" when no fix exists\)$/],
+    [
+      'an unknown severity',
+      { Vulnerability: { Name: 'CVE-1', Severity: 'Severe' } },
+      /^Severity "Severe" is not one of Unknown, Negligible, Low, Medium, High, Critical, Defcon1$/,
+    ],
+    [
+      "a namespace that is not the URL's",
+      { Vulnerability: { Name: 'CVE-1', NamespaceName: 'debian:11' } },
+      /is in namespace debian:11, but the URL names namespace debian:12/,
+    ],
+    [
+      'a fix without a version',
+      { Vulnerability: { Name: 'CVE-1', FixedIn: [{ Name: 'zlib' }] } },
+      /^FixedIn\[0\]\.Version is required \("None" when no fix exists\)$/,
+    ],
     ['a fix without a name', { Vulnerability: { Name: 'CVE-1', FixedIn: [{ Version: '1.0' }] } }, /^FixedIn\[0\]\.Name is required/],
-    ['an invalid dpkg version', { Vulnerability: { Name: 'CVE-1', FixedIn: [{ Name: 'zlib', Version: '1.0 beta' }] } }, /is not a valid dpkg version/],
-    ['a fix in another namespace', { Vulnerability: { Name: 'CVE-1', FixedIn: [{ Name: 'zlib', NamespaceName: 'debian:11', Version: '1' }] } }, /FixedIn\[0\] is in namespace debian:11/],
-    ['the same feature twice', { Vulnerability: { Name: 'CVE-1', FixedIn: [{ Name: 'zlib', Version: '1' }, { Name: 'zlib', Version: '2' }] } }, /FixedIn lists zlib more than once/],
-    ['an unsupported version format', { Vulnerability: { Name: 'CVE-1', FixedIn: [{ Name: 'zlib', VersionFormat: 'semver', Version: '1' }] } }, /VersionFormat "semver" is not supported/],
+    [
+      'an invalid dpkg version',
+      { Vulnerability: { Name: 'CVE-1', FixedIn: [{ Name: 'zlib', Version: '1.0 beta' }] } },
+      /is not a valid dpkg version/,
+    ],
+    [
+      'a fix in another namespace',
+      { Vulnerability: { Name: 'CVE-1', FixedIn: [{ Name: 'zlib', NamespaceName: 'debian:11', Version: '1' }] } },
+      /FixedIn\[0\] is in namespace debian:11/,
+    ],
+    [
+      'the same feature twice',
+      {
+        Vulnerability: {
+          Name: 'CVE-1',
+          FixedIn: [
+            { Name: 'zlib', Version: '1' },
+            { Name: 'zlib', Version: '2' },
+          ],
+        },
+      },
+      /FixedIn lists zlib more than once/,
+    ],
+    [
+      'an unsupported version format',
+      { Vulnerability: { Name: 'CVE-1', FixedIn: [{ Name: 'zlib', VersionFormat: 'semver', Version: '1' }] } },
+      /VersionFormat "semver" is not supported/,
+    ],
   ];
   for (const [what, body, message] of badBodies) {
     it(`answers 400 to ${what} and stores nothing`, async () => {
@@ -182,7 +253,12 @@ describe('POST /v1/namespaces/:ns/vulnerabilities', () => {
   it('answers 400 to malformed JSON, an empty body and a non-object body', async () => {
     const t = await testApp();
     const url = '/v1/namespaces/debian%3A12/vulnerabilities';
-    const broken = await t.app.inject({ method: 'POST', url, payload: '{"Vulnerability": {', headers: { 'content-type': 'application/json' } });
+    const broken = await t.app.inject({
+      method: 'POST',
+      url,
+      payload: '{"Vulnerability": {',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(broken.statusCode).toBe(400);
     expect(json(broken).Error.Message).toMatch(/^request body is not valid JSON: /);
     const empty = await t.app.inject({ method: 'POST', url });
@@ -205,7 +281,9 @@ describe('POST /v1/namespaces/:ns/vulnerabilities', () => {
     const t = await testApp();
     const nul = await post(t, { Vulnerability: { ...openssl, Name: 'CVE-2023-\u00005678' } });
     expect(nul.statusCode).toBe(400);
-    expect(json(nul)).toEqual({ Error: { Message: 'a value contains a NUL character or invalid UTF-8, which cannot be stored; remove it' } });
+    expect(json(nul)).toEqual({
+      Error: { Message: 'a value contains a NUL character or invalid UTF-8, which cannot be stored; remove it' },
+    });
     // Names are limited before they reach the database's index (whose row size limit is lower).
     const long = await post(t, { Vulnerability: { ...openssl, Name: `CVE-${randomBytes(9000).toString('base64')}` } });
     expect(long.statusCode).toBe(400);
@@ -252,7 +330,13 @@ describe('GET, PUT and DELETE /v1/namespaces/:ns/vulnerabilities/:name', () => {
     });
     expect(res.statusCode).toBe(200);
     expect(json(res)).toEqual({
-      Vulnerability: { Name: 'CVE-2023-5678', NamespaceName: 'debian:12', Description: 'updated', Severity: 'Low', FixedIn: openssl.FixedIn },
+      Vulnerability: {
+        Name: 'CVE-2023-5678',
+        NamespaceName: 'debian:12',
+        Description: 'updated',
+        Severity: 'Low',
+        FixedIn: openssl.FixedIn,
+      },
     });
   });
 
@@ -273,7 +357,9 @@ describe('GET, PUT and DELETE /v1/namespaces/:ns/vulnerabilities/:name', () => {
     const url = '/v1/namespaces/debian%3A12/vulnerabilities/CVE-2023-5678';
     const withFixes = await t.app.inject({ method: 'PUT', url, payload: { Vulnerability: openssl } });
     expect(withFixes.statusCode).toBe(400);
-    expect(json(withFixes).Error.Message).toBe('Vulnerability.FixedIn must be empty in a PUT: manage fixes through .../fixes/{featureName}');
+    expect(json(withFixes).Error.Message).toBe(
+      'Vulnerability.FixedIn must be empty in a PUT: manage fixes through .../fixes/{featureName}',
+    );
     const otherName = await t.app.inject({ method: 'PUT', url, payload: { Vulnerability: { Name: 'CVE-1', Severity: 'Low' } } });
     expect(otherName.statusCode).toBe(400);
     expect(json(otherName).Error.Message).toBe('the body names vulnerability CVE-1, but the URL names CVE-2023-5678');
@@ -302,7 +388,11 @@ describe('fixes', () => {
     await post(t, { Vulnerability: openssl });
     expect(json(await t.app.inject({ url: base }))).toEqual({ Features: openssl.FixedIn });
 
-    const put = await t.app.inject({ method: 'PUT', url: `${base}/libssl3`, payload: { Feature: { Name: 'libssl3', Version: '3.0.13-1' } } });
+    const put = await t.app.inject({
+      method: 'PUT',
+      url: `${base}/libssl3`,
+      payload: { Feature: { Name: 'libssl3', Version: '3.0.13-1' } },
+    });
     expect(put.statusCode).toBe(200);
     expect(json(put)).toEqual({ Feature: { Name: 'libssl3', NamespaceName: 'debian:12', VersionFormat: 'dpkg', Version: '3.0.13-1' } });
 
@@ -334,7 +424,11 @@ describe('fixes', () => {
     const noFix = await t.app.inject({ method: 'DELETE', url: `${base}/zlib` });
     expect(noFix.statusCode).toBe(404);
     expect(json(noFix).Error.Message).toBe('vulnerability CVE-2023-5678 has no fix for zlib');
-    const noVuln = await t.app.inject({ method: 'PUT', url: '/v1/namespaces/debian%3A12/vulnerabilities/CVE-0/fixes/zlib', payload: { Feature: { Version: '1' } } });
+    const noVuln = await t.app.inject({
+      method: 'PUT',
+      url: '/v1/namespaces/debian%3A12/vulnerabilities/CVE-0/fixes/zlib',
+      payload: { Feature: { Version: '1' } },
+    });
     expect(noVuln.statusCode).toBe(404);
     expect((await t.app.inject({ url: '/v1/namespaces/debian%3A12/vulnerabilities/CVE-0/fixes' })).statusCode).toBe(404);
   });

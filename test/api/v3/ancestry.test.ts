@@ -19,7 +19,6 @@ async function v3App(): Promise<TestApp> {
   return testApp({ pool: await freshPool() });
 }
 
-
 /** Debian 12 with openssl (two binaries of one source), zlib (binNMU with source version) and bash. */
 const basePackages: InstalledPackage[] = [
   { name: 'libssl3', version: '3.0.11-1~deb12u2', source: 'openssl' },
@@ -48,9 +47,7 @@ const upgrade: TarEntry[] = [
   },
 ];
 /** tools: adds jq on top of base. */
-const tools: TarEntry[] = [
-  { path: 'var/lib/dpkg/status', content: dpkgStatus(...basePackages, { name: 'jq', version: '1.6-2.1' }) },
-];
+const tools: TarEntry[] = [{ path: 'var/lib/dpkg/status', content: dpkgStatus(...basePackages, { name: 'jq', version: '1.6-2.1' }) }];
 
 const TOKENS: Record<string, string> = {
   base: 'Bearer base-secret',
@@ -63,7 +60,8 @@ const LAYERS: Record<string, TarEntry[]> = { base, app: appLayer, upgrade, tools
 let server: LayerServer;
 beforeAll(async () => {
   server = await startLayerServer();
-  for (const [name, entries] of Object.entries(LAYERS)) server.serve(`/blobs/${name}`, gzip(tarball(entries)), { authorization: TOKENS[name] });
+  for (const [name, entries] of Object.entries(LAYERS))
+    server.serve(`/blobs/${name}`, gzip(tarball(entries)), { authorization: TOKENS[name] });
 });
 
 const hashOf = (name: string): string => `sha256:${name.padEnd(64, '0')}`;
@@ -90,8 +88,19 @@ describe('POST and GET /ancestry', () => {
   it('scans the layers with their own headers and reports the features each layer introduces, with vulnerabilities', async () => {
     const t = await v3App();
     // Known before the scan: linked when the ancestry brings the versions.
-    await vulnerability(t, { Name: 'CVE-2023-45853', Severity: 'Critical', Description: 'zlib overflow', Metadata: NVD, FixedIn: [{ Name: 'zlib', Version: 'None' }] });
-    await vulnerability(t, { Name: 'CVE-2024-0727', Severity: 'Low', Link: 'https://security-tracker.debian.org/tracker/CVE-2024-0727', FixedIn: [{ Name: 'openssl', Version: '3.0.14-1~deb12u1' }] });
+    await vulnerability(t, {
+      Name: 'CVE-2023-45853',
+      Severity: 'Critical',
+      Description: 'zlib overflow',
+      Metadata: NVD,
+      FixedIn: [{ Name: 'zlib', Version: 'None' }],
+    });
+    await vulnerability(t, {
+      Name: 'CVE-2024-0727',
+      Severity: 'Low',
+      Link: 'https://security-tracker.debian.org/tracker/CVE-2024-0727',
+      FixedIn: [{ Name: 'openssl', Version: '3.0.14-1~deb12u1' }],
+    });
 
     const since = server.requests.length;
     const res = await postAncestry(t, {
@@ -108,7 +117,12 @@ describe('POST and GET /ancestry', () => {
     expect(baseRequest.headers['x-registry']).toBe('r1');
 
     // Known after the scan: linked to the versions already stored.
-    await vulnerability(t, { Name: 'CVE-2024-2398', Severity: 'Medium', Description: 'curl leak', FixedIn: [{ Name: 'curl', Version: '7.88.1-10+deb12u6' }] });
+    await vulnerability(t, {
+      Name: 'CVE-2024-2398',
+      Severity: 'Medium',
+      Description: 'curl leak',
+      FixedIn: [{ Name: 'curl', Version: '7.88.1-10+deb12u6' }],
+    });
     await vulnerability(t, { Name: 'CVE-2099-0001', Severity: 'Low', FixedIn: [{ Name: 'bash', Version: '5.2.15-2' }] }); // fixed before +b2: not affected
 
     const got = await t.app.inject({ url: '/ancestry/sha256:image' });
@@ -151,7 +165,13 @@ describe('POST and GET /ancestry', () => {
                 version: '7.88.1-10',
                 version_format: 'dpkg',
                 vulnerabilities: [
-                  { name: 'CVE-2024-2398', namespace_name: 'debian:12', description: 'curl leak', severity: 'Medium', fixed_by: '7.88.1-10+deb12u6' },
+                  {
+                    name: 'CVE-2024-2398',
+                    namespace_name: 'debian:12',
+                    description: 'curl leak',
+                    severity: 'Medium',
+                    fixed_by: '7.88.1-10+deb12u6',
+                  },
                 ],
               },
               {
@@ -182,9 +202,14 @@ describe('POST and GET /ancestry', () => {
   it('replaces an ancestry posted again under the same name', async () => {
     const t = await v3App();
     const name = 'sha256:replaced';
-    expect((await postAncestry(t, { ancestry_name: name, format: 'Docker', layers: [postLayer('base'), postLayer('upgrade')] })).statusCode).toBe(200);
+    expect(
+      (await postAncestry(t, { ancestry_name: name, format: 'Docker', layers: [postLayer('base'), postLayer('upgrade')] })).statusCode,
+    ).toBe(200);
     const firstId = (await t.pool.query('SELECT id FROM ancestry WHERE name = $1', [name])).rows[0].id;
-    expect((await postAncestry(t, { ancestry_name: name, format: 'Docker', layers: [postLayer('base'), postLayer('tools'), postLayer('app')] })).statusCode).toBe(200);
+    expect(
+      (await postAncestry(t, { ancestry_name: name, format: 'Docker', layers: [postLayer('base'), postLayer('tools'), postLayer('app')] }))
+        .statusCode,
+    ).toBe(200);
 
     const layers = json(await t.app.inject({ url: `/ancestry/${name}` })).ancestry.layers;
     expect(layers.map((l: { layer: { hash: string } }) => l.layer.hash)).toEqual([hashOf('base'), hashOf('tools'), hashOf('app')]);
@@ -212,11 +237,17 @@ describe('POST and GET /ancestry', () => {
   it('reuses the layers already scanned: only new layers are downloaded, and a layer once per request', async () => {
     const t = await v3App();
     let since = server.requests.length;
-    expect((await postAncestry(t, { ancestry_name: 'first', format: 'Docker', layers: [postLayer('base'), postLayer('app')] })).statusCode).toBe(200);
+    expect(
+      (await postAncestry(t, { ancestry_name: 'first', format: 'Docker', layers: [postLayer('base'), postLayer('app')] })).statusCode,
+    ).toBe(200);
     expect([requestsFor('base', since), requestsFor('app', since)]).toEqual([1, 1]);
 
     since = server.requests.length;
-    const second = await postAncestry(t, { ancestry_name: 'second', format: 'Docker', layers: [postLayer('base'), postLayer('app'), postLayer('upgrade')] });
+    const second = await postAncestry(t, {
+      ancestry_name: 'second',
+      format: 'Docker',
+      layers: [postLayer('base'), postLayer('app'), postLayer('upgrade')],
+    });
     expect(second.statusCode).toBe(200);
     expect(server.requests.slice(since).map((r) => r.path)).toEqual(['/blobs/upgrade']);
     // A reused layer needs no credential at all: it is never fetched.
@@ -224,7 +255,10 @@ describe('POST and GET /ancestry', () => {
     const third = await postAncestry(t, {
       ancestry_name: 'third',
       format: 'Docker',
-      layers: [{ hash: hashOf('base'), path: server.url('/blobs/base') }, { hash: hashOf('app'), path: server.url('/blobs/app'), headers: {} }],
+      layers: [
+        { hash: hashOf('base'), path: server.url('/blobs/base') },
+        { hash: hashOf('app'), path: server.url('/blobs/app'), headers: {} },
+      ],
     });
     expect(third.statusCode).toBe(200);
     expect(server.requests.length).toBe(since);
@@ -281,7 +315,13 @@ describe('POST and GET /ancestry', () => {
     expect(got.ancestry.name).toBe('camel');
     expect(got.ancestry.layers[0].detected_features).toHaveLength(3);
     // The proto name wins over its camel spelling, and Name/Path-like keys are not rewritten (no v1 normalisation).
-    const both = await postAncestry(t, { ancestry_name: 'snake', ancestryName: 'camel2', Format: 'ACI', format: 'Docker', layers: [postLayer('app')] });
+    const both = await postAncestry(t, {
+      ancestry_name: 'snake',
+      ancestryName: 'camel2',
+      Format: 'ACI',
+      format: 'Docker',
+      layers: [postLayer('app')],
+    });
     expect(both.statusCode).toBe(200);
     expect((await t.app.inject({ url: '/ancestry/snake' })).statusCode).toBe(200);
     expect((await t.app.inject({ url: '/ancestry/camel2' })).statusCode).toBe(404);
@@ -296,7 +336,12 @@ describe('errors: {"error", "code", "message"} with the grpc-gateway status', ()
 
   const valid = () => ({ ancestry_name: 'bad', format: 'Docker', layers: [postLayer('base'), postLayer('app'), postLayer('upgrade')] });
 
-  async function expectError(res: { statusCode: number; body: string; headers: Record<string, unknown> }, status: number, code: number, message: string | RegExp) {
+  async function expectError(
+    res: { statusCode: number; body: string; headers: Record<string, unknown> },
+    status: number,
+    code: number,
+    message: string | RegExp,
+  ) {
     expect(res.statusCode).toBe(status);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     const body = json(res);
@@ -318,7 +363,10 @@ describe('errors: {"error", "code", "message"} with the grpc-gateway status', ()
       [{ ...valid(), layers: [postLayer('base'), 'x'] }, 'layers[1] must be a JSON object (got "x")'],
       [{ ...valid(), layers: [{ ...postLayer('base'), hash: '' }] }, 'layers[0].hash is required'],
       [{ ...valid(), layers: [postLayer('base'), postLayer('app'), { ...postLayer('upgrade'), path: '' }] }, 'layers[2].path is required'],
-      [{ ...valid(), layers: [{ ...postLayer('base'), headers: { Authorization: 1 } }] }, 'layers[0].headers.Authorization must be a string (got 1)'],
+      [
+        { ...valid(), layers: [{ ...postLayer('base'), headers: { Authorization: 1 } }] },
+        'layers[0].headers.Authorization must be a string (got 1)',
+      ],
       [{ ...valid(), layers: [{ ...postLayer('base'), headers: ['a'] }] }, 'layers[0].headers must be a JSON object or null'],
       [{ ...valid(), layers: [{ ...postLayer('base'), hash: 'v1/base' }] }, 'layers[0].hash must not start with "v1/"'],
       [{ ...valid(), format: 'tar' }, 'format "tar" is not supported: use Docker (or OCI) or ACI'],
@@ -329,7 +377,12 @@ describe('errors: {"error", "code", "message"} with the grpc-gateway status', ()
       await expectError(await postAncestry(t, payload), 400, 3, message);
     }
     await expectError(
-      await t.app.inject({ method: 'POST', url: '/ancestry', payload: '{"ancestry_name": "x",', headers: { 'content-type': 'application/json' } }),
+      await t.app.inject({
+        method: 'POST',
+        url: '/ancestry',
+        payload: '{"ancestry_name": "x",',
+        headers: { 'content-type': 'application/json' },
+      }),
       400,
       3,
       /^request body is not valid JSON/,
@@ -350,17 +403,31 @@ describe('errors: {"error", "code", "message"} with the grpc-gateway status', ()
   });
 
   it('answers 400 InvalidArgument, naming the layer, when a layer cannot be downloaded or read; nothing is stored', async () => {
-    const refused = await postAncestry(t, { ...valid(), layers: [postLayer('base'), { ...postLayer('app'), headers: { Authorization: 'Bearer wrong' } }] });
+    const refused = await postAncestry(t, {
+      ...valid(),
+      layers: [postLayer('base'), { ...postLayer('app'), headers: { Authorization: 'Bearer wrong' } }],
+    });
     await expectError(refused, 400, 3, new RegExp(`^layers\\[1\\] \\(${hashOf('app')}\\): could not download the layer: .*answered 401`));
     expect(json(refused).message).not.toContain('wrong');
 
     server.serve('/blobs/garbage', randomBytes(4096));
-    const unreadable = await postAncestry(t, { ...valid(), layers: [postLayer('base'), { hash: hashOf('garbage'), path: server.url('/blobs/garbage') }] });
+    const unreadable = await postAncestry(t, {
+      ...valid(),
+      layers: [postLayer('base'), { hash: hashOf('garbage'), path: server.url('/blobs/garbage') }],
+    });
     await expectError(unreadable, 400, 3, new RegExp(`^layers\\[1\\] \\(${hashOf('garbage')}\\): the layer is not a readable tar archive`));
 
-    server.serve('/blobs/no-os', gzip(tarball([{ path: 'var/lib/dpkg/status', content: dpkgStatus({ name: 'bash', version: '5.2.15-2' }) }])));
+    server.serve(
+      '/blobs/no-os',
+      gzip(tarball([{ path: 'var/lib/dpkg/status', content: dpkgStatus({ name: 'bash', version: '5.2.15-2' }) }])),
+    );
     const noOs = await postAncestry(t, { ...valid(), layers: [{ hash: hashOf('no-os'), path: server.url('/blobs/no-os') }] });
-    await expectError(noOs, 400, 3, new RegExp(`^layers\\[0\\] \\(${hashOf('no-os')}\\): the layer holds a dpkg package database, but neither it nor its parents`));
+    await expectError(
+      noOs,
+      400,
+      3,
+      new RegExp(`^layers\\[0\\] \\(${hashOf('no-os')}\\): the layer holds a dpkg package database, but neither it nor its parents`),
+    );
 
     const missing = await postAncestry(t, { ...valid(), layers: [{ hash: hashOf('missing'), path: server.url('/blobs/missing') }] });
     await expectError(missing, 400, 3, /answered 404/);

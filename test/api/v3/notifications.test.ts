@@ -16,11 +16,21 @@ let server: LayerServer;
 beforeAll(async () => {
   server = await startLayerServer();
   const status = (openssl: string) =>
-    [['openssl', openssl], ['zlib', '1.2.13-1']].map(([n, v]) => `Package: ${n}\nStatus: install ok installed\nVersion: ${v}\n`).join('\n');
+    [
+      ['openssl', openssl],
+      ['zlib', '1.2.13-1'],
+    ]
+      .map(([n, v]) => `Package: ${n}\nStatus: install ok installed\nVersion: ${v}\n`)
+      .join('\n');
   for (const openssl of ['3.0.9-1', '3.0.11-1', '3.0.13-1']) {
     server.serve(
       `/blobs/base-${openssl}`,
-      gzip(tarball([{ path: 'etc/os-release', content: 'ID=debian\nVERSION_ID=12\n' }, { path: 'var/lib/dpkg/status', content: status(openssl) }])),
+      gzip(
+        tarball([
+          { path: 'etc/os-release', content: 'ID=debian\nVERSION_ID=12\n' },
+          { path: 'var/lib/dpkg/status', content: status(openssl) },
+        ]),
+      ),
       { authorization: AUTH },
     );
   }
@@ -30,7 +40,11 @@ beforeAll(async () => {
 const layer = (name: string) => ({ hash: `sha256:${name}`, path: server.url(`/blobs/${name}`), headers: { Authorization: AUTH } });
 
 async function ancestry(t: TestApp, name: string, layers: string[]) {
-  const res = await t.app.inject({ method: 'POST', url: '/ancestry', payload: { ancestry_name: name, format: 'Docker', layers: layers.map(layer) } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/ancestry',
+    payload: { ancestry_name: name, format: 'Docker', layers: layers.map(layer) },
+  });
   expect(res.statusCode).toBe(200);
 }
 
@@ -85,7 +99,18 @@ describe('GET /notifications/{name}', () => {
     await ancestry(t, 'img-4', ['base-3.0.11-1', 'app']);
     await ancestry(t, 'img-5', ['base-3.0.13-1']);
     await ancestry(t, 'img-6', ['base-3.0.9-1', 'app', 'app']);
-    await t.app.inject({ method: 'POST', url: vulnUrl, payload: { Vulnerability: { Name: 'CVE-1', Severity: 'High', Link: 'https://example.test/CVE-1', FixedIn: [{ Name: 'openssl', Version: '3.0.11-1' }] } } });
+    await t.app.inject({
+      method: 'POST',
+      url: vulnUrl,
+      payload: {
+        Vulnerability: {
+          Name: 'CVE-1',
+          Severity: 'High',
+          Link: 'https://example.test/CVE-1',
+          FixedIn: [{ Name: 'openssl', Version: '3.0.11-1' }],
+        },
+      },
+    });
     // The fix moves up: Old affects the 3.0.9 images, New the 3.0.9 and 3.0.11 ones.
     const put = await t.app.inject({
       method: 'PUT',
@@ -105,7 +130,12 @@ describe('GET /notifications/{name}', () => {
     expect(first.deleted).toBeUndefined();
     expect(first.old.limit).toBe(100);
     expect(first.old.next_page).toBeUndefined();
-    expect(first.old.vulnerability).toEqual({ name: 'CVE-1', namespace_name: 'debian:12', link: 'https://example.test/CVE-1', severity: 'High' });
+    expect(first.old.vulnerability).toEqual({
+      name: 'CVE-1',
+      namespace_name: 'debian:12',
+      link: 'https://example.test/CVE-1',
+      severity: 'High',
+    });
     expect(first.new.vulnerability).toEqual(first.old.vulnerability);
     expect(first.old.ancestries).toEqual(['img-1', 'img-2', 'img-6'].map((name) => ({ index: ids.get(name), name })));
     expect(first.new.ancestries).toEqual(['img-1', 'img-2', 'img-3', 'img-4', 'img-6'].map((name) => ({ index: ids.get(name), name })));
@@ -125,10 +155,14 @@ describe('GET /notifications/{name}', () => {
 
   it('pages the sides independently in one request', async () => {
     const firstPage = json(await t.app.inject({ url: `/notifications/${update}?limit=1` })).notification;
-    const secondOld = json(await t.app.inject({ url: `/notifications/${update}?limit=1&old_vulnerability_page=${encodeURIComponent(firstPage.old.next_page)}` })).notification;
+    const secondOld = json(
+      await t.app.inject({ url: `/notifications/${update}?limit=1&old_vulnerability_page=${encodeURIComponent(firstPage.old.next_page)}` }),
+    ).notification;
     expect(secondOld.old.ancestries).toEqual([{ index: ids.get('img-2'), name: 'img-2' }]);
     expect(secondOld.new.ancestries).toEqual([{ index: ids.get('img-1'), name: 'img-1' }]);
-    const thirdOld = json(await t.app.inject({ url: `/notifications/${update}?limit=1&old_vulnerability_page=${encodeURIComponent(secondOld.old.next_page)}` })).notification.old;
+    const thirdOld = json(
+      await t.app.inject({ url: `/notifications/${update}?limit=1&old_vulnerability_page=${encodeURIComponent(secondOld.old.next_page)}` }),
+    ).notification.old;
     // The new side at its second page, the old at its third (its last), in one request.
     const both = json(
       await t.app.inject({
@@ -141,15 +175,35 @@ describe('GET /notifications/{name}', () => {
     expect(both.new.ancestries).toEqual([{ index: ids.get('img-2'), name: 'img-2' }]);
     expect(both.new.next_page).toBeDefined();
     // lowerCamelCase parameter names are accepted too.
-    const camel = json(await t.app.inject({ url: `/notifications/${update}?limit=1&newVulnerabilityPage=${encodeURIComponent(secondOld.new.next_page)}` })).notification;
+    const camel = json(
+      await t.app.inject({ url: `/notifications/${update}?limit=1&newVulnerabilityPage=${encodeURIComponent(secondOld.new.next_page)}` }),
+    ).notification;
     expect(camel.new.ancestries).toEqual([{ index: ids.get('img-2'), name: 'img-2' }]);
   });
 
   it('omits old for a new vulnerability and new for a deleted one', async () => {
-    await t.app.inject({ method: 'POST', url: vulnUrl, payload: { Vulnerability: { Name: 'CVE-2', Severity: 'Low', Description: 'zlib', Metadata: { NVD: { CVSSv2: { Score: 5 } } }, FixedIn: [{ Name: 'zlib', Version: 'None' }] } } });
+    await t.app.inject({
+      method: 'POST',
+      url: vulnUrl,
+      payload: {
+        Vulnerability: {
+          Name: 'CVE-2',
+          Severity: 'Low',
+          Description: 'zlib',
+          Metadata: { NVD: { CVSSv2: { Score: 5 } } },
+          FixedIn: [{ Name: 'zlib', Version: 'None' }],
+        },
+      },
+    });
     const created = json(await t.app.inject({ url: `/notifications/${await latestNotification(t)}?limit=1000` })).notification;
     expect(created.old).toBeUndefined();
-    expect(created.new.vulnerability).toEqual({ name: 'CVE-2', namespace_name: 'debian:12', description: 'zlib', severity: 'Low', metadata: '{"NVD":{"CVSSv2":{"Score":5}}}' });
+    expect(created.new.vulnerability).toEqual({
+      name: 'CVE-2',
+      namespace_name: 'debian:12',
+      description: 'zlib',
+      severity: 'Low',
+      metadata: '{"NVD":{"CVSSv2":{"Score":5}}}',
+    });
     expect(created.new.limit).toBe(1000);
     expect(created.new.ancestries.map((a: { name: string }) => a.name)).toEqual(['img-1', 'img-2', 'img-3', 'img-4', 'img-5', 'img-6']);
     expect(created.new.current_page).toEqual(expect.any(String));
@@ -172,7 +226,13 @@ describe('GET /notifications/{name}', () => {
   });
 
   it('rejects bad limits and bad tokens with 400 InvalidArgument', async () => {
-    for (const [limit, shown] of [['0', '0'], ['1001', '1001'], ['x', '"x"'], ['-1', '-1'], ['1.5', '"1.5"']]) {
+    for (const [limit, shown] of [
+      ['0', '0'],
+      ['1001', '1001'],
+      ['x', '"x"'],
+      ['-1', '-1'],
+      ['1.5', '"1.5"'],
+    ]) {
       const res = await t.app.inject({ url: `/notifications/${update}?limit=${limit}` });
       expect(res.statusCode).toBe(400);
       const message = `query parameter limit must be an integer from 1 to 1000 (got ${shown})`;
@@ -191,23 +251,43 @@ describe('GET /notifications/{name}', () => {
       else expect(body.message).toMatch(message);
     };
     await bad(`old_vulnerability_page=${encodeURIComponent(tampered)}`, /^old_vulnerability_page token is invalid/);
-    await bad('new_vulnerability_page=garbage', 'new_vulnerability_page is not a page token: pass the next_page value of an earlier response unchanged');
+    await bad(
+      'new_vulnerability_page=garbage',
+      'new_vulnerability_page is not a page token: pass the next_page value of an earlier response unchanged',
+    );
     // A token of one side is refused on the other, and on another notification.
-    await bad(`new_vulnerability_page=${encodeURIComponent(token)}`, 'new_vulnerability_page is a page token of the old side: pass it as old_vulnerability_page');
+    await bad(
+      `new_vulnerability_page=${encodeURIComponent(token)}`,
+      'new_vulnerability_page is a page token of the old side: pass it as old_vulnerability_page',
+    );
     const other = (await t.pool.query('SELECT name FROM notification WHERE name <> $1 LIMIT 1', [update])).rows[0].name;
     const res = await t.app.inject({ url: `/notifications/${other}?old_vulnerability_page=${encodeURIComponent(token)}` });
-    expect([res.statusCode, json(res).message]).toEqual([400, 'old_vulnerability_page is a page token of another notification; start again from the first page']);
+    expect([res.statusCode, json(res).message]).toEqual([
+      400,
+      'old_vulnerability_page is a page token of another notification; start again from the first page',
+    ]);
     // A token of another list (not {"StartID": n}).
-    await bad(`old_vulnerability_page=${encodeURIComponent(t.pageTokens.encode({ OldVulnerability: 0, NewVulnerability: 0 }))}`, 'old_vulnerability_page is not a page token of a notification; start again from the first page');
+    await bad(
+      `old_vulnerability_page=${encodeURIComponent(t.pageTokens.encode({ OldVulnerability: 0, NewVulnerability: 0 }))}`,
+      'old_vulnerability_page is not a page token of a notification; start again from the first page',
+    );
     // Clair's own shape, {"StartID": n}, is accepted.
-    const clair = json(await t.app.inject({ url: `/notifications/${update}?old_vulnerability_page=${encodeURIComponent(t.pageTokens.encode({ StartID: ids.get('img-6') }))}` })).notification;
+    const clair = json(
+      await t.app.inject({
+        url: `/notifications/${update}?old_vulnerability_page=${encodeURIComponent(t.pageTokens.encode({ StartID: ids.get('img-6') }))}`,
+      }),
+    ).notification;
     expect(clair.old.ancestries).toEqual([{ index: ids.get('img-6'), name: 'img-6' }]);
   });
 
   it('answers 404 NotFound for an unknown notification', async () => {
     const res = await t.app.inject({ url: '/notifications/nope' });
     expect(res.statusCode).toBe(404);
-    expect(json(res)).toEqual({ error: "requested notification 'nope' is not found", code: 5, message: "requested notification 'nope' is not found" });
+    expect(json(res)).toEqual({
+      error: "requested notification 'nope' is not found",
+      code: 5,
+      message: "requested notification 'nope' is not found",
+    });
   });
 });
 
@@ -221,12 +301,20 @@ describe('DELETE /notifications/{name}', () => {
     const read = json(await t.app.inject({ url: `/notifications/${name}` })).notification;
     expect(read.deleted).toMatch(/^\d{10}$/);
     expect(read.old).toBeUndefined();
-    expect(read.new).toEqual({ current_page: expect.any(String), limit: 100, vulnerability: { name: 'CVE-3', namespace_name: 'debian:12', severity: 'Low' } });
+    expect(read.new).toEqual({
+      current_page: expect.any(String),
+      limit: 100,
+      vulnerability: { name: 'CVE-3', namespace_name: 'debian:12', severity: 'Low' },
+    });
     const again = await t.app.inject({ method: 'DELETE', url: `/notifications/${name}` });
     expect([again.statusCode, again.body]).toEqual([200, '{}']);
     expect(json(await t.app.inject({ url: `/notifications/${name}` })).notification.deleted).toBe(read.deleted);
     const unknown = await t.app.inject({ method: 'DELETE', url: '/notifications/nope' });
     expect(unknown.statusCode).toBe(404);
-    expect(json(unknown)).toEqual({ error: "requested notification 'nope' is not found", code: 5, message: "requested notification 'nope' is not found" });
+    expect(json(unknown)).toEqual({
+      error: "requested notification 'nope' is not found",
+      code: 5,
+      message: "requested notification 'nope' is not found",
+    });
   });
 });
