@@ -42,6 +42,8 @@ export interface Config {
     readonly connection: PoolConfig | null;
     readonly maxConnections: number;
     readonly dataDir: string;
+    /** dataDir is the default (./data/postgres), chosen by neither TARSIER_DATA_DIR nor database.datadir. */
+    readonly dataDirIsDefault: boolean;
   };
   readonly indexer: {
     readonly downloadTimeoutMs: number;
@@ -757,7 +759,8 @@ function build(vals: Values, env: Env): Config {
   for (const name of UPDATER_NAMES) sources[name] = { url: vals.opt<string>(`updater.sources.${name}.url`) ?? DEFAULT_SOURCES[name] };
 
   const maxOpen = vals.get<number>('database.options.maxopenconnections');
-  const dataDir = fromEnv(env, ENV.dataDir, filePath, cwd) ?? vals.opt<string>('database.datadir') ?? path.resolve(cwd, 'data', 'postgres');
+  const chosenDataDir = fromEnv(env, ENV.dataDir, filePath, cwd) ?? vals.opt<string>('database.datadir');
+  const dataDir = chosenDataDir ?? path.resolve(cwd, 'data', 'postgres');
 
   return {
     api: {
@@ -782,6 +785,7 @@ function build(vals: Values, env: Env): Config {
       connection: fromEnv(env, ENV.databaseUrl, databaseUrl, cwd) ?? vals.opt<PoolConfig>('database.options.source') ?? null,
       maxConnections: maxOpen === 0 ? DEFAULT_MAX_CONNECTIONS : maxOpen,
       dataDir,
+      dataDirIsDefault: chosenDataDir === undefined,
     },
     indexer: {
       downloadTimeoutMs: vals.get<number>('indexer.downloadtimeout'),

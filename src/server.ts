@@ -52,7 +52,11 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
   if (config.database.connection) {
     connection = config.database.connection;
   } else {
-    embedded = await startEmbeddedPostgres({ dataDir: config.database.dataDir, log: log.child({ component: 'embedded-postgres' }) });
+    embedded = await startEmbeddedPostgres({
+      dataDir: config.database.dataDir,
+      relocatable: config.database.dataDirIsDefault,
+      log: log.child({ component: 'embedded-postgres' }),
+    });
     connection = embedded.connection;
   }
   const pool = createPool(connection, config.database.maxConnections, log);

@@ -39,7 +39,7 @@ const DEFAULTS: Config = {
     auth: { tokens: [], psk: null, requireExp: false },
     tls: { certFile: '', keyFile: '', caFile: '' },
   },
-  database: { connection: null, maxConnections: 10, dataDir: path.resolve(process.cwd(), 'data/postgres') },
+  database: { connection: null, maxConnections: 10, dataDir: path.resolve(process.cwd(), 'data/postgres'), dataDirIsDefault: true },
   indexer: {
     downloadTimeoutMs: 900_000,
     maxLayerBytes: 10 * 1024 ** 3,
@@ -272,6 +272,7 @@ describe('Tarsier keys', () => {
         },
         maxConnections: 10,
         dataDir: path.join(fixtures, 'state/postgres'),
+        dataDirIsDefault: false,
       },
       indexer: {
         downloadTimeoutMs: 300_000,

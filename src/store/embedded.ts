@@ -1,7 +1,7 @@
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { spawn, spawnSync, execFileSync, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chown, cp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { arch, platform, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -33,7 +33,18 @@ export interface EmbeddedOptions {
   ephemeral?: boolean;
   /** Listen on this port (a server started again where clients expect it); default: a free port. */
   port?: number;
+  /**
+   * dataDir is the default one, not the operator's choice: as root, when the unprivileged user
+   * cannot reach it (a checkout in a private home), the data goes under RUNTIME_DIR instead.
+   */
+  relocatable?: boolean;
 }
+
+/**
+ * Where, running as root, the embedded PostgreSQL's binaries and (default) data go when the
+ * unprivileged user it runs as cannot reach them where they are: root-owned and traversable by all.
+ */
+export const RUNTIME_DIR = '/var/lib/tarsier';
 
 const SUPERUSER = 'postgres';
 const PASSWORD_FILE = 'tarsier-password';
@@ -58,6 +69,63 @@ async function binaries(): Promise<Binaries> {
       { cause: err },
     );
   }
+}
+
+/** Whether user can use path as `test` checks it (-x: search a directory or run a program), every directory above it included. */
+function userCan(user: RunAs, test: '-x' | '-w', path: string): boolean {
+  return spawnSync('test', [test, path], { uid: user.uid, gid: user.gid }).status === 0;
+}
+
+/** The nearest directory at or above path that exists. */
+function existingAncestor(path: string): string {
+  let dir = path;
+  while (!existsSync(dir) && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+}
+
+/**
+ * The binaries where user can run them. A checkout in a private home (root's, mode 0700) holds
+ * them where the postgres user cannot reach: they are copied once, per version, under RUNTIME_DIR.
+ */
+async function reachableBinaries(bin: Binaries, user: RunAs, log: Logger): Promise<Binaries> {
+  if (userCan(user, '-x', bin.postgres)) return bin;
+  const native = dirname(dirname(bin.postgres));
+  const { version } = JSON.parse(await readFile(join(native, '..', 'package.json'), 'utf8')) as { version: string };
+  const target = join(RUNTIME_DIR, `postgresql-${version}-${platform()}-${arch()}`);
+  if (!existsSync(join(target, COPIED_MARKER))) {
+    await mkdir(RUNTIME_DIR, { recursive: true, mode: 0o755 });
+    const partial = `${target}.partial-${process.pid}`;
+    await rm(partial, { recursive: true, force: true });
+    await cp(native, partial, { recursive: true, verbatimSymlinks: true });
+    await writeFile(join(partial, COPIED_MARKER), `${native}\n`);
+    await rm(target, { recursive: true, force: true });
+    await rename(partial, target);
+    log.info({ from: native, to: target, user: user.user }, `embedded postgres binaries copied where user ${user.user} can run them`);
+  }
+  const copied = { initdb: join(target, 'bin', 'initdb'), postgres: join(target, 'bin', 'postgres') };
+  if (!userCan(user, '-x', copied.postgres)) {
+    throw new Error(`the embedded PostgreSQL binaries in ${target} cannot be run by user ${user.user}; check the modes of ${RUNTIME_DIR}`);
+  }
+  return copied;
+}
+const COPIED_MARKER = '.tarsier-copied-from';
+
+/**
+ * The data directory where user can reach it. The default one in a private checkout moves to
+ * RUNTIME_DIR (one per checkout); one the operator chose must be reachable as it is.
+ */
+function reachableDataDir(dataDir: string, user: RunAs, relocatable: boolean, log: Logger): string {
+  const reachable = (dir: string): boolean => userCan(user, '-x', existingAncestor(dirname(dir)));
+  if (reachable(dataDir)) return dataDir;
+  if (!relocatable) {
+    throw new Error(
+      `PostgreSQL runs as user ${user.user} (it refuses to run as root), which cannot reach the data directory ${dataDir}: ` +
+        `a directory above it is private; set TARSIER_DATA_DIR (or clair.database.datadir) to a directory that user can reach`,
+    );
+  }
+  const moved = join(RUNTIME_DIR, `postgres-${createHash('sha256').update(dataDir).digest('hex').slice(0, 12)}`);
+  log.info({ dataDir: moved, instead: dataDir, user: user.user }, `embedded postgres data kept where user ${user.user} can reach it`);
+  return moved;
 }
 
 interface RunAs {
@@ -205,10 +273,11 @@ async function waitUntilReady(connection: pg.PoolConfig, child: ChildProcess, ou
 }
 
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedPostgres> {
-  const { dataDir, log } = options;
+  const { log } = options;
   const database = options.database ?? 'tarsier';
-  const bin = await binaries();
   const runAs = unprivilegedUser();
+  const bin = runAs ? await reachableBinaries(await binaries(), runAs, log) : await binaries();
+  const dataDir = runAs ? reachableDataDir(options.dataDir, runAs, options.relocatable ?? false, log) : options.dataDir;
 
   // Parents keep the default mode: the unprivileged user must be able to reach the data directory.
   await mkdir(dirname(dataDir), { recursive: true });
@@ -260,7 +329,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     process.off('exit', onExit);
     throw err;
   }
-  log.info({ dataDir, port }, 'embedded postgres started');
+  log.info({ dataDir, binaries: dirname(bin.postgres), port }, 'embedded postgres started');
 
   return {
     connection: { ...adminConnection, database },
