@@ -52,7 +52,7 @@ describe('npm start', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     afterAll(() => {
-      for (const pid of processesWith(marker)) process.kill(pid, 'SIGKILL');
+      for (const pid of [...processesWith(marker), ...processesWith(dataDir)]) process.kill(pid, 'SIGKILL');
     });
     const exited = new Promise<number | string>((resolve) => npm.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
     const listening = await new Promise<Record<string, unknown>>((resolve, reject) => {
