@@ -12,11 +12,15 @@ import { gzip, tarball } from '../helpers/tarball.js';
 async function receiver() {
   const names: string[] = [];
   let failing = false;
+  let refused = 0;
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (d: Buffer) => (body += d.toString()));
     req.on('end', () => {
-      if (failing) return res.writeHead(503).end();
+      if (failing) {
+        refused++;
+        return res.writeHead(503).end();
+      }
       names.push((JSON.parse(body) as { Notification: { Name: string } }).Notification.Name);
       res.writeHead(200).end();
     });
@@ -26,6 +30,8 @@ async function receiver() {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     names,
+    /** Deliveries answered 503 while failing. */
+    refused: () => refused,
     setFailing: (f: boolean) => (failing = f),
   };
 }
@@ -125,7 +131,7 @@ describe('notifications end to end, with real processes', () => {
       method: 'POST',
       body: JSON.stringify({ Vulnerability: { Name: 'CVE-1', Severity: 'Low' } }),
     });
-    await new Promise((r) => setTimeout(r, 1500));
+    await until(() => hook.refused() >= 1, 15_000); // the first process tried, and was refused
     first.child.kill('SIGKILL');
     await first.exited;
     expect(hook.names).toEqual([]);
