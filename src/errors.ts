@@ -1,7 +1,8 @@
 /**
  * Errors with stable codes. Code throws these; each API dialect maps the code to its status and
- * body in exactly one place (src/api/v1/errors.ts for the v1 envelope). Messages are written for
- * the person reading the response: they say what is wrong and what to do.
+ * body in exactly one place (src/api/v1/errors.ts for the v1 envelope, src/api/v3/errors.ts for
+ * the ancestry API's), and src/api/edge.ts sends every error answer. Messages are written for the
+ * person reading the response: they say what is wrong and what to do.
  */
 export type ErrorCode =
   | 'bad_request' // the request must change before a retry (400)
