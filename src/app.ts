@@ -14,6 +14,8 @@ import { JSON_CONTENT_TYPE } from './api/v1/errors.js';
 import { registerV1Api } from './api/v1/index.js';
 import { normalizeFieldNames } from './api/v1/schemas.js';
 import { registerAncestryApi } from './api/v3/index.js';
+import { AncestryService } from './api/v3/service.js';
+import { LayerScans } from './indexer/layer-scans.js';
 import { ReportCache } from './api/v1/report-cache.js';
 import type { RouteApp } from './api/route-app.js';
 import type { Config } from './config.js';
@@ -30,6 +32,8 @@ export interface AppDeps {
   indexer: Indexer;
   /** Layer reports kept between requests; a 64 MiB cache unless given. */
   reports?: ReportCache;
+  /** The ancestry API's operations, shared with the gRPC transport; made here unless given. */
+  ancestry?: AncestryService;
   /** Serve HTTPS with this key and certificate; with ca, clients must present a certificate it signed. */
   tls?: { key: Buffer; cert: Buffer; ca?: Buffer };
 }
@@ -131,9 +135,26 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     }
     const { indexer, pageTokens } = deps;
     registerV1Api(scope, { pool, indexer, pageTokens, defaultRevision: config.api.v1Revision, reports: deps.reports ?? new ReportCache() });
-    registerAncestryApi(scope, { pool, indexer, pageTokens, config });
+    registerAncestryApi(scope, { service: deps.ancestry ?? ancestryService({ pool, indexer, pageTokens, config, log: deps.log }), config });
   });
   return app;
+}
+
+/** The ancestry API's operations over this database and indexer. */
+export function ancestryService(deps: {
+  pool: Pool;
+  indexer: Indexer;
+  pageTokens: PageTokens;
+  config: Config;
+  log: Logger;
+}): AncestryService {
+  const scans = new LayerScans({
+    pool: deps.pool,
+    indexer: deps.indexer,
+    log: deps.log.child({ component: 'layer-scans' }),
+    downloadTimeoutMs: deps.config.indexer.downloadTimeoutMs,
+  });
+  return new AncestryService({ pool: deps.pool, scans, pageTokens: deps.pageTokens });
 }
 
 /** Health port: GET /health answers 200 when the database answers, 503 when it does not. */

@@ -1,20 +1,14 @@
 import type { RouteApp } from '../route-app.js';
 import type { Config } from '../../config.js';
-import type { Indexer } from '../../indexer/indexer.js';
-import { LayerScans } from '../../indexer/layer-scans.js';
-import type { Pool } from '../../store/pool.js';
-import type { PageTokens } from '../paging.js';
 import { registerAncestryRoutes } from './ancestry.js';
 import { jsonBodyParser } from '../json-body.js';
 import { registerNotificationRoutes } from './notifications.js';
 import { GrpcErrorBody } from './schemas.js';
+import type { AncestryService } from './service.js';
 import { registerStatusRoutes } from './status.js';
 
 export interface AncestryApiDeps {
-  pool: Pool;
-  /** Downloads and reads layers (its scan()). */
-  indexer: Pick<Indexer, 'scan'>;
-  pageTokens: PageTokens;
+  service: AncestryService;
   config: Config;
 }
 
@@ -25,12 +19,6 @@ export interface AncestryApiDeps {
  * routes are not affected; errors take the grpc-gateway shape by URL (src/api/edge.ts).
  */
 export function registerAncestryApi(app: RouteApp, deps: AncestryApiDeps): void {
-  const scans = new LayerScans({
-    pool: deps.pool,
-    indexer: deps.indexer,
-    log: app.log.child({ component: 'layer-scans' }),
-    downloadTimeoutMs: deps.config.indexer.downloadTimeoutMs,
-  });
   void app.register(async (plugin) => {
     const scope = plugin as unknown as RouteApp;
     scope.addHook('onRoute', (route) => {
@@ -39,8 +27,8 @@ export function registerAncestryApi(app: RouteApp, deps: AncestryApiDeps): void 
     // As the v1 API: any Content-Type is read as JSON (grpc-gateway's marshaler did the same).
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', jsonBodyParser({ deadlineMs: deps.config.api.bodyTimeoutMs }));
-    registerAncestryRoutes(scope, { pool: deps.pool, scans });
-    registerNotificationRoutes(scope, { pool: deps.pool, pageTokens: deps.pageTokens });
-    registerStatusRoutes(scope, { pool: deps.pool });
+    registerAncestryRoutes(scope, deps.service);
+    registerNotificationRoutes(scope, deps.service);
+    registerStatusRoutes(scope, deps.service);
   });
 }

@@ -1,0 +1,380 @@
+import type { Static } from '@sinclair/typebox';
+import { NAMESPACE_DETECTORS, PACKAGE_LISTERS } from '../../ecosystems/index.js';
+import { badRequest, notFound, TarsierError } from '../../errors.js';
+import { layerFormatNamed, type LayerFormat } from '../../indexer/archive.js';
+import type { LayerScans, ScannedLayer } from '../../indexer/layer-scans.js';
+import {
+  ancestriesAffectedBy,
+  lockAncestryName,
+  readAncestry,
+  replaceAncestry,
+  type AffectedAncestry,
+  type AncestryFeatureRow,
+} from '../../store/ancestries.js';
+import { featuresFor, type AffectingVulnerability, type LayerFeature } from '../../store/layers.js';
+import { findNotification, markNotificationRead } from '../../store/notifications.js';
+import { withTransaction, type Pool, type Queryable } from '../../store/pool.js';
+import { updaterStates } from '../../store/updater-state.js';
+import { findVulnerabilityById } from '../../store/vulnerabilities.js';
+import { MAX_NAME_LENGTH } from '../limits.js';
+import type { PageTokens } from '../paging.js';
+import {
+  messageListField,
+  messageOf,
+  metadataText,
+  stringField,
+  stringMapField,
+  timestamp,
+  unixSeconds,
+  withoutDefaults,
+} from './proto-json.js';
+import type { GetAncestryResponse, GetNotificationResponse } from './schemas.js';
+
+/**
+ * The ancestry API's operations (AncestryService, NotificationService, StatusService), once, for
+ * both transports: the JSON routes (grpc-gateway's mapping) and native gRPC call these with the
+ * request as its message holds it, and send what they return, a message in the proto3 JSON shape
+ * (proto field names, default values left out).
+ */
+
+/** The package listers and namespace detectors every layer is scanned with, by name, in run order. */
+export const LISTER_NAMES: readonly string[] = PACKAGE_LISTERS.map((l) => l.name);
+export const DETECTOR_NAMES: readonly string[] = NAMESPACE_DETECTORS.map((d) => d.name);
+
+export interface ServiceStatus {
+  listers: string[];
+  detectors: string[];
+  /** RFC 3339; absent before the first successful updater run. */
+  last_update_time?: string;
+}
+
+/** ServiceStatus now: the configured listers and detectors and the last successful updater run of any source. */
+export async function serviceStatus(db: Queryable): Promise<ServiceStatus> {
+  let last: Date | null = null;
+  for (const state of await updaterStates(db)) {
+    if (state.lastSuccessAt && (last === null || state.lastSuccessAt > last)) last = state.lastSuccessAt;
+  }
+  return withoutDefaults({
+    listers: [...LISTER_NAMES],
+    detectors: [...DETECTOR_NAMES],
+    last_update_time: timestamp(last),
+  }) as ServiceStatus;
+}
+
+/** Format names accepted on input (case-insensitive); OCI layers are Docker layers (as in v1). */
+const FORMAT_HINT = 'use Docker (or OCI) or ACI';
+/** Layers downloaded at once for one ancestry. */
+const SCAN_CONCURRENCY = 4;
+/** Scan keys of v1 layers start with this; an ancestry layer hash must not (it would name a v1 layer's scan). */
+const V1_SCAN_PREFIX = 'v1/';
+
+export interface PostLayer {
+  hash: string;
+  path: string;
+  headers: Record<string, string>;
+}
+
+export interface PostAncestryRequest {
+  name: string;
+  format: LayerFormat;
+  /** Parent first. */
+  layers: PostLayer[];
+}
+
+const blank = (value: string): boolean => value.trim() === '';
+
+/** PostAncestryRequest from a JSON body (proto3 JSON: snake_case or lowerCamelCase names, unknown fields ignored). */
+export function parsePostAncestry(body: unknown): PostAncestryRequest {
+  if (body === undefined) throw badRequest('request body is empty: send a JSON object with ancestry_name, format and layers');
+  const message = messageOf(body, 'request body');
+  const name = stringField(message, 'ancestry_name');
+  if (blank(name)) throw badRequest('ancestry_name is required');
+  if (name.length > MAX_NAME_LENGTH) throw badRequest(`ancestry_name is longer than the ${MAX_NAME_LENGTH}-character limit`);
+  const formatName = stringField(message, 'format');
+  if (blank(formatName)) throw badRequest(`format is required: ${FORMAT_HINT}`);
+  const format = layerFormatNamed(formatName);
+  if (!format) throw badRequest(`format ${JSON.stringify(formatName)} is not supported: ${FORMAT_HINT}`);
+  const layerMessages = messageListField(message, 'layers');
+  if (layerMessages.length === 0) throw badRequest("layers is required: list the ancestry's layers, parent first");
+  const layers = layerMessages.map((layer, i) => {
+    const at = `layers[${i}]`;
+    const hash = stringField(layer, 'hash', at);
+    if (blank(hash)) throw badRequest(`${at}.hash is required`);
+    if (hash.length > MAX_NAME_LENGTH) throw badRequest(`${at}.hash is longer than the ${MAX_NAME_LENGTH}-character limit`);
+    if (hash.startsWith(V1_SCAN_PREFIX)) throw badRequest(`${at}.hash must not start with "${V1_SCAN_PREFIX}"`);
+    const path = stringField(layer, 'path', at);
+    if (blank(path)) throw badRequest(`${at}.path is required`);
+    return { hash, path, headers: stringMapField(layer, 'headers', at) };
+  });
+  return { name, format, layers };
+}
+
+/** The same error, its message naming the layer it is about. */
+function aboutLayer(err: unknown, index: number, hash: string): unknown {
+  if (!(err instanceof TarsierError)) return err;
+  return new TarsierError(err.code, `layers[${index}] (${hash}): ${err.message}`, { cause: err });
+}
+
+/**
+ * Scans the distinct layer hashes, a few at a time. After a failure no new download starts; the
+ * error reported is that of the first failing layer in ancestry order.
+ */
+async function scanLayers(scans: LayerScans, request: PostAncestryRequest, signal: AbortSignal): Promise<Map<string, ScannedLayer>> {
+  const firstIndex = new Map<string, number>();
+  request.layers.forEach((l, i) => firstIndex.has(l.hash) || firstIndex.set(l.hash, i));
+  const queue = [...firstIndex.values()];
+  const scanned = new Map<string, ScannedLayer>();
+  const failures: Array<{ index: number; err: unknown }> = [];
+  const worker = async (): Promise<void> => {
+    for (let index = queue.shift(); index !== undefined && failures.length === 0; index = queue.shift()) {
+      const layer = request.layers[index]!;
+      try {
+        scanned.set(layer.hash, await scans.scan({ ...layer, format: request.format }, signal));
+      } catch (err) {
+        failures.push({ index, err: aboutLayer(err, index, layer.hash) });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(SCAN_CONCURRENCY, queue.length) }, worker));
+  if (failures.length > 0) throw failures.reduce((a, b) => (b.index < a.index ? b : a)).err;
+  return scanned;
+}
+
+/**
+ * Assembles and stores the ancestry: the layers in order, each resolving its features from its own
+ * scan and the features so far (its namespace is its detected one, else the one before); a feature
+ * belongs to the position of the layer that introduced it. Replaces an ancestry of the same name.
+ */
+async function storeAncestry(pool: Pool, request: PostAncestryRequest, scanned: Map<string, ScannedLayer>): Promise<void> {
+  await withTransaction(pool, async (client) => {
+    await lockAncestryName(client, request.name);
+    let resolved: LayerFeature[] = [];
+    let introducedAt = new Map<number, number>();
+    let namespace: string | null = null;
+    for (const [position, layer] of request.layers.entries()) {
+      const { scan } = scanned.get(layer.hash)!;
+      namespace = scan.namespace ?? namespace;
+      let features: LayerFeature[];
+      try {
+        features = await featuresFor(client, scan, namespace, resolved);
+      } catch (err) {
+        throw aboutLayer(err, position, layer.hash);
+      }
+      const next = new Map<number, number>();
+      for (const f of features)
+        if (!next.has(f.featureVersionId)) next.set(f.featureVersionId, introducedAt.get(f.featureVersionId) ?? position);
+      resolved = features;
+      introducedAt = next;
+    }
+    const rows: AncestryFeatureRow[] = [...introducedAt].map(([featureVersionId, position]) => ({ featureVersionId, position }));
+    await replaceAncestry(client, {
+      name: request.name,
+      scanIds: request.layers.map((l) => scanned.get(l.hash)!.scanId),
+      features: rows,
+    });
+  });
+  // No markDataChanged: an ancestry changes no v1 layer report (the only cached reads).
+}
+
+function vulnerabilityMessage(v: AffectingVulnerability): Record<string, unknown> {
+  return {
+    name: v.name,
+    namespace_name: v.namespace,
+    description: v.description,
+    link: v.link,
+    severity: v.severity,
+    metadata: metadataText(v.metadata),
+    fixed_by: v.fixedBy ?? undefined,
+  };
+}
+
+type SideName = 'old' | 'new';
+
+/**
+ * A side's page token: where its next page starts (an ancestry id), as Clair v3's {"StartID": n},
+ * plus the side and the notification it belongs to, so a token passed for the other side or for
+ * another notification is refused instead of silently skipping ancestries. Tokens holding only
+ * StartID (Clair's shape) are accepted.
+ */
+interface SidePage {
+  StartID: number;
+  Side?: SideName;
+  Notification?: string;
+}
+
+/** The request fields that carry each side's page token, as errors name them. */
+const PAGE_PARAMETERS = { old: 'old_vulnerability_page', new: 'new_vulnerability_page' } as const;
+
+/** A side's token as given (undefined: first page) and where it starts. */
+function sideStart(
+  token: string | undefined,
+  side: SideName,
+  notification: string,
+  tokens: PageTokens,
+): { token: string | undefined; start: number } {
+  const parameter = PAGE_PARAMETERS[side];
+  if (token === undefined) return { token, start: 0 };
+  let payload: Partial<SidePage> | null;
+  try {
+    payload = tokens.decode(token, parameter) as Partial<SidePage> | null;
+  } catch (err) {
+    // The shared decoder speaks of the v1 field; here the page tokens come from next_page.
+    if (err instanceof TarsierError) throw new TarsierError(err.code, err.message.replace('NextPage', 'next_page'), { cause: err });
+    throw err;
+  }
+  const start = payload && typeof payload === 'object' ? payload.StartID : undefined;
+  if (typeof start !== 'number' || !Number.isSafeInteger(start) || start < 0) {
+    throw badRequest(`${parameter} is not a page token of a notification; start again from the first page`);
+  }
+  if (payload!.Side !== undefined && payload!.Side !== side) {
+    throw badRequest(
+      `${parameter} is a page token of the ${payload!.Side} side: pass it as ${PAGE_PARAMETERS[payload!.Side as SideName] ?? 'the other parameter'}`,
+    );
+  }
+  if (payload!.Notification !== undefined && payload!.Notification !== notification) {
+    throw badRequest(`${parameter} is a page token of another notification; start again from the first page`);
+  }
+  return { token, start };
+}
+
+export interface NotificationPageRequest {
+  name: string;
+  /** Ancestries per side. */
+  limit: number;
+  /** next_page of an earlier page of each side; absent or '': the first page. */
+  oldPage?: string | undefined;
+  newPage?: string | undefined;
+}
+
+export interface AncestryServiceDeps {
+  pool: Pool;
+  scans: LayerScans;
+  pageTokens: PageTokens;
+}
+
+export class AncestryService {
+  readonly #pool: Pool;
+  readonly #scans: LayerScans;
+  readonly #pageTokens: PageTokens;
+
+  constructor(deps: AncestryServiceDeps) {
+    this.#pool = deps.pool;
+    this.#scans = deps.scans;
+    this.#pageTokens = deps.pageTokens;
+  }
+
+  /** AncestryService.PostAncestry: scans the layers (stopping when signal aborts) and stores the ancestry. */
+  async postAncestry(request: PostAncestryRequest, signal: AbortSignal): Promise<{ status: ServiceStatus }> {
+    const scanned = await scanLayers(this.#scans, request, signal);
+    signal.throwIfAborted(); // a caller gone by now gets no ancestry either
+    await storeAncestry(this.#pool, request, scanned);
+    return { status: await serviceStatus(this.#pool) };
+  }
+
+  /** AncestryService.GetAncestry. */
+  async getAncestry(name: string): Promise<Static<typeof GetAncestryResponse>> {
+    if (name === '') throw badRequest('ancestry name should not be empty');
+    const ancestry = await readAncestry(this.#pool, name);
+    if (!ancestry) throw notFound(`requested ancestry '${name}' is not found`);
+    const vulnerabilities = new Map<number, AffectingVulnerability[]>();
+    for (const v of ancestry.vulnerabilities) {
+      const list = vulnerabilities.get(v.featureVersionId) ?? [];
+      list.push(v);
+      vulnerabilities.set(v.featureVersionId, list);
+    }
+    const introduced = new Map<number, Array<Record<string, unknown>>>();
+    for (const f of ancestry.features) {
+      const list = introduced.get(f.position) ?? [];
+      list.push({
+        name: f.name,
+        namespace_name: f.namespace,
+        version: f.version,
+        version_format: f.versionFormat,
+        vulnerabilities: (vulnerabilities.get(f.featureVersionId) ?? []).map(vulnerabilityMessage),
+      });
+      introduced.set(f.position, list);
+    }
+    const layers = ancestry.layers.map((hash, position) => ({ layer: { hash }, detected_features: introduced.get(position) ?? [] }));
+    return withoutDefaults({
+      ancestry: {
+        name: ancestry.name,
+        scanned_listers: [...LISTER_NAMES],
+        scanned_detectors: [...DETECTOR_NAMES],
+        layers,
+      },
+      status: await serviceStatus(this.#pool),
+    });
+  }
+
+  /** NotificationService.GetNotification: the notification with each side's page of ancestries. */
+  async getNotification(request: NotificationPageRequest): Promise<Static<typeof GetNotificationResponse>> {
+    const { name, limit } = request;
+    if (name === '') throw badRequest('notification name should not be empty');
+    const oldPage = sideStart(request.oldPage || undefined, 'old', name, this.#pageTokens);
+    const newPage = sideStart(request.newPage || undefined, 'new', name, this.#pageTokens);
+    const notification = await findNotification(this.#pool, name);
+    if (!notification) throw notFound(`requested notification '${name}' is not found`);
+    const [oldSide, newSide] = await Promise.all([
+      this.#pagedSide('old', name, notification.oldVulnerabilityId, oldPage, limit),
+      this.#pagedSide('new', name, notification.newVulnerabilityId, newPage, limit),
+    ]);
+    return withoutDefaults({
+      notification: {
+        name: notification.name,
+        created: unixSeconds(notification.createdAt),
+        notified: unixSeconds(notification.notifiedAt),
+        deleted: unixSeconds(notification.deletedAt),
+        old: oldSide,
+        new: newSide,
+      },
+    });
+  }
+
+  /** NotificationService.MarkNotificationAsRead. */
+  async markNotificationAsRead(name: string): Promise<Record<string, never>> {
+    if (name === '') throw badRequest('notification name should not be empty');
+    if (!(await markNotificationRead(this.#pool, name))) throw notFound(`requested notification '${name}' is not found`);
+    return {};
+  }
+
+  /** StatusService.GetStatus. */
+  async getStatus(): Promise<{ status: ServiceStatus }> {
+    return { status: await serviceStatus(this.#pool) };
+  }
+
+  #mint(side: SideName, notification: string, start: number): string {
+    return this.#pageTokens.encode({ StartID: start, Side: side, Notification: notification } satisfies SidePage);
+  }
+
+  /** PagedVulnerableAncestries of one side, or undefined when the side has no vulnerability. */
+  async #pagedSide(
+    side: SideName,
+    notification: string,
+    vulnerabilityId: number | null,
+    page: { token: string | undefined; start: number },
+    limit: number,
+  ): Promise<Record<string, unknown> | undefined> {
+    if (vulnerabilityId === null) return undefined;
+    const [v, rows] = await Promise.all([
+      findVulnerabilityById(this.#pool, vulnerabilityId),
+      ancestriesAffectedBy(this.#pool, vulnerabilityId, page.start, limit + 1),
+    ]);
+    if (!v) return undefined; // purged meanwhile
+    const ancestries: AffectedAncestry[] = rows.slice(0, limit);
+    const next = rows.length > limit ? rows[limit]!.id : undefined;
+    return {
+      current_page: page.token ?? this.#mint(side, notification, page.start),
+      next_page: next === undefined ? undefined : this.#mint(side, notification, next),
+      limit,
+      vulnerability: {
+        name: v.name,
+        namespace_name: v.namespace,
+        description: v.description,
+        link: v.link,
+        severity: v.severity,
+        metadata: metadataText(v.metadata),
+      },
+      ancestries: ancestries.map((a) => ({ index: a.id, name: a.name })),
+    };
+  }
+}
