@@ -34,6 +34,7 @@ COPY --from=production-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist/src ./dist/src
 COPY package.json LICENSE ./
 COPY migrations ./migrations
+COPY proto ./proto
 ENV NODE_ENV=production
 EXPOSE 6060 6061
 HEALTHCHECK --interval=15s --timeout=3s --start-period=30s \

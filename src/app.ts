@@ -34,8 +34,6 @@ export interface AppDeps {
   reports?: ReportCache;
   /** The ancestry API's operations, shared with the gRPC transport; made here unless given. */
   ancestry?: AncestryService;
-  /** Serve HTTPS with this key and certificate; with ca, clients must present a certificate it signed. */
-  tls?: { key: Buffer; cert: Buffer; ca?: Buffer };
 }
 
 /** Route pattern for metrics labels: the registered pattern, never the raw URL (unbounded). */
@@ -56,18 +54,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     headersTimeout: config.api.headerTimeoutMs,
     connectionsCheckingInterval: Math.min(30_000, Math.ceil(config.api.headerTimeoutMs / 2)),
   };
+  // TLS, where configured, ends in front of this server (src/api/listener.ts), shared with gRPC.
   const app = Fastify({
-    ...(deps.tls
-      ? {
-          https: {
-            key: deps.tls.key,
-            cert: deps.tls.cert,
-            ...(deps.tls.ca ? { ca: deps.tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
-            minVersion: 'TLSv1.2' as const,
-            ...headerDeadline,
-          },
-        }
-      : { http: headerDeadline }),
+    http: headerDeadline,
     loggerInstance: deps.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     // Names in paths up to MAX_NAME_LENGTH (Fastify's default of 100 refused klar's and Quay's).

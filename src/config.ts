@@ -32,6 +32,8 @@ export interface Config {
     readonly timeoutMs: number;
     readonly bodyTimeoutMs: number;
     readonly headerTimeoutMs: number;
+    /** gRPC on a port of its own as well (clair.api.grpcport); null: only on the API port. */
+    readonly grpcPort: number | null;
     readonly paginationKey: Buffer | null;
     readonly v1Revision: 'A' | 'B';
     readonly localRoots: readonly string[];
@@ -461,6 +463,7 @@ const SCHEMA: SectionSpec = section({
     timeout: leaf(duration, '900s'),
     bodytimeout: leaf(positiveDuration, '30s'),
     headertimeout: leaf(positiveDuration, '60s'),
+    grpcport: leaf(port),
     paginationkey: leaf(paginationKey), // Clair v2 place
     certfile: leaf(filePath),
     keyfile: leaf(filePath),
@@ -771,6 +774,7 @@ function build(vals: Values, env: Env): Config {
       timeoutMs: vals.get<number>('api.timeout'),
       bodyTimeoutMs: vals.get<number>('api.bodytimeout'),
       headerTimeoutMs: vals.get<number>('api.headertimeout'),
+      grpcPort: vals.opt<number>('api.grpcport') ?? null,
       paginationKey,
       v1Revision: vals.get<'A' | 'B'>('api.v1revision'),
       localRoots: [...new Set(vals.get<string[]>('api.localroots'))],

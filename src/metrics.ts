@@ -29,6 +29,21 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly grpcRequests = new Counter({
+    name: 'tarsier_grpc_requests_total',
+    help: 'gRPC calls of the ancestry API, by method (Service/Method) and status code name.',
+    labelNames: ['method', 'code'] as const,
+    registers: [this.registry],
+  });
+
+  readonly grpcDuration = new Histogram({
+    name: 'tarsier_grpc_request_duration_seconds',
+    help: 'Time to serve gRPC calls, by method.',
+    labelNames: ['method'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [this.registry],
+  });
+
   readonly layerIndexDuration = new Histogram({
     name: 'tarsier_layer_index_duration_seconds',
     help: 'Time to download, read and store a layer, by outcome (indexed, or the error code).',

@@ -8,7 +8,11 @@ import type { Logger } from 'pino';
 import type pg from 'pg';
 import { loadPageTokenKey, PageTokens } from './api/paging.js';
 import { isDatabaseUnavailable } from './errors.js';
-import { buildApp, buildHealthApp, type AppDeps } from './app.js';
+import * as grpc from '@grpc/grpc-js';
+import { createAuthenticator } from './api/auth.js';
+import { buildGrpcServer } from './api/grpc.js';
+import { listenApi, type ListenerTls } from './api/listener.js';
+import { ancestryService, buildApp, buildHealthApp } from './app.js';
 import type { Config } from './config.js';
 import { Indexer, indexerSettings } from './indexer/indexer.js';
 import { Metrics } from './metrics.js';
@@ -78,7 +82,7 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
 }
 
 /** The API's TLS material when api.certfile and api.keyfile are set (Clair's rule). */
-async function readTls(config: Config): Promise<AppDeps['tls']> {
+async function readTls(config: Config): Promise<ListenerTls | undefined> {
   const { certFile, keyFile, caFile } = config.api.tls;
   if (!certFile || !keyFile) return undefined;
   return {
@@ -102,10 +106,26 @@ async function readNotifierTls(config: Config): Promise<NotifierTls> {
 export interface RunningServer {
   api: FastifyInstance;
   health: FastifyInstance;
-  /** Where the API and health servers listen (ports resolved when configured as 0). */
+  /** Where the API (JSON and gRPC) and health servers listen (ports resolved when configured as 0). */
   apiPort: number;
   healthPort: number;
+  /** The gRPC-only port, when clair.api.grpcport asks for one. */
+  grpcPort: number | undefined;
   stop(): Promise<void>;
+}
+
+/** How long gRPC calls under way may take to finish once the server stops. */
+const GRPC_DRAIN_MS = 30_000;
+/** How often the gRPC health service's answer is brought up to date with the database's. */
+const GRPC_HEALTH_CHECK_MS = 5_000;
+
+/** Binds the gRPC server alone to a port of its own (clair.api.grpcport), TLS as the API port's. */
+function bindGrpcPort(server: grpc.Server, host: string, port: number, tls: ListenerTls | undefined): Promise<number> {
+  const credentials = tls
+    ? grpc.ServerCredentials.createSsl(tls.ca ?? null, [{ private_key: tls.key, cert_chain: tls.cert }], tls.ca !== undefined)
+    : grpc.ServerCredentials.createInsecure();
+  const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  return new Promise((resolve, reject) => server.bindAsync(address, credentials, (err, bound) => (err ? reject(err) : resolve(bound))));
 }
 
 function portOf(app: FastifyInstance): number {
@@ -134,17 +154,32 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       metrics,
       tls: await readNotifierTls(config),
     });
-    const api = buildApp({ config, pool, log, pageTokens, metrics, indexer, tls: await readTls(config) });
+    // One implementation of the ancestry API, two transports: the JSON routes and gRPC.
+    const ancestry = ancestryService({ pool, indexer, pageTokens, config, log });
+    const api = buildApp({ config, pool, log, pageTokens, metrics, indexer, ancestry });
+    const grpcApi = buildGrpcServer({ service: ancestry, log, metrics, authenticate: createAuthenticator(config.api.auth) });
     const health = buildHealthApp({ pool, log });
-    await api.listen({ host: config.api.host, port: config.api.port });
+    const tls = await readTls(config);
+    await api.ready();
     started.push(api);
+    const listener = await listenApi({ host: config.api.host, port: config.api.port, http: api.server, grpc: grpcApi.server, tls, log });
+    const grpcPort =
+      config.api.grpcPort === null ? undefined : await bindGrpcPort(grpcApi.server, config.api.host, config.api.grpcPort, tls);
     await health.listen({ host: config.api.healthHost, port: config.api.healthPort });
     started.push(health);
-    const apiPort = portOf(api);
+    const apiPort = listener.port;
     const healthPort = portOf(health);
+    // gRPC's health service answers from a map: keep it in step with the database.
+    const healthCheck = setInterval(() => {
+      pool.query('SELECT 1').then(
+        () => grpcApi.setServing('SERVING'),
+        () => grpcApi.setServing('NOT_SERVING'),
+      );
+    }, GRPC_HEALTH_CHECK_MS);
+    healthCheck.unref();
     scheduler?.start();
     await notifier.start();
-    log.info({ apiPort, healthPort }, 'tarsier listening');
+    log.info({ apiPort, healthPort, grpcPort }, 'tarsier listening');
 
     let stopping: Promise<void> | undefined;
     return {
@@ -152,12 +187,17 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       health,
       apiPort,
       healthPort,
+      grpcPort,
       stop() {
         // Drain in-flight requests first, then release the database they were using.
         stopping ??= (async () => {
+          clearInterval(healthCheck);
           await scheduler?.stop();
           await notifier.stop();
+          const connections = listener.close(GRPC_DRAIN_MS);
           await api.close();
+          await new Promise<void>((resolve) => grpcApi.server.tryShutdown(() => resolve()));
+          await connections;
           await health.close();
           await database.close();
           log.info('tarsier stopped');

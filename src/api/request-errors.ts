@@ -56,8 +56,9 @@ function describeFrameworkError(err: FastifyError): RequestError | undefined {
   return undefined;
 }
 
-/** Classifies an error thrown while handling a request, logging the ones that are the server's. */
-export function classifyRequestError(err: FastifyError, log: FastifyBaseLogger): RequestError {
+/** Classifies an error thrown while handling a request (over HTTP or gRPC), logging the ones that are the server's. */
+export function classifyRequestError(thrown: FastifyError | Error, log: FastifyBaseLogger): RequestError {
+  const err = thrown as FastifyError;
   if (err instanceof TarsierError) {
     if (err.code === 'internal') log.error({ err }, 'request failed');
     return { code: err.code, message: err.message };

@@ -4,14 +4,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PageTokens } from '../../src/api/paging.js';
-import { buildApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
-import { Indexer, indexerSettings } from '../../src/indexer/indexer.js';
-import { Metrics } from '../../src/metrics.js';
-import { freshPool, silentLog } from '../helpers/db.js';
+import { startServer } from '../../src/server.js';
+import { freshDatabase } from '../helpers/db.js';
+import { databaseUrl } from '../helpers/process.js';
 
 /** A CA, a server certificate for 127.0.0.1 and a client certificate, made with openssl. */
 async function certificates() {
@@ -64,25 +66,74 @@ function get(port: number, options: { ca: Buffer; key?: Buffer; cert?: Buffer })
   });
 }
 
+const PROTO = fileURLToPath(new URL('../../proto/ancestry.proto', import.meta.url));
+const StatusService = (
+  (grpc.loadPackageDefinition(protoLoader.loadSync(PROTO, { keepCase: true })).coreos as grpc.GrpcObject).clair as grpc.GrpcObject
+).StatusService as grpc.ServiceClientConstructor;
+
+/** StatusService/GetStatus over gRPC with TLS; resolves with the status code of the call. */
+function getStatus(port: number, credentials: grpc.ChannelCredentials): Promise<grpc.status> {
+  const client = new StatusService(`127.0.0.1:${port}`, credentials);
+  return new Promise<grpc.status>((resolve) => {
+    (client as unknown as { GetStatus: (request: object, callback: (err: grpc.ServiceError | null) => void) => void }).GetStatus(
+      {},
+      (err) => {
+        client.close();
+        resolve(err ? err.code : grpc.status.OK);
+      },
+    );
+  });
+}
+
+/** A running server whose API port speaks TLS with the given files (and a CA: client certificates). */
+async function tlsServer(pems: Awaited<ReturnType<typeof certificates>>, withCa: boolean) {
+  const dir = await mkdtemp(join(tmpdir(), 'tarsier-tls-config-'));
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+  for (const [name, pem] of [
+    ['server.pem', pems.serverCert],
+    ['server.key', pems.serverKey],
+    ['ca.pem', pems.ca],
+  ] as const) {
+    writeFileSync(join(dir, name), pem);
+  }
+  const url = databaseUrl(await freshDatabase());
+  const config = parseConfig(
+    [
+      'clair:',
+      '  database:',
+      '    options:',
+      `      source: "${url}"`,
+      '  api:',
+      '    port: 0',
+      '    healthport: 0',
+      `    certfile: ${join(dir, 'server.pem')}`,
+      `    keyfile: ${join(dir, 'server.key')}`,
+      ...(withCa ? [`    cafile: ${join(dir, 'ca.pem')}`] : []),
+      '  updater:',
+      '    interval: 0',
+    ].join('\n'),
+  );
+  const server = await startServer(config, pino({ level: 'silent' }));
+  afterAll(() => server.stop());
+  return server.apiPort;
+}
+
 describe('API over TLS (api.certfile, api.keyfile, api.cafile)', () => {
-  it('serves HTTPS, and with a CA requires a client certificate signed by it', async () => {
+  it('serves HTTPS and gRPC (ALPN h2) on one TLS port', async () => {
     const pems = await certificates();
-    const pool = await freshPool();
-    const config = parseConfig('');
-    const indexer = new Indexer({ pool, settings: indexerSettings(config), log: silentLog });
-    const deps = { config, pool, log: silentLog, pageTokens: new PageTokens(randomBytes(32)), metrics: new Metrics(), indexer };
+    const port = await tlsServer(pems, false);
+    expect(await get(port, { ca: pems.ca })).toBe(200);
+    expect(await getStatus(port, grpc.credentials.createSsl(pems.ca))).toBe(grpc.status.OK);
+    // A gRPC client that does not trust the server's certificate gets no answer.
+    expect(await getStatus(port, grpc.credentials.createSsl())).toBe(grpc.status.UNAVAILABLE);
+  });
 
-    const https = buildApp({ ...deps, tls: { key: pems.serverKey, cert: pems.serverCert } });
-    await https.listen({ host: '127.0.0.1', port: 0 });
-    afterAll(() => https.close());
-    const httpsPort = (https.server.address() as { port: number }).port;
-    expect(await get(httpsPort, { ca: pems.ca })).toBe(200);
-
-    const mutual = buildApp({ ...deps, tls: { key: pems.serverKey, cert: pems.serverCert, ca: pems.ca } });
-    await mutual.listen({ host: '127.0.0.1', port: 0 });
-    afterAll(() => mutual.close());
-    const mutualPort = (mutual.server.address() as { port: number }).port;
-    await expect(get(mutualPort, { ca: pems.ca })).rejects.toThrow();
-    expect(await get(mutualPort, { ca: pems.ca, key: pems.clientKey, cert: pems.clientCert })).toBe(200);
+  it('with a CA requires a client certificate signed by it, for HTTPS and gRPC alike', async () => {
+    const pems = await certificates();
+    const port = await tlsServer(pems, true);
+    await expect(get(port, { ca: pems.ca })).rejects.toThrow();
+    expect(await get(port, { ca: pems.ca, key: pems.clientKey, cert: pems.clientCert })).toBe(200);
+    expect(await getStatus(port, grpc.credentials.createSsl(pems.ca))).toBe(grpc.status.UNAVAILABLE);
+    expect(await getStatus(port, grpc.credentials.createSsl(pems.ca, pems.clientKey, pems.clientCert))).toBe(grpc.status.OK);
   });
 });

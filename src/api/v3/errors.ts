@@ -62,6 +62,11 @@ export function grpcErrorBody(code: GrpcCode, message: string): GrpcErrorBody {
   return { error: message, code, message };
 }
 
+/** The gRPC status code of a request error (native gRPC calls get the code and the message). */
+export function grpcCodeOf(problem: RequestError): GrpcCode {
+  return BY_ERROR_CODE[problem.code].grpc;
+}
+
 /** The ancestry API's answer to a request error. */
 export function ancestryErrorResponse(problem: RequestError): { status: number; body: GrpcErrorBody } {
   const { grpc, http } = BY_ERROR_CODE[problem.code];

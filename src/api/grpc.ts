@@ -1,0 +1,160 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { ReflectionService } from '@grpc/reflection';
+import { HealthImplementation, type ServingStatus } from 'grpc-health-check';
+import type { Logger } from 'pino';
+import { TarsierError } from '../errors.js';
+import type { Metrics } from '../metrics.js';
+import type { Authenticate } from './auth.js';
+import { DEFAULT_NOTIFICATION_PAGE, MAX_PAGE_LIMIT } from './limits.js';
+import { classifyRequestError } from './request-errors.js';
+import { grpcCodeOf } from './v3/errors.js';
+import { parsePostAncestry, type AncestryService } from './v3/service.js';
+
+/**
+ * The ancestry API as native gRPC (package coreos.clair, proto/ancestry.proto): the same five
+ * operations as the JSON routes, from the same AncestryService, with the same errors as gRPC
+ * status codes. Clair v3's clients (klar, genuinetools/reg) speak only this. @grpc/grpc-js serves
+ * it; the standard health service (grpc.health.v1) and server reflection come with it, so grpcurl
+ * and load balancers work.
+ */
+
+/** The proto file, found above this module whether it runs from src/ or dist/src/. */
+function protoFile(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    const candidate = join(dir, 'proto', 'ancestry.proto');
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) throw new Error('proto/ancestry.proto not found above the Tarsier modules');
+  }
+}
+
+// keepCase: messages carry the proto field names, the shape the JSON routes read and write.
+const packageDefinition = protoLoader.loadSync(protoFile(), { keepCase: true, longs: Number, enums: String, defaults: false });
+const clair = (grpc.loadPackageDefinition(packageDefinition).coreos as grpc.GrpcObject).clair as grpc.GrpcObject;
+const serviceOf = (name: string): grpc.ServiceDefinition => (clair[name] as grpc.ServiceClientConstructor).service;
+
+/** The services served, by their full names (health and reflection report on these). */
+export const GRPC_SERVICES = ['coreos.clair.AncestryService', 'coreos.clair.NotificationService', 'coreos.clair.StatusService'] as const;
+
+type Message = Record<string, unknown>;
+
+/** A google.protobuf.Timestamp from the RFC 3339 text the JSON mapping carries. */
+function timestampMessage(rfc3339: unknown): { seconds: number; nanos: number } | undefined {
+  if (typeof rfc3339 !== 'string') return undefined;
+  const ms = Date.parse(rfc3339);
+  return { seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1_000_000 };
+}
+
+/** A message holding a ClairStatus, its time as a Timestamp. */
+function withStatusTimestamp(message: { status?: object | undefined }): Message {
+  if (!message.status) return message;
+  const status = message.status as Message;
+  return { ...message, status: { ...status, last_update_time: timestampMessage(status.last_update_time) } };
+}
+
+/** GetNotificationRequest.limit: 0 is the default; otherwise 1 to MAX_PAGE_LIMIT, as the JSON route's. */
+function notificationLimit(limit: unknown): number {
+  if (limit === undefined || limit === 0) return DEFAULT_NOTIFICATION_PAGE;
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
+    throw new TarsierError('bad_request', `limit must be an integer from 1 to ${MAX_PAGE_LIMIT} (got ${String(limit)})`);
+  }
+  return limit;
+}
+
+const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+
+export interface GrpcDeps {
+  service: AncestryService;
+  log: Logger;
+  metrics: Metrics;
+  /** API authentication (clair.api.auth), checked on the `authorization` metadata; undefined: off. */
+  authenticate: Authenticate | undefined;
+}
+
+export interface GrpcApi {
+  server: grpc.Server;
+  health: HealthImplementation;
+  /** Sets the health of every service (and of the server as a whole, service ""). */
+  setServing(status: ServingStatus): void;
+}
+
+/** The gRPC server with the ancestry services, health and reflection; bound or given connections by the caller. */
+export function buildGrpcServer(deps: GrpcDeps): GrpcApi {
+  const log = deps.log.child({ component: 'grpc' });
+  const server = new grpc.Server();
+
+  /** One unary method: authentication, cancellation, errors as status codes, a metric and a log line. */
+  const unary =
+    (method: string, handle: (request: Message, signal: AbortSignal) => Promise<Message>): grpc.handleUnaryCall<Message, Message> =>
+    (call, callback) => {
+      const started = performance.now();
+      const controller = new AbortController();
+      // The client cancelled, or its deadline passed: the work done for it stops.
+      call.on('cancelled', () => controller.abort(new TarsierError('cancelled', 'the call was cancelled or its deadline passed')));
+      const finish = (code: grpc.status): void => {
+        const seconds = (performance.now() - started) / 1000;
+        deps.metrics.grpcRequests.inc({ method, code: grpc.status[code] ?? String(code) });
+        deps.metrics.grpcDuration.observe({ method }, seconds);
+        log.info({ method, code: grpc.status[code], ms: Math.round(seconds * 1000) }, 'grpc call completed');
+      };
+      const authorization = call.metadata.get('authorization')[0];
+      (async () => {
+        await deps.authenticate?.(typeof authorization === 'string' ? authorization : undefined);
+        return handle(call.request, controller.signal);
+      })().then(
+        (response) => {
+          finish(grpc.status.OK);
+          callback(null, response);
+        },
+        (err: unknown) => {
+          const problem = classifyRequestError(err instanceof Error ? err : new Error(String(err)), log);
+          const code = grpcCodeOf(problem);
+          finish(code);
+          if (code < grpc.status.INTERNAL || code === grpc.status.UNAUTHENTICATED) {
+            log.info({ method, code, message: problem.message }, 'grpc call refused');
+          }
+          callback({ code, details: problem.message });
+        },
+      );
+    };
+
+  const { service } = deps;
+  server.addService(serviceOf('AncestryService'), {
+    PostAncestry: unary('AncestryService/PostAncestry', async (request, signal) =>
+      withStatusTimestamp(await service.postAncestry(parsePostAncestry(request), signal)),
+    ),
+    GetAncestry: unary('AncestryService/GetAncestry', async (request) =>
+      withStatusTimestamp(await service.getAncestry(text(request.ancestry_name))),
+    ),
+  });
+  server.addService(serviceOf('NotificationService'), {
+    GetNotification: unary('NotificationService/GetNotification', async (request) =>
+      service.getNotification({
+        name: text(request.name),
+        limit: notificationLimit(request.limit),
+        oldPage: text(request.old_vulnerability_page),
+        newPage: text(request.new_vulnerability_page),
+      }),
+    ),
+    MarkNotificationAsRead: unary('NotificationService/MarkNotificationAsRead', async (request) =>
+      service.markNotificationAsRead(text(request.name)),
+    ),
+  });
+  server.addService(serviceOf('StatusService'), {
+    GetStatus: unary('StatusService/GetStatus', async () => withStatusTimestamp(await service.getStatus())),
+  });
+
+  const health = new HealthImplementation(Object.fromEntries(['', ...GRPC_SERVICES].map((name) => [name, 'SERVING'])));
+  health.addToServer(server);
+  new ReflectionService(packageDefinition).addToServer(server);
+  return {
+    server,
+    health,
+    setServing(status) {
+      for (const name of ['', ...GRPC_SERVICES]) health.setStatus(name, status);
+    },
+  };
+}

@@ -1,0 +1,255 @@
+/**
+ * The ancestry API over native gRPC, with a real gRPC client (@grpc/grpc-js) against a running
+ * server (startServer), on the API port beside the JSON API: the five methods answer what the
+ * JSON routes answer for the same data; errors are status codes with the routes' messages;
+ * deadlines stop the work; authentication, health, reflection and TLS (ALPN h2) work.
+ */
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { freshDatabase } from '../helpers/db.js';
+import { debian12, dpkgStatus } from '../helpers/dpkg-status.js';
+import { startLayerServer, type LayerServer } from '../helpers/layer-server.js';
+import { databaseUrl } from '../helpers/process.js';
+import { gzip, tarball } from '../helpers/tarball.js';
+
+const PROTO = fileURLToPath(new URL('../../proto/ancestry.proto', import.meta.url));
+const HEALTH_PROTO = fileURLToPath(new URL('../../node_modules/grpc-health-check/proto/health/v1/health.proto', import.meta.url));
+const REFLECTION_PROTO = fileURLToPath(
+  new URL('../../node_modules/@grpc/reflection/build/proto/grpc/reflection/v1/reflection.proto', import.meta.url),
+);
+
+const load = (file: string) =>
+  grpc.loadPackageDefinition(protoLoader.loadSync(file, { keepCase: true, longs: Number, enums: String, defaults: false, arrays: true }));
+const clair = (load(PROTO).coreos as grpc.GrpcObject).clair as Record<string, grpc.ServiceClientConstructor>;
+
+type Message = Record<string, any>;
+
+type UnaryMethod = (
+  request: Message,
+  metadata: grpc.Metadata,
+  options: grpc.CallOptions,
+  callback: (err: grpc.ServiceError | null, response: Message) => void,
+) => void;
+
+/** Calls a unary method; resolves with the response, rejects with the ServiceError. */
+function call(
+  client: grpc.Client,
+  method: string,
+  request: Message,
+  options: { metadata?: grpc.Metadata; deadline?: Date } = {},
+): Promise<Message> {
+  return new Promise((resolve, reject) => {
+    const fn = (client as unknown as Record<string, UnaryMethod>)[method]!.bind(client);
+    fn(
+      request,
+      options.metadata ?? new grpc.Metadata(),
+      options.deadline ? { deadline: options.deadline } : {},
+      (err: grpc.ServiceError | null, res: Message) => (err ? reject(err) : resolve(res)),
+    );
+  });
+}
+
+async function failure(promise: Promise<unknown>): Promise<grpc.ServiceError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err, 'the call should have failed').toBeDefined();
+  return err as grpc.ServiceError;
+}
+
+/** A gRPC message in the proto3 JSON shape the JSON routes answer with: defaults left out, Timestamps as RFC 3339. */
+function jsonShape(value: unknown, key = ''): unknown {
+  if (key === 'last_update_time' && value && typeof value === 'object') {
+    const t = value as { seconds: number; nanos?: number };
+    return new Date(t.seconds * 1000 + (t.nanos ?? 0) / 1e6).toISOString().replace('.000Z', 'Z');
+  }
+  if (Array.isArray(value)) return value.length === 0 ? undefined : value.map((v) => jsonShape(v));
+  if (value && typeof value === 'object') {
+    const out: Message = {};
+    for (const [k, v] of Object.entries(value)) {
+      const shaped = jsonShape(v, k);
+      if (shaped !== undefined && shaped !== '' && shaped !== 0 && shaped !== false) out[k] = shaped;
+    }
+    return Object.keys(out).length === 0 && key !== '' ? undefined : out;
+  }
+  return value;
+}
+
+const BASE = tarball([
+  { path: 'etc/os-release', content: debian12 },
+  {
+    path: 'var/lib/dpkg/status',
+    content: dpkgStatus({ name: 'libssl3', version: '3.0.11-1~deb12u2', source: 'openssl' }, { name: 'bash', version: '5.2.15-2+b2' }),
+  },
+]);
+const APP = tarball([{ path: 'srv/app.js', content: '1' }]);
+const TOKEN = 'Bearer layer-token';
+
+async function running(yaml: string, connection?: Awaited<ReturnType<typeof freshDatabase>>): Promise<RunningServer & { url: string }> {
+  const url = databaseUrl(connection ?? (await freshDatabase()));
+  const config = parseConfig(
+    `clair:\n  database:\n    options:\n      source: "${url}"\n  api:\n    port: 0\n    healthport: 0\n  updater:\n    interval: 0\n${yaml}`,
+  );
+  const server = await startServer(config, pino({ level: 'silent' }));
+  afterAll(() => server.stop());
+  return { ...server, url };
+}
+
+describe('gRPC on the API port', () => {
+  let server: RunningServer & { url: string };
+  let layers: LayerServer;
+  let api: string;
+  let ancestries: grpc.Client;
+  let notifications: grpc.Client;
+  let status: grpc.Client;
+
+  const json = async (path: string, init?: RequestInit) => (await fetch(`${api}${path}`, init)).json() as Promise<Message>;
+  const layer = (name: string) => ({ hash: `sha256:${name}`, path: layers.url(`/${name}`), headers: { Authorization: TOKEN } });
+
+  beforeAll(async () => {
+    layers = await startLayerServer();
+    layers.serve('/base', gzip(BASE), { authorization: TOKEN });
+    layers.serve('/app', gzip(APP), { authorization: TOKEN });
+    server = await running('');
+    api = `http://127.0.0.1:${server.apiPort}`;
+    const target = `127.0.0.1:${server.apiPort}`;
+    ancestries = new clair.AncestryService!(target, grpc.credentials.createInsecure());
+    notifications = new clair.NotificationService!(target, grpc.credentials.createInsecure());
+    status = new clair.StatusService!(target, grpc.credentials.createInsecure());
+    afterAll(() => [ancestries, notifications, status].forEach((c) => c.close()));
+    const vulnerability = { Name: 'CVE-2024-0727', Severity: 'Low', FixedIn: [{ Name: 'openssl', Version: '3.0.14-1~deb12u1' }] };
+    await fetch(`${api}/v1/namespaces/debian%3A12/vulnerabilities`, {
+      method: 'POST',
+      body: JSON.stringify({ Vulnerability: vulnerability }),
+    });
+  });
+
+  it('answers GetStatus over gRPC and GET /status over HTTP/1.1 on the same port, at the same time, alike', async () => {
+    const [viaGrpc, viaJson] = await Promise.all([call(status, 'GetStatus', {}), json('/status')]);
+    expect(jsonShape(viaGrpc)).toEqual(viaJson);
+    expect(viaGrpc.status.listers).toEqual(['dpkg', 'apk', 'rpm']);
+  });
+
+  it('PostAncestry scans the layers; GetAncestry answers what GET /ancestry answers', async () => {
+    const posted = await call(ancestries, 'PostAncestry', {
+      ancestry_name: 'team/app',
+      format: 'Docker',
+      layers: [layer('base'), layer('app')],
+    });
+    expect(posted.status.detectors).toContain('os-release');
+    const viaGrpc = await call(ancestries, 'GetAncestry', { ancestry_name: 'team/app' });
+    const viaJson = await json(`/ancestry/${encodeURIComponent('team/app')}`);
+    expect(jsonShape(viaGrpc)).toEqual(viaJson);
+    const openssl = viaGrpc.ancestry.layers[0].detected_features.find((f: Message) => f.name === 'openssl');
+    expect(openssl.vulnerabilities).toEqual([
+      expect.objectContaining({ name: 'CVE-2024-0727', severity: 'Low', fixed_by: '3.0.14-1~deb12u1', namespace_name: 'debian:12' }),
+    ]);
+    // Layers were downloaded with the headers the request gave.
+    expect(layers.requests.filter((r) => r.path === '/base').map((r) => r.headers.authorization)).toEqual([TOKEN]);
+  });
+
+  it('GetNotification pages each side as GET /notifications does; MarkNotificationAsRead marks it read', async () => {
+    await call(ancestries, 'PostAncestry', { ancestry_name: 'team/other', format: 'Docker', layers: [layer('base')] });
+    await fetch(`${api}/v1/namespaces/debian%3A12/vulnerabilities/CVE-2024-0727`, {
+      method: 'PUT',
+      body: JSON.stringify({ Vulnerability: { Severity: 'High' } }),
+    });
+    const name = await latestNotification();
+    const pages = async (via: 'grpc' | 'json') => {
+      const seen: Array<{ index: number; name: string }> = [];
+      let token = '';
+      for (;;) {
+        const page =
+          via === 'grpc'
+            ? await call(notifications, 'GetNotification', { name, limit: 1, new_vulnerability_page: token })
+            : await json(`/notifications/${name}?limit=1${token ? `&new_vulnerability_page=${encodeURIComponent(token)}` : ''}`);
+        const side = page.notification.new;
+        expect(side.vulnerability).toMatchObject({ name: 'CVE-2024-0727', severity: 'High' });
+        seen.push(...side.ancestries);
+        if (!side.next_page) return seen;
+        token = side.next_page;
+      }
+    };
+    const viaGrpc = await pages('grpc');
+    expect(viaGrpc.map((a) => a.name)).toEqual(['team/app', 'team/other']);
+    expect(viaGrpc).toEqual(await pages('json'));
+    expect(viaGrpc[1]!.index).toBeGreaterThan(viaGrpc[0]!.index);
+    const whole = await call(notifications, 'GetNotification', { name });
+    const { notification } = jsonShape(whole) as Message;
+    const viaJson = (await json(`/notifications/${name}`)).notification;
+    for (const side of ['old', 'new']) {
+      expect({ ...notification[side], current_page: undefined }).toEqual({ ...viaJson[side], current_page: undefined });
+    }
+    expect(await call(notifications, 'MarkNotificationAsRead', { name })).toEqual({});
+    expect((await json(`/notifications/${name}`)).notification.deleted).toMatch(/^\d+$/);
+  });
+
+  async function latestNotification(): Promise<string> {
+    const pg = (await import('pg')).default;
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    const { rows } = await client.query('SELECT name FROM notification ORDER BY id DESC LIMIT 1');
+    await client.end();
+    return rows[0].name as string;
+  }
+
+  it("answers errors as status codes with the JSON routes' messages", async () => {
+    const notFound = await failure(call(ancestries, 'GetAncestry', { ancestry_name: 'nope' }));
+    expect([notFound.code, notFound.details]).toEqual([grpc.status.NOT_FOUND, "requested ancestry 'nope' is not found"]);
+    expect((await json('/ancestry/nope')).message).toBe(notFound.details);
+    const noNotification = await failure(call(notifications, 'GetNotification', { name: 'nope' }));
+    expect(noNotification.code).toBe(grpc.status.NOT_FOUND);
+    for (const [request, message] of [
+      [{ format: 'Docker', layers: [layer('base')] }, 'ancestry_name is required'],
+      [{ ancestry_name: 'x', format: 'tar', layers: [layer('base')] }, 'format "tar" is not supported: use Docker (or OCI) or ACI'],
+      [{ ancestry_name: 'x', format: 'Docker', layers: [] }, "layers is required: list the ancestry's layers, parent first"],
+      [
+        { ancestry_name: 'x', format: 'Docker', layers: [{ hash: 'h', path: layers.url('/missing') }] },
+        /^layers\[0\] \(h\): could not download the layer: .* answered 404/,
+      ],
+    ] as const) {
+      const err = await failure(call(ancestries, 'PostAncestry', request));
+      expect(err.code, JSON.stringify(request)).toBe(grpc.status.INVALID_ARGUMENT);
+      expect(err.details).toMatch(message);
+    }
+    const badLimit = await failure(call(notifications, 'GetNotification', { name: 'x', limit: 2000 }));
+    expect([badLimit.code, badLimit.details]).toEqual([grpc.status.INVALID_ARGUMENT, 'limit must be an integer from 1 to 1000 (got 2000)']);
+    const badToken = await failure(call(notifications, 'GetNotification', { name: 'x', old_vulnerability_page: 'garbage' }));
+    expect(badToken.code).toBe(grpc.status.INVALID_ARGUMENT);
+  });
+
+  it('serves the standard health service and server reflection', async () => {
+    const health = new ((load(HEALTH_PROTO).grpc as any).health.v1.Health as grpc.ServiceClientConstructor)(
+      `127.0.0.1:${server.apiPort}`,
+      grpc.credentials.createInsecure(),
+    );
+    afterAll(() => health.close());
+    expect(await call(health, 'check', { service: '' })).toEqual({ status: 'SERVING' });
+    expect(await call(health, 'check', { service: 'coreos.clair.AncestryService' })).toEqual({ status: 'SERVING' });
+    const reflection = new ((load(REFLECTION_PROTO).grpc as any).reflection.v1.ServerReflection as grpc.ServiceClientConstructor)(
+      `127.0.0.1:${server.apiPort}`,
+      grpc.credentials.createInsecure(),
+    );
+    afterAll(() => reflection.close());
+    const stream = (reflection as any).ServerReflectionInfo();
+    const answer = new Promise<Message>((resolve, reject) => stream.once('data', resolve).once('error', reject));
+    stream.write({ list_services: '' });
+    const listed = (await answer).list_services_response.service.map((s: Message) => s.name);
+    stream.end();
+    expect(listed).toEqual(
+      expect.arrayContaining(['coreos.clair.AncestryService', 'coreos.clair.NotificationService', 'coreos.clair.StatusService']),
+    );
+  });
+
+  it('counts calls by method and code', async () => {
+    const metrics = await (await fetch(`${api}/metrics`)).text();
+    expect(metrics).toMatch(/tarsier_grpc_requests_total\{method="StatusService\/GetStatus",code="OK"\} \d+/);
+    expect(metrics).toMatch(/tarsier_grpc_requests_total\{method="AncestryService\/GetAncestry",code="NOT_FOUND"\} \d+/);
+  });
+});
