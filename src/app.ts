@@ -3,12 +3,15 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
+import type * as grpc from '@grpc/grpc-js';
 import { createAuthenticator } from './api/auth.js';
 import { Edge, requestIdOf, ROUTER_OPTIONS, RouteTable } from './api/edge.js';
 import { jsonBodyParser } from './api/json-body.js';
+import { SHARED_PORT_ALPN, shareWithGrpc } from './api/listener.js';
 import { BODY_LIMIT_BYTES } from './api/limits.js';
 import type { PageTokens } from './api/paging.js';
 import { openApiDocument } from './api/openapi.js';
+import { API_TIMEOUT_ERROR } from './api/request-errors.js';
 import { compileValidator, validationMessage } from './api/validation.js';
 import { JSON_CONTENT_TYPE } from './api/v1/errors.js';
 import { registerV1Api } from './api/v1/index.js';
@@ -23,6 +26,13 @@ import type { Indexer } from './indexer/indexer.js';
 import type { Metrics } from './metrics.js';
 import type { Pool } from './store/pool.js';
 
+/** Serve HTTPS with this key and certificate; with ca, clients must present a certificate it signed. */
+export interface ApiTls {
+  readonly key: Buffer;
+  readonly cert: Buffer;
+  readonly ca?: Buffer;
+}
+
 export interface AppDeps {
   config: Config;
   pool: Pool;
@@ -34,6 +44,9 @@ export interface AppDeps {
   reports?: ReportCache;
   /** The ancestry API's operations, shared with the gRPC transport; made here unless given. */
   ancestry?: AncestryService;
+  tls?: ApiTls | undefined;
+  /** A gRPC server to share the API port with (src/api/listener.ts); on close its calls get drainMs to finish. */
+  grpc?: { server: grpc.Server; drainMs: number };
 }
 
 /** Route pattern for metrics labels: the registered pattern, never the raw URL (unbounded). */
@@ -54,9 +67,20 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     headersTimeout: config.api.headerTimeoutMs,
     connectionsCheckingInterval: Math.min(30_000, Math.ceil(config.api.headerTimeoutMs / 2)),
   };
-  // TLS, where configured, ends in front of this server (src/api/listener.ts), shared with gRPC.
+  const tls = deps.tls;
   const app = Fastify({
-    http: headerDeadline,
+    ...(tls
+      ? {
+          https: {
+            key: tls.key,
+            cert: tls.cert,
+            ...(tls.ca ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
+            minVersion: 'TLSv1.2' as const,
+            ALPNProtocols: deps.grpc ? SHARED_PORT_ALPN : ['http/1.1'],
+            ...headerDeadline,
+          },
+        }
+      : { http: headerDeadline }),
     loggerInstance: deps.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     // Names in paths up to MAX_NAME_LENGTH (Fastify's default of 100 refused klar's and Quay's).
@@ -66,6 +90,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     frameworkErrors: edge.onError,
     clientErrorHandler: edge.onClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  if (deps.grpc) {
+    const { drainMs } = deps.grpc;
+    const shared = shareWithGrpc(app.server, deps.grpc.server, { undecidedTimeoutMs: config.api.headerTimeoutMs });
+    // Closing waits for every connection the port accepted, gRPC ones too: ask those to go first.
+    app.addHook('preClose', (done) => {
+      shared.drainGrpc(drainMs);
+      done();
+    });
+  }
 
   app.setValidatorCompiler(compileValidator);
   app.setErrorHandler(edge.onError);
@@ -91,8 +125,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     const timer = setTimeout(() => {
       if (reply.sent) return;
       request.log.warn({ timeoutMs: config.api.timeoutMs }, 'request timed out');
-      const message = 'the server did not finish the request within the configured timeout (clair.api.timeout)';
-      edge.send(request, reply, { code: 'unavailable', message });
+      edge.send(request, reply, API_TIMEOUT_ERROR);
     }, config.api.timeoutMs);
     reply.raw.once('close', () => clearTimeout(timer));
   });

@@ -9,10 +9,8 @@ import type pg from 'pg';
 import { loadPageTokenKey, PageTokens } from './api/paging.js';
 import { isDatabaseUnavailable } from './errors.js';
 import * as grpc from '@grpc/grpc-js';
-import { createAuthenticator } from './api/auth.js';
 import { buildGrpcServer } from './api/grpc.js';
-import { listenApi, type ListenerTls } from './api/listener.js';
-import { ancestryService, buildApp, buildHealthApp } from './app.js';
+import { ancestryService, buildApp, buildHealthApp, type ApiTls } from './app.js';
 import type { Config } from './config.js';
 import { Indexer, indexerSettings } from './indexer/indexer.js';
 import { Metrics } from './metrics.js';
@@ -82,7 +80,7 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
 }
 
 /** The API's TLS material when api.certfile and api.keyfile are set (Clair's rule). */
-async function readTls(config: Config): Promise<ListenerTls | undefined> {
+async function readTls(config: Config): Promise<ApiTls | undefined> {
   const { certFile, keyFile, caFile } = config.api.tls;
   if (!certFile || !keyFile) return undefined;
   return {
@@ -120,7 +118,7 @@ const GRPC_DRAIN_MS = 30_000;
 const GRPC_HEALTH_CHECK_MS = 5_000;
 
 /** Binds the gRPC server alone to a port of its own (clair.api.grpcport), TLS as the API port's. */
-function bindGrpcPort(server: grpc.Server, host: string, port: number, tls: ListenerTls | undefined): Promise<number> {
+function bindGrpcPort(server: grpc.Server, host: string, port: number, tls: ApiTls | undefined): Promise<number> {
   const credentials = tls
     ? grpc.ServerCredentials.createSsl(tls.ca ?? null, [{ private_key: tls.key, cert_chain: tls.cert }], tls.ca !== undefined)
     : grpc.ServerCredentials.createInsecure();
@@ -156,18 +154,32 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     });
     // One implementation of the ancestry API, two transports: the JSON routes and gRPC.
     const ancestry = ancestryService({ pool, indexer, pageTokens, config, log });
-    const api = buildApp({ config, pool, log, pageTokens, metrics, indexer, ancestry });
-    const grpcApi = buildGrpcServer({ service: ancestry, log, metrics, authenticate: createAuthenticator(config.api.auth) });
-    const health = buildHealthApp({ pool, log });
+    const grpcApi = buildGrpcServer({
+      service: ancestry,
+      log,
+      metrics,
+      api: config.api,
+    });
     const tls = await readTls(config);
-    await api.ready();
+    const api = buildApp({
+      config,
+      pool,
+      log,
+      pageTokens,
+      metrics,
+      indexer,
+      ancestry,
+      tls,
+      grpc: { server: grpcApi.server, drainMs: GRPC_DRAIN_MS },
+    });
+    const health = buildHealthApp({ pool, log });
+    await api.listen({ host: config.api.host, port: config.api.port });
     started.push(api);
-    const listener = await listenApi({ host: config.api.host, port: config.api.port, http: api.server, grpc: grpcApi.server, tls, log });
     const grpcPort =
       config.api.grpcPort === null ? undefined : await bindGrpcPort(grpcApi.server, config.api.host, config.api.grpcPort, tls);
     await health.listen({ host: config.api.healthHost, port: config.api.healthPort });
     started.push(health);
-    const apiPort = listener.port;
+    const apiPort = portOf(api);
     const healthPort = portOf(health);
     // gRPC's health service answers from a map: keep it in step with the database.
     const healthCheck = setInterval(() => {
@@ -194,10 +206,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
           clearInterval(healthCheck);
           await scheduler?.stop();
           await notifier.stop();
-          const connections = listener.close(GRPC_DRAIN_MS);
           await api.close();
           await new Promise<void>((resolve) => grpcApi.server.tryShutdown(() => resolve()));
-          await connections;
           await health.close();
           await database.close();
           log.info('tarsier stopped');

@@ -27,7 +27,7 @@ describe.runIf(process.getuid?.() === 0)('as root, in a checkout inside a privat
     await mkdir(checkout);
     execFileSync('cp', [
       '-al',
-      ...['package.json', 'tsconfig.json', 'src', 'migrations', 'node_modules'].map((e) => join(ROOT, e)),
+      ...['package.json', 'tsconfig.json', 'src', 'migrations', 'proto', 'node_modules'].map((e) => join(ROOT, e)),
       checkout,
     ]);
     const dataDir = join(

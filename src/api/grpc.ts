@@ -8,9 +8,10 @@ import { HealthImplementation, type ServingStatus } from 'grpc-health-check';
 import type { Logger } from 'pino';
 import { TarsierError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
-import type { Authenticate } from './auth.js';
+import type { Config } from '../config.js';
+import { createAuthenticator } from './auth.js';
 import { DEFAULT_NOTIFICATION_PAGE, MAX_PAGE_LIMIT } from './limits.js';
-import { classifyRequestError } from './request-errors.js';
+import { API_TIMEOUT_ERROR, classifyRequestError } from './request-errors.js';
 import { grpcCodeOf } from './v3/errors.js';
 import { parsePostAncestry, type AncestryService } from './v3/service.js';
 
@@ -48,11 +49,45 @@ function timestampMessage(rfc3339: unknown): { seconds: number; nanos: number } 
   return { seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1_000_000 };
 }
 
-/** A message holding a ClairStatus, its time as a Timestamp. */
+/** GetStatusResponse: the ClairStatus whole, its time as a Timestamp. */
 function withStatusTimestamp(message: { status?: object | undefined }): Message {
   if (!message.status) return message;
   const status = message.status as Message;
   return { ...message, status: { ...status, last_update_time: timestampMessage(status.last_update_time) } };
+}
+
+/**
+ * The ClairStatus of PostAncestryResponse and GetAncestryResponse: its time only. Clair v3.0.0-pre1,
+ * which klar and genuinetools/reg were built against, has Detector messages at fields 1 and 2 of
+ * ClairStatus where this contract has lister and detector names; those clients cannot decode a
+ * response carrying them and fail the call. The names stay in GetStatus (which those clients never
+ * call) and in each ancestry's scanned_listers and scanned_detectors.
+ */
+function withClientSafeStatus(message: { status?: object | undefined }): Message {
+  if (!message.status) return message;
+  return { ...message, status: { last_update_time: timestampMessage((message.status as Message).last_update_time) } };
+}
+
+interface ContractFeature {
+  name: string;
+  namespace_name?: string;
+  version: string;
+  version_format?: string;
+  vulnerabilities?: Message[];
+}
+
+/** GetAncestryResponse with the layers also in Clair v3.0.0-pre1's shape (see the proto). */
+function withClairPre1Layers(response: Message): Message {
+  const ancestry = response.ancestry as { layers?: Array<{ layer: Message; detected_features?: ContractFeature[] }> } | undefined;
+  if (!ancestry?.layers) return response;
+  const clair_pre1_layers = ancestry.layers.map(({ layer, detected_features }) => ({
+    layer,
+    detected_features: (detected_features ?? []).map(({ namespace_name, ...feature }) => ({
+      ...feature,
+      ...(namespace_name ? { namespace: { name: namespace_name } } : {}),
+    })),
+  }));
+  return { ...response, ancestry: { ...ancestry, clair_pre1_layers } };
 }
 
 /** GetNotificationRequest.limit: 0 is the default; otherwise 1 to MAX_PAGE_LIMIT, as the JSON route's. */
@@ -70,8 +105,11 @@ export interface GrpcDeps {
   service: AncestryService;
   log: Logger;
   metrics: Metrics;
-  /** API authentication (clair.api.auth), checked on the `authorization` metadata; undefined: off. */
-  authenticate: Authenticate | undefined;
+  /**
+   * clair.api: auth is checked on the `authorization` metadata as on the HTTP header; a call still
+   * unfinished after timeoutMs is stopped and answered UNAVAILABLE, as over HTTP.
+   */
+  api: Pick<Config['api'], 'auth' | 'timeoutMs'>;
 }
 
 export interface GrpcApi {
@@ -84,6 +122,7 @@ export interface GrpcApi {
 /** The gRPC server with the ancestry services, health and reflection; bound or given connections by the caller. */
 export function buildGrpcServer(deps: GrpcDeps): GrpcApi {
   const log = deps.log.child({ component: 'grpc' });
+  const authenticate = createAuthenticator(deps.api.auth);
   const server = new grpc.Server();
 
   /** One unary method: authentication, cancellation, errors as status codes, a metric and a log line. */
@@ -94,17 +133,28 @@ export function buildGrpcServer(deps: GrpcDeps): GrpcApi {
       const controller = new AbortController();
       // The client cancelled, or its deadline passed: the work done for it stops.
       call.on('cancelled', () => controller.abort(new TarsierError('cancelled', 'the call was cancelled or its deadline passed')));
-      const finish = (code: grpc.status): void => {
+      const timer = setTimeout(
+        () => controller.abort(new TarsierError(API_TIMEOUT_ERROR.code, API_TIMEOUT_ERROR.message)),
+        deps.api.timeoutMs,
+      );
+      const finish = (code: grpc.status, message?: string): void => {
+        clearTimeout(timer);
         const seconds = (performance.now() - started) / 1000;
         deps.metrics.grpcRequests.inc({ method, code: grpc.status[code] ?? String(code) });
         deps.metrics.grpcDuration.observe({ method }, seconds);
-        log.info({ method, code: grpc.status[code], ms: Math.round(seconds * 1000) }, 'grpc call completed');
+        log.info({ method, code: grpc.status[code], ms: Math.round(seconds * 1000), message }, 'grpc call completed');
       };
       const authorization = call.metadata.get('authorization')[0];
-      (async () => {
-        await deps.authenticate?.(typeof authorization === 'string' ? authorization : undefined);
+      const work = (async () => {
+        await authenticate?.(typeof authorization === 'string' ? authorization : undefined);
         return handle(call.request, controller.signal);
-      })().then(
+      })();
+      // Work that ignores the signal is not waited for: the answer goes when the call is stopped.
+      work.catch(() => undefined);
+      const stopped = new Promise<never>((_, reject) =>
+        controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true }),
+      );
+      Promise.race([work, stopped]).then(
         (response) => {
           finish(grpc.status.OK);
           callback(null, response);
@@ -112,10 +162,7 @@ export function buildGrpcServer(deps: GrpcDeps): GrpcApi {
         (err: unknown) => {
           const problem = classifyRequestError(err instanceof Error ? err : new Error(String(err)), log);
           const code = grpcCodeOf(problem);
-          finish(code);
-          if (code < grpc.status.INTERNAL || code === grpc.status.UNAUTHENTICATED) {
-            log.info({ method, code, message: problem.message }, 'grpc call refused');
-          }
+          finish(code, problem.message);
           callback({ code, details: problem.message });
         },
       );
@@ -124,10 +171,10 @@ export function buildGrpcServer(deps: GrpcDeps): GrpcApi {
   const { service } = deps;
   server.addService(serviceOf('AncestryService'), {
     PostAncestry: unary('AncestryService/PostAncestry', async (request, signal) =>
-      withStatusTimestamp(await service.postAncestry(parsePostAncestry(request), signal)),
+      withClientSafeStatus(await service.postAncestry(parsePostAncestry(request), signal)),
     ),
     GetAncestry: unary('AncestryService/GetAncestry', async (request) =>
-      withStatusTimestamp(await service.getAncestry(text(request.ancestry_name))),
+      withClairPre1Layers(withClientSafeStatus(await service.getAncestry(text(request.ancestry_name)))),
     ),
   });
   server.addService(serviceOf('NotificationService'), {

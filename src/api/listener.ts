@@ -1,45 +1,30 @@
-import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
 import type { Server as HttpServer } from 'node:http';
-import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
+import type { Socket } from 'node:net';
+import { Server as TlsServer, type TLSSocket } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
-import type { Logger } from 'pino';
 
 /**
- * The API port, shared by HTTP/1.1 (the JSON APIs, served by Fastify's HTTP server) and gRPC, as
- * Clair's multiplexer shared it. Each connection goes to one of them: in cleartext by its first
- * bytes (HTTP/2 with prior knowledge starts with the connection preface, which gRPC clients send),
- * under TLS by the protocol ALPN agreed (h2 for gRPC, http/1.1 otherwise). TLS ends here, so the
- * JSON API and gRPC share one certificate and one client-certificate check.
+ * The API port, shared by HTTP/1.1 (the JSON APIs) and gRPC, as Clair's multiplexer shared it.
+ * Fastify's server listens on the port; each connection it accepts goes to one of the two: in
+ * cleartext by its first bytes (HTTP/2 with prior knowledge, which gRPC clients speak, starts with
+ * the connection preface), under TLS by the protocol ALPN agreed (h2 for gRPC, http/1.1 otherwise).
+ * So both share one certificate and one client-certificate check, and HTTP connections keep every
+ * behaviour of Node's server (header deadline, keep-alive, closing idle connections on close).
  */
 
 const H2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
-export interface ListenerTls {
-  readonly key: Buffer;
-  readonly cert: Buffer;
-  /** When set, clients must present a certificate this CA signed. */
-  readonly ca?: Buffer;
+/** The protocols a TLS API port offers when it is shared with gRPC, gRPC's first. */
+export const SHARED_PORT_ALPN = ['h2', 'http/1.1'];
+
+export interface SharedPort {
+  /** Asks gRPC clients to go (GOAWAY); calls under way get graceMs to finish, then are cancelled. */
+  drainGrpc(graceMs: number): void;
 }
 
-export interface ApiListener {
-  /** The port listened on (resolved when 0 was asked). */
-  readonly port: number;
-  /**
-   * Stops accepting connections and asks gRPC clients to go (GOAWAY; calls under way get
-   * graceMs to finish). Resolves once every connection has ended: the HTTP server closes its own.
-   */
-  close(graceMs: number): Promise<void>;
-}
-
-export interface ListenOptions {
-  host: string;
-  port: number;
-  /** Fastify's server (created, not listening): it receives the HTTP/1.1 connections. */
-  http: HttpServer;
-  /** The gRPC server: it receives the HTTP/2 connections. */
-  grpc: grpc.Server;
-  tls?: ListenerTls | undefined;
-  log: Logger;
+export interface ShareOptions {
+  /** A cleartext connection that has not shown which protocol it speaks by then is closed. */
+  undecidedTimeoutMs: number;
 }
 
 /**
@@ -47,14 +32,20 @@ export interface ListenOptions {
  * preface, HTTP/1.1 as soon as they cannot be. The bytes read are put back for the server that
  * takes the connection.
  */
-function routeCleartext(socket: Socket, toHttp: (socket: Socket) => void, toGrpc: (socket: Socket) => void): void {
+function routeCleartext(socket: Socket, timeoutMs: number, toHttp: (socket: Socket) => void, toGrpc: (socket: Socket) => void): void {
   let received = Buffer.alloc(0);
+  // Until a server has the socket, its errors (a reset) are this function's to absorb.
+  const onError = (): void => void socket.destroy();
+  const onTimeout = (): void => void socket.destroy();
   const onData = (chunk: Buffer): void => {
     received = Buffer.concat([received, chunk]);
     const compared = Math.min(received.length, H2_PREFACE.length);
     const isPreface = received.subarray(0, compared).equals(H2_PREFACE.subarray(0, compared));
     if (isPreface && received.length < H2_PREFACE.length) return; // not enough yet to tell
     socket.off('data', onData);
+    socket.off('error', onError);
+    socket.off('timeout', onTimeout);
+    socket.setTimeout(0);
     socket.pause();
     socket.unshift(received);
     if (isPreface) {
@@ -66,46 +57,33 @@ function routeCleartext(socket: Socket, toHttp: (socket: Socket) => void, toGrpc
       socket.resume();
     }
   };
+  socket.on('error', onError);
+  socket.setTimeout(timeoutMs);
+  socket.on('timeout', onTimeout);
   socket.on('data', onData);
 }
 
-export async function listenApi(options: ListenOptions): Promise<ApiListener> {
-  const { http, log } = options;
-  // Connections are already decrypted here: gRPC gets plaintext HTTP/2 whatever the port speaks.
-  const injector = options.grpc.createConnectionInjector(grpc.ServerCredentials.createInsecure());
-  const toHttp = (socket: Socket): void => void http.emit('connection', socket);
+/**
+ * Makes Fastify's server (created, not yet listening) share its port with the gRPC server: it
+ * keeps the HTTP/1.1 connections and hands the gRPC ones over. With TLS, the server must offer
+ * SHARED_PORT_ALPN.
+ */
+export function shareWithGrpc(http: HttpServer, grpcServer: grpc.Server, options: ShareOptions): SharedPort {
+  // Connections reach here decrypted: gRPC gets plaintext HTTP/2 whatever the port speaks.
+  const injector = grpcServer.createConnectionInjector(grpc.ServerCredentials.createInsecure());
   const toGrpc = (socket: Socket): void => injector.injectConnection(socket);
-
-  let server: TcpServer;
-  if (options.tls) {
-    const { key, cert, ca } = options.tls;
-    server = createTlsServer(
-      {
-        key,
-        cert,
-        ...(ca ? { ca, requestCert: true, rejectUnauthorized: true } : {}),
-        minVersion: 'TLSv1.2',
-        ALPNProtocols: ['h2', 'http/1.1'],
-      },
-      (socket: TLSSocket) => (socket.alpnProtocol === 'h2' ? toGrpc(socket) : toHttp(socket)),
-    );
-    server.on('tlsClientError', (err) => log.debug({ err }, 'tls handshake failed'));
+  // Node's HTTP server serves a connection from its connection listener; it is taken off the
+  // event and called for the connections that are HTTP/1.1.
+  const event = http instanceof TlsServer ? 'secureConnection' : 'connection';
+  const serveHttp = http.listeners(event) as Array<(socket: Socket) => void>;
+  if (serveHttp.length !== 1) throw new Error(`expected one '${event}' listener on the HTTP server, found ${serveHttp.length}`);
+  const [httpListener] = serveHttp as [(socket: Socket) => void];
+  http.off(event, httpListener);
+  const toHttp = (socket: Socket): void => httpListener.call(http, socket);
+  if (event === 'secureConnection') {
+    http.on(event, (socket: TLSSocket) => (socket.alpnProtocol === 'h2' ? toGrpc(socket) : toHttp(socket)));
   } else {
-    server = createTcpServer((socket) => routeCleartext(socket, toHttp, toGrpc));
+    http.on(event, (socket: Socket) => routeCleartext(socket, options.undecidedTimeoutMs, toHttp, toGrpc));
   }
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: (graceMs) =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        injector.drain(graceMs);
-      }),
-  };
+  return { drainGrpc: (graceMs) => injector.drain(graceMs) };
 }

@@ -56,6 +56,12 @@ function describeFrameworkError(err: FastifyError): RequestError | undefined {
   return undefined;
 }
 
+/** The answer to a request still unfinished after clair.api.timeout (Clair's TimeoutHandler: 503). */
+export const API_TIMEOUT_ERROR: RequestError = {
+  code: 'unavailable',
+  message: 'the server did not finish the request within the configured timeout (clair.api.timeout)',
+};
+
 /** Classifies an error thrown while handling a request (over HTTP or gRPC), logging the ones that are the server's. */
 export function classifyRequestError(thrown: FastifyError | Error, log: FastifyBaseLogger): RequestError {
   const err = thrown as FastifyError;

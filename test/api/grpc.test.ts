@@ -4,6 +4,8 @@
  * JSON routes answer for the same data; errors are status codes with the routes' messages;
  * deadlines stop the work; authentication, health, reflection and TLS (ALPN h2) work.
  */
+import http from 'node:http';
+import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
@@ -15,6 +17,7 @@ import { freshDatabase } from '../helpers/db.js';
 import { debian12, dpkgStatus } from '../helpers/dpkg-status.js';
 import { startLayerServer, type LayerServer } from '../helpers/layer-server.js';
 import { databaseUrl } from '../helpers/process.js';
+import { relayedDatabase } from '../helpers/relay.js';
 import { gzip, tarball } from '../helpers/tarball.js';
 
 const PROTO = fileURLToPath(new URL('../../proto/ancestry.proto', import.meta.url));
@@ -91,18 +94,44 @@ const BASE = tarball([
 const APP = tarball([{ path: 'srv/app.js', content: '1' }]);
 const TOKEN = 'Bearer layer-token';
 
-async function running(yaml: string, connection?: Awaited<ReturnType<typeof freshDatabase>>): Promise<RunningServer & { url: string }> {
+interface Running extends RunningServer {
+  url: string;
+  logs: Message[];
+  /** Resolves with the first log entry (already written or still to come) that matches. */
+  logged(match: (entry: Message) => boolean): Promise<Message>;
+}
+
+/** A running server; `api` is YAML under clair.api (indented four spaces). */
+async function running(api = '', connection?: Awaited<ReturnType<typeof freshDatabase>>): Promise<Running> {
   const url = databaseUrl(connection ?? (await freshDatabase()));
   const config = parseConfig(
-    `clair:\n  database:\n    options:\n      source: "${url}"\n  api:\n    port: 0\n    healthport: 0\n  updater:\n    interval: 0\n${yaml}`,
+    `clair:\n  database:\n    options:\n      source: "${url}"\n  api:\n    port: 0\n    healthport: 0\n${api}  updater:\n    interval: 0\n`,
   );
-  const server = await startServer(config, pino({ level: 'silent' }));
+  const logs: Message[] = [];
+  const waiting: Array<{ match: (entry: Message) => boolean; resolve: (entry: Message) => void }> = [];
+  const log = pino(
+    { level: 'info' },
+    {
+      write(line: string) {
+        const entry = JSON.parse(line) as Message;
+        logs.push(entry);
+        for (const w of waiting.filter((w) => w.match(entry))) w.resolve(entry);
+      },
+    },
+  );
+  const server = await startServer(config, log);
   afterAll(() => server.stop());
-  return { ...server, url };
+  const logged = (match: (entry: Message) => boolean) =>
+    new Promise<Message>((resolve) => {
+      const seen = logs.find(match);
+      if (seen) resolve(seen);
+      else waiting.push({ match, resolve });
+    });
+  return { ...server, url, logs, logged };
 }
 
 describe('gRPC on the API port', () => {
-  let server: RunningServer & { url: string };
+  let server: Running;
   let layers: LayerServer;
   let api: string;
   let ancestries: grpc.Client;
@@ -142,11 +171,20 @@ describe('gRPC on the API port', () => {
       format: 'Docker',
       layers: [layer('base'), layer('app')],
     });
-    expect(posted.status.detectors).toContain('os-release');
-    const viaGrpc = await call(ancestries, 'GetAncestry', { ancestry_name: 'team/app' });
+    // The status carries its time only (Clair v3.0.0-pre1 clients cannot decode the names).
+    expect([posted.status.listers, posted.status.detectors]).toEqual([[], []]);
+    const { clair_pre1_layers, ...ancestry } = (await call(ancestries, 'GetAncestry', { ancestry_name: 'team/app' })).ancestry;
+    const viaGrpc = jsonShape({ ancestry }) as Message;
     const viaJson = await json(`/ancestry/${encodeURIComponent('team/app')}`);
-    expect(jsonShape(viaGrpc)).toEqual(viaJson);
-    const openssl = viaGrpc.ancestry.layers[0].detected_features.find((f: Message) => f.name === 'openssl');
+    expect(viaGrpc.ancestry).toEqual(viaJson.ancestry);
+    expect(viaJson.status.detectors).toContain('os-release');
+    // The same layers in Clair v3.0.0-pre1's shape: the namespace as a message.
+    expect(clair_pre1_layers.map((l: Message) => l.layer.hash)).toEqual(['sha256:base', 'sha256:app']);
+    expect(clair_pre1_layers[0].detected_features.find((f: Message) => f.name === 'openssl')).toMatchObject({
+      namespace: { name: 'debian:12' },
+      vulnerabilities: [expect.objectContaining({ name: 'CVE-2024-0727', fixed_by: '3.0.14-1~deb12u1' })],
+    });
+    const openssl = ancestry.layers[0].detected_features.find((f: Message) => f.name === 'openssl');
     expect(openssl.vulnerabilities).toEqual([
       expect.objectContaining({ name: 'CVE-2024-0727', severity: 'Low', fixed_by: '3.0.14-1~deb12u1', namespace_name: 'debian:12' }),
     ]);
@@ -251,5 +289,138 @@ describe('gRPC on the API port', () => {
     const metrics = await (await fetch(`${api}/metrics`)).text();
     expect(metrics).toMatch(/tarsier_grpc_requests_total\{method="StatusService\/GetStatus",code="OK"\} \d+/);
     expect(metrics).toMatch(/tarsier_grpc_requests_total\{method="AncestryService\/GetAncestry",code="NOT_FOUND"\} \d+/);
+  });
+});
+
+/** A socket's whole answer once the server closes it (for requests the HTTP edge refuses). */
+function rawExchange(port: number, bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => bytes && socket.write(bytes));
+    let received = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (received += chunk));
+    socket.on('close', () => resolve(received));
+    socket.on('error', reject);
+  });
+}
+
+describe('gRPC at the edges of the shared port', () => {
+  it('needs the API credential in the authorization metadata when api.auth is on; health needs none', async () => {
+    const server = await running('    auth:\n      tokens: [grpc-token]\n');
+    const target = `127.0.0.1:${server.apiPort}`;
+    const status = new clair.StatusService!(target, grpc.credentials.createInsecure());
+    afterAll(() => status.close());
+    const refused = await failure(call(status, 'GetStatus', {}));
+    expect(refused.code).toBe(grpc.status.UNAUTHENTICATED);
+    const viaJson = (await (await fetch(`http://${target}/status`)).json()) as Message;
+    expect(refused.details).toBe(viaJson.message);
+    const wrong = new grpc.Metadata();
+    wrong.set('authorization', 'Bearer not-the-token');
+    expect((await failure(call(status, 'GetStatus', {}, { metadata: wrong }))).code).toBe(grpc.status.UNAUTHENTICATED);
+    const right = new grpc.Metadata();
+    right.set('authorization', 'Bearer grpc-token');
+    expect((await call(status, 'GetStatus', {}, { metadata: right })).status.listers).toContain('dpkg');
+    const health = new ((load(HEALTH_PROTO).grpc as any).health.v1.Health as grpc.ServiceClientConstructor)(
+      target,
+      grpc.credentials.createInsecure(),
+    );
+    afterAll(() => health.close());
+    expect(await call(health, 'check', { service: '' })).toEqual({ status: 'SERVING' });
+  });
+
+  it("stops the scan when the client's deadline passes: the download is closed and nothing is stored", async () => {
+    const layers = await startLayerServer();
+    layers.serve('/stalled', gzip(BASE), { stall: true });
+    const server = await running();
+    const ancestries = new clair.AncestryService!(`127.0.0.1:${server.apiPort}`, grpc.credentials.createInsecure());
+    afterAll(() => ancestries.close());
+    const request = { ancestry_name: 'slow/app', format: 'Docker', layers: [{ hash: 'sha256:stalled', path: layers.url('/stalled') }] };
+    const deadline = new Date(Date.now() + 1500);
+    const err = await failure(call(ancestries, 'PostAncestry', request, { deadline }));
+    expect(err.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    // The server saw the call end, then lets go of the download.
+    const completed = await server.logged((e) => e.msg === 'grpc call completed' && e.method === 'AncestryService/PostAncestry');
+    expect(completed.code).toBe('CANCELLED');
+    expect(layers.requests.map((r) => r.path)).toEqual(['/stalled']);
+    await expect.poll(() => layers.connections(), { timeout: 10_000 }).toBe(0);
+    expect((await failure(call(ancestries, 'GetAncestry', { ancestry_name: 'slow/app' }))).code).toBe(grpc.status.NOT_FOUND);
+  });
+
+  it('stops a call still unfinished after api.timeout with UNAVAILABLE, as the JSON routes answer 503', async () => {
+    const layers = await startLayerServer();
+    layers.serve('/stalled', gzip(BASE), { stall: true });
+    const server = await running('    timeout: 1s\n');
+    const ancestries = new clair.AncestryService!(`127.0.0.1:${server.apiPort}`, grpc.credentials.createInsecure());
+    afterAll(() => ancestries.close());
+    const request = { ancestry_name: 'slow/app', format: 'Docker', layers: [{ hash: 'sha256:stalled', path: layers.url('/stalled') }] };
+    const err = await failure(call(ancestries, 'PostAncestry', request));
+    expect([err.code, err.details]).toEqual([
+      grpc.status.UNAVAILABLE,
+      'the server did not finish the request within the configured timeout (clair.api.timeout)',
+    ]);
+    await expect.poll(() => layers.connections(), { timeout: 10_000 }).toBe(0);
+  });
+
+  it('answers UNAVAILABLE while the database is unreachable, INTERNAL for a server fault, and recovers', async () => {
+    const database = await freshDatabase();
+    const relay = await relayedDatabase(database);
+    const server = await running('', relay.connection);
+    const ancestries = new clair.AncestryService!(`127.0.0.1:${server.apiPort}`, grpc.credentials.createInsecure());
+    afterAll(() => ancestries.close());
+    expect((await failure(call(ancestries, 'GetAncestry', { ancestry_name: 'a' }))).code).toBe(grpc.status.NOT_FOUND);
+
+    relay.cut();
+    const down = await failure(call(ancestries, 'GetAncestry', { ancestry_name: 'a' }));
+    expect([down.code, down.details]).toEqual([grpc.status.UNAVAILABLE, 'the database is unavailable; retry shortly']);
+    relay.restore();
+    expect((await failure(call(ancestries, 'GetAncestry', { ancestry_name: 'a' }))).code).toBe(grpc.status.NOT_FOUND);
+
+    // A fault of the server's own (its schema broken under it): INTERNAL, without the details.
+    const pg = (await import('pg')).default;
+    const admin = new pg.Client({ connectionString: databaseUrl(database) });
+    await admin.connect();
+    afterAll(() => admin.end());
+    await admin.query('ALTER TABLE ancestry RENAME TO ancestry_moved');
+    const fault = await failure(call(ancestries, 'GetAncestry', { ancestry_name: 'a' }));
+    expect([fault.code, fault.details]).toEqual([grpc.status.INTERNAL, 'internal server error; the server log has the details']);
+    expect(server.logs.some((e) => e.msg === 'request failed' && JSON.stringify(e.err).includes('ancestry'))).toBe(true);
+    await admin.query('ALTER TABLE ancestry_moved RENAME TO ancestry');
+    expect((await failure(call(ancestries, 'GetAncestry', { ancestry_name: 'a' }))).code).toBe(grpc.status.NOT_FOUND);
+  });
+
+  it('keeps the HTTP header deadline on the shared port, and closes connections that never say what they speak', async () => {
+    const server = await running('    headertimeout: 1s\n');
+    const slow = await rawExchange(server.apiPort, 'GET /v1/namespaces HTTP/1.1\r\nHost: t\r\nX-Slow: ');
+    expect(slow).toMatch(/^HTTP\/1\.1 408 /);
+    expect(slow).toContain('the request did not arrive in time');
+    expect(await rawExchange(server.apiPort, '')).toBe('');
+    // A prefix of the HTTP/2 preface that stops: closed too, with nothing answered.
+    expect(await rawExchange(server.apiPort, 'PRI * HTTP/2.0\r\n')).toBe('');
+  });
+
+  it('serves gRPC alone on api.grpcport too', async () => {
+    const server = await running('    grpcport: 0\n');
+    expect(server.grpcPort).toBeGreaterThan(0);
+    expect(server.grpcPort).not.toBe(server.apiPort);
+    const status = new clair.StatusService!(`127.0.0.1:${server.grpcPort}`, grpc.credentials.createInsecure());
+    afterAll(() => status.close());
+    expect((await call(status, 'GetStatus', {})).status.listers).toContain('dpkg');
+  });
+
+  it('stops with gRPC channels and HTTP keep-alive connections open; calls after that fail UNAVAILABLE', async () => {
+    const server = await running();
+    const status = new clair.StatusService!(`127.0.0.1:${server.apiPort}`, grpc.credentials.createInsecure());
+    afterAll(() => status.close());
+    await call(status, 'GetStatus', {});
+    const agent = new http.Agent({ keepAlive: true });
+    afterAll(() => agent.destroy());
+    await new Promise<void>((resolve, reject) =>
+      http
+        .get({ host: '127.0.0.1', port: server.apiPort, path: '/status', agent }, (res) => res.resume().on('end', resolve))
+        .on('error', reject),
+    );
+    await server.stop();
+    expect(server.logs.map((e) => e.msg)).toContain('tarsier stopped');
+    expect((await failure(call(status, 'GetStatus', {}))).code).toBe(grpc.status.UNAVAILABLE);
   });
 });

@@ -9,6 +9,9 @@
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
 import type pg from 'pg';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { request } from 'undici';
@@ -125,6 +128,8 @@ export interface World {
   readonly t: TestApp;
   /** http://127.0.0.1:PORT, no trailing slash. */
   readonly server: string;
+  /** 127.0.0.1:PORT, the same port, where gRPC clients dial. */
+  readonly grpcTarget: string;
   readonly registry: LayerServer;
   readonly image: Image;
   /** The registry URL of a layer blob (as registries and clients write it). */
@@ -144,9 +149,10 @@ export async function world(): Promise<World> {
   const connection: pg.PoolConfig = await freshDatabase();
   const pool = createPool(connection, 10, silentLog);
   afterAll(() => pool.end());
-  const t = await testApp({ pool });
+  const t = await testApp({ pool, grpc: true });
   await t.app.listen({ host: '127.0.0.1', port: 0 });
-  const server = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  const grpcTarget = `127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  const server = `http://${grpcTarget}`;
 
   const registry = await startLayerServer();
   const authorization = 'Bearer registry-pull-token';
@@ -206,6 +212,7 @@ export async function world(): Promise<World> {
   return {
     t,
     server,
+    grpcTarget,
     registry,
     image,
     blobUrl,
@@ -281,5 +288,73 @@ export function findingsOf(
       f.Name,
       { version: f.Version, vulnerabilities: Object.fromEntries((f.Vulnerabilities ?? []).map((v) => [v.Name, v.FixedBy ?? null])) },
     ]),
+  );
+}
+
+/** A PostAncestryRequest as Clair v3 clients build it (the same in every v3 proto). */
+export interface PostAncestryRequest {
+  ancestry_name: string;
+  format: string;
+  layers: Array<{ hash: string; path: string; headers: Record<string, string> }>;
+}
+
+/** A vulnerability of a feature, as a Clair v3.0.0-pre1 client decodes it. */
+export interface Pre1Vulnerability {
+  name: string;
+  namespace_name: string;
+  description: string;
+  link: string;
+  severity: string;
+  metadata: string;
+  fixed_by: string;
+}
+
+export interface Pre1Feature {
+  name: string;
+  namespace: { name: string } | null;
+  version: string;
+  version_format: string;
+  vulnerabilities: Pre1Vulnerability[];
+}
+
+export interface Pre1Ancestry {
+  name: string;
+  layers: Array<{ layer: { hash: string }; detected_features: Pre1Feature[] }>;
+}
+
+const PRE1_PROTO = fileURLToPath(new URL('./clair-v3.0.0-pre1.proto', import.meta.url));
+
+/**
+ * An AncestryService client compiled from Clair v3.0.0-pre1's messages, which klar and
+ * genuinetools/reg were built against: it decodes answers as those clients do, and fails the
+ * call, as they do, when an answer does not decode.
+ */
+export function clairPre1Client(target: string) {
+  const definition = protoLoader.loadSync(PRE1_PROTO, { keepCase: true, longs: Number, enums: String, defaults: true, arrays: true });
+  const clair = (grpc.loadPackageDefinition(definition).coreos as grpc.GrpcObject).clair as grpc.GrpcObject;
+  const client = new (clair.AncestryService as grpc.ServiceClientConstructor)(target, grpc.credentials.createInsecure());
+  afterAll(() => client.close());
+  type Unary = (request: object, callback: (err: grpc.ServiceError | null, response: Record<string, unknown>) => void) => void;
+  const call = (method: string, request: object) =>
+    new Promise<Record<string, unknown>>((resolve, reject) =>
+      (client as unknown as Record<string, Unary>)[method]!.call(client, request, (err, response) =>
+        err ? reject(err) : resolve(response),
+      ),
+    );
+  return {
+    postAncestry: (request: PostAncestryRequest) => call('PostAncestry', request),
+    getAncestry: async (name: string) => (await call('GetAncestry', { ancestry_name: name })).ancestry as Pre1Ancestry,
+  };
+}
+
+/** What a Clair v3 client's walk over every layer's features finds, in findingsOf's shape. */
+export function findingsOfAncestry(ancestry: Pre1Ancestry) {
+  return Object.fromEntries(
+    ancestry.layers.flatMap((l) =>
+      l.detected_features.map((f) => [
+        f.name,
+        { version: f.version, vulnerabilities: Object.fromEntries(f.vulnerabilities.map((v) => [v.name, v.fixed_by || null])) },
+      ]),
+    ),
   );
 }

@@ -13,9 +13,21 @@
  *   (an object), FixedBy (clair/clair.go L47-58).
  * - clair/api.go newAPIV1: CLAIR_ADDR is used as given, so "http://host:6060/" gives "//v1/layers".
  * - klar.go: severities are counted by exact name (Unknown … Defcon1).
+ * - clair/api.go apiV3 (CLAIR_API_VERSION=3): gRPC, replayed below with a client compiled from the
+ *   messages klar was built with.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { findingsOf, TOP_LAYER_FINDINGS, world, type Image, type ImageLayer, type World } from './harness.js';
+import {
+  clairPre1Client,
+  findingsOf,
+  findingsOfAncestry,
+  INTRODUCED_BY_LAYER,
+  TOP_LAYER_FINDINGS,
+  world,
+  type Image,
+  type ImageLayer,
+  type World,
+} from './harness.js';
 
 const SEVERITIES = ['Unknown', 'Negligible', 'Low', 'Medium', 'High', 'Critical', 'Defcon1'];
 
@@ -120,5 +132,55 @@ describe('klar (Clair v1 mode)', () => {
     expect(res.status).toBe(400);
     expect(res.json.Error.Message).toMatch(/answered 401/);
     expect((await w.http('GET', `/v1/layers/${'e'.repeat(128)}?vulnerabilities`)).status).toBe(404);
+  });
+});
+
+/**
+ * klar with CLAIR_API_VERSION=3 (clair/api.go apiV3, built against quay/clair v3.0.0-pre1): dials
+ * CLAIR_ADDR with gRPC (insecure), Push sends one PostAncestryRequest {Format "Docker",
+ * AncestryName image.Name, Layers: per FsLayer {Hash LayerName(i), Path "<registry>/<name>/blobs/
+ * <digest>", Headers {"Authorization": token}}}; any error fails the scan. Analyze sends
+ * GetAncestryRequest {AncestryName image.Name} and reads Ancestry.Layers[].DetectedFeatures[]:
+ * Name, Version and each Vulnerability's Name, NamespaceName, Description, Severity, Link, FixedBy.
+ */
+describe('klar (Clair v3 mode: gRPC on the API port)', () => {
+  let w: World;
+  beforeAll(async () => {
+    w = await world();
+  });
+
+  const klarPush = (v3: ReturnType<typeof clairPre1Client>, image: Image, token: string) =>
+    v3.postAncestry({
+      ancestry_name: image.repository,
+      format: 'Docker',
+      layers: image.layers.map((layer) => ({ hash: layerName(image, layer), path: w.blobUrl(layer), headers: { Authorization: token } })),
+    });
+
+  it('PostAncestry then GetAncestry decode as klar decodes them, with every finding of the image', async () => {
+    const v3 = clairPre1Client(w.grpcTarget);
+    await klarPush(v3, w.image, w.image.authorization);
+    const downloads = w.registry.requests.filter((r) => r.path.includes('/blobs/'));
+    expect(downloads.map((r) => r.headers.authorization)).toEqual([w.image.authorization, w.image.authorization, w.image.authorization]);
+    const ancestry = await v3.getAncestry(w.image.repository);
+    expect(ancestry.layers.map((l) => l.layer.hash)).toEqual(w.image.layers.map((layer) => layerName(w.image, layer)));
+    expect(findingsOfAncestry(ancestry)).toEqual(TOP_LAYER_FINDINGS);
+    for (const layer of ancestry.layers) {
+      for (const feature of layer.detected_features) {
+        expect(feature.namespace?.name).toBe('debian:12');
+        for (const v of feature.vulnerabilities) {
+          expect(v.namespace_name).toBe('debian:12');
+          expect(SEVERITIES).toContain(v.severity);
+          expect(v.link).toMatch(/^https:\/\//);
+        }
+      }
+    }
+    // Each feature is listed in the layer that introduced it, as the ancestry API's JSON says.
+    const introducedBy = Object.fromEntries(ancestry.layers.flatMap((l, i) => l.detected_features.map((f) => [f.name, i])));
+    expect(introducedBy).toEqual(INTRODUCED_BY_LAYER);
+  });
+
+  it('an ancestry that was never posted is a NOT_FOUND error, which klar reports', async () => {
+    const v3 = clairPre1Client(w.grpcTarget);
+    await expect(v3.getAncestry('never/posted')).rejects.toMatchObject({ code: 5 });
   });
 });

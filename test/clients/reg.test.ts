@@ -1,6 +1,6 @@
 /**
  * genuinetools/reg (read at efad427c, = v0.16.1 for clair/, vulns.go): `reg vulns` in its Clair v1
- * mode (the one it falls back to without -k; its v3 path needs gRPC).
+ * mode (the one it falls back to when its v3 gRPC scan fails), then its v3 mode below.
  *
  * - clair/layerutil.go NewClairLayer: the layer Name is the digest with its prefix
  *   ("sha256:<hex>"), sent with a literal ":" in the URL path; every field is omitempty, so the
@@ -13,7 +13,7 @@
  * - clair/layer.go DeleteLayer (library only): 200, 202 and 404 are success.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { findingsOf, TOP_LAYER_FINDINGS, world, type World } from './harness.js';
+import { clairPre1Client, findingsOf, findingsOfAncestry, TOP_LAYER_FINDINGS, world, type World } from './harness.js';
 
 /** reg's verdict on an answer (ErrorTransport + getJSON). */
 function regAccepts(res: { status: number; json: unknown }): boolean {
@@ -75,5 +75,43 @@ describe('reg (Clair v1 API)', () => {
     const again = await w.http('DELETE', `/v1/layers/${top}`);
     expect(again.status).toBe(404);
     expect(again.json).toEqual({ Error: { Message: `layer ${top} does not exist` } });
+  });
+});
+
+/**
+ * `reg vulns` tries Clair v3 first (vulns.go: VulnerabilitiesV3, falling back to v1 on any error),
+ * built against coreos/clair 94150ab1 (the v3.0.0-pre1 messages). clair/layerutil.go getLayers and
+ * NewClairV3Layer: the ancestry is named by the image's config digest; layers go base first, each
+ * with Hash = its digest, Path = "<registry URL>/v2/<repo>/blobs/<digest>" and Headers
+ * {"Authorization": "Bearer <token>"} (an empty map for an anonymous pull); clair/ancestry.go
+ * PostAncestry sends Format "Docker"; GetAncestry reads Layers[].DetectedFeatures[].Vulnerabilities.
+ */
+describe('reg (Clair v3 API: gRPC on the API port)', () => {
+  it('scans over gRPC, so reg never falls back to v1, and finds every vulnerability of the image', async () => {
+    const w = await world();
+    const v3 = clairPre1Client(w.grpcTarget);
+    const layers = w.image.layers.map((layer) => ({
+      hash: layer.digest,
+      path: w.blobUrl(layer),
+      headers: { Authorization: w.image.authorization },
+    }));
+    await v3.postAncestry({ ancestry_name: w.image.configDigest, format: 'Docker', layers });
+    const ancestry = await v3.getAncestry(w.image.configDigest);
+    expect(ancestry.name).toBe(w.image.configDigest);
+    expect(findingsOfAncestry(ancestry)).toEqual(TOP_LAYER_FINDINGS);
+    const severities = ancestry.layers.flatMap((l) => l.detected_features.flatMap((f) => f.vulnerabilities.map((v) => v.severity)));
+    expect(severities.filter((s) => ['High', 'Critical', 'Defcon1'].includes(s))).toHaveLength(2);
+  });
+
+  it('an anonymous pull (an empty Headers map) downloads without a credential', async () => {
+    const w = await world();
+    for (const layer of w.image.layers) w.registry.serve(`/v2/${w.image.repository}/blobs/${layer.digest}`, layer.blob);
+    const v3 = clairPre1Client(w.grpcTarget);
+    const layers = w.image.layers.map((layer) => ({ hash: layer.digest, path: w.blobUrl(layer), headers: {} }));
+    await v3.postAncestry({ ancestry_name: w.image.configDigest, format: 'Docker', layers });
+    const downloads = w.registry.requests.filter((r) => r.path.includes('/blobs/'));
+    expect(downloads).toHaveLength(3);
+    expect(downloads.every((r) => r.headers.authorization === undefined)).toBe(true);
+    expect(findingsOfAncestry(await v3.getAncestry(w.image.configDigest))).toEqual(TOP_LAYER_FINDINGS);
   });
 });

@@ -5,7 +5,8 @@ import type { Logger } from 'pino';
 import { afterAll } from 'vitest';
 import { PageTokens } from '../../src/api/paging.js';
 import type { ReportCache } from '../../src/api/v1/report-cache.js';
-import { buildApp } from '../../src/app.js';
+import { buildGrpcServer } from '../../src/api/grpc.js';
+import { ancestryService, buildApp } from '../../src/app.js';
 import { parseConfig, type Config } from '../../src/config.js';
 import { Indexer, indexerSettings } from '../../src/indexer/indexer.js';
 import { Metrics } from '../../src/metrics.js';
@@ -23,7 +24,8 @@ export interface TestApp {
  * buildApp over a fresh database. yaml: extra configuration under `clair:` (indented two
  * spaces), e.g. "  api:\n    v1revision: A". now: the page-token clock (Unix ms). routes: extra
  * routes registered before the app is ready (e.g. a deliberately slow one). reports: the layer
- * report cache (e.g. a small one). log: where the app logs (silent unless given).
+ * report cache (e.g. a small one). log: where the app logs (silent unless given). grpc: the ancestry
+ * services over gRPC too, on the app's port (as the server runs them).
  */
 export async function testApp(
   options: {
@@ -33,6 +35,7 @@ export async function testApp(
     routes?: (app: FastifyInstance) => void;
     reports?: ReportCache;
     log?: Logger;
+    grpc?: boolean;
   } = {},
 ): Promise<TestApp> {
   const pool = options.pool ?? (await freshPool());
@@ -41,10 +44,25 @@ export async function testApp(
   const metrics = new Metrics();
   const log = options.log ?? silentLog;
   const indexer = new Indexer({ pool, settings: indexerSettings(config), log, metrics });
-  const app = buildApp({ config, pool, log, pageTokens, metrics, indexer, reports: options.reports });
+  const ancestry = ancestryService({ pool, indexer, pageTokens, config, log });
+  const grpc = options.grpc ? buildGrpcServer({ service: ancestry, log, metrics, api: config.api }) : undefined;
+  const app = buildApp({
+    config,
+    pool,
+    log,
+    pageTokens,
+    metrics,
+    indexer,
+    ancestry,
+    reports: options.reports,
+    ...(grpc ? { grpc: { server: grpc.server, drainMs: 1_000 } } : {}),
+  });
   options.routes?.(app);
   await app.ready();
-  afterAll(() => app.close());
+  afterAll(async () => {
+    await app.close();
+    grpc?.server.forceShutdown();
+  });
   return { app, pool, config, pageTokens, metrics };
 }
 
