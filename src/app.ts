@@ -19,12 +19,14 @@ import { normalizeFieldNames } from './api/v1/schemas.js';
 import { registerAncestryApi } from './api/v3/index.js';
 import { AncestryService } from './api/v3/service.js';
 import { LayerScans } from './indexer/layer-scans.js';
+import { LayerReports } from './api/v1/layer-reports.js';
 import { ReportCache } from './api/v1/report-cache.js';
 import type { RouteApp } from './api/route-app.js';
 import type { Config } from './config.js';
 import type { Indexer } from './indexer/indexer.js';
 import type { Metrics } from './metrics.js';
 import type { Pool } from './store/pool.js';
+import { ReportChanges } from './store/report-changes.js';
 
 /** Serve HTTPS with this key and certificate; with ca, clients must present a certificate it signed. */
 export interface ApiTls {
@@ -40,7 +42,7 @@ export interface AppDeps {
   pageTokens: PageTokens;
   metrics: Metrics;
   indexer: Indexer;
-  /** Layer reports kept between requests; a 64 MiB cache unless given. */
+  /** Layer reports kept between requests (kept current by the database's change notifications); made here unless given. */
   reports?: ReportCache;
   /** The ancestry API's operations, shared with the gRPC transport; made here unless given. */
   ancestry?: AncestryService;
@@ -49,13 +51,21 @@ export interface AppDeps {
   grpc?: { server: grpc.Server; drainMs: number };
 }
 
+/**
+ * How long a write's answer waits for its change to be heard by this replica's report cache (it is
+ * normally a matter of milliseconds); past it, the cache is dropped whole.
+ */
+const CATCH_UP_TIMEOUT_MS = 2_000;
+
 /** Route pattern for metrics labels: the registered pattern, never the raw URL (unbounded). */
 function routeLabel(pattern: string | undefined): string {
   return pattern ?? 'unmatched';
 }
 
 /**
- * The API server: v1 routes, the ancestry API, /metrics and /docs. Pure: no listen, no timers, no environment reads.
+ * The API server: v1 routes, the ancestry API, /metrics and /docs. No listen and no environment
+ * reads; once ready it listens for the database's report changes (on a connection of its own,
+ * made with the pool's settings) until closed.
  */
 export function buildApp(deps: AppDeps): FastifyInstance {
   const { config, pool, metrics } = deps;
@@ -100,6 +110,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       done();
     });
   }
+
+  const reports = deps.reports ?? new ReportCache();
+  const reportChanges = new ReportChanges({
+    pool,
+    connection: pool.options,
+    log: deps.log.child({ component: 'report-cache' }),
+    events: reports,
+  });
+  app.addHook('onReady', () => reportChanges.start());
+  app.addHook('onClose', () => reportChanges.stop());
 
   app.setValidatorCompiler(compileValidator);
   app.setErrorHandler(edge.onError);
@@ -156,7 +176,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       );
     }
     const { indexer, pageTokens } = deps;
-    registerV1Api(scope, { pool, indexer, pageTokens, defaultRevision: config.api.v1Revision, reports: deps.reports ?? new ReportCache() });
+    registerV1Api(scope, {
+      pool,
+      indexer,
+      pageTokens,
+      defaultRevision: config.api.v1Revision,
+      reports: new LayerReports(pool, reports),
+      caughtUp: () => reportChanges.caughtUp(CATCH_UP_TIMEOUT_MS),
+    });
     registerAncestryApi(scope, { service: deps.ancestry ?? ancestryService({ pool, indexer, pageTokens, config, log: deps.log }), config });
   });
   return app;

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import { Agent, ProxyAgent, request, type Dispatcher } from 'undici';
 import type { Config } from '../config.js';
@@ -13,6 +13,7 @@ import {
   type ClaimedNotification,
 } from '../store/notifications.js';
 import type { Pool } from '../store/pool.js';
+import { ChannelListener } from '../store/listener.js';
 import { NOTIFY_CHANNEL } from '../store/vulnerabilities.js';
 import { USER_AGENT } from '../version.js';
 
@@ -67,13 +68,13 @@ export function retryDelay(failures: number, settings: Pick<NotifierSettings, 'a
 
 export class Notifier {
   readonly #pool: Pool;
-  readonly #connection: pg.ClientConfig;
   readonly #settings: NotifierSettings;
   readonly #log: Logger;
   readonly #metrics: Metrics | undefined;
   readonly #dispatcher: Dispatcher;
   readonly #owner = leaseOwner('notifier');
-  #listener: pg.Client | undefined;
+  /** Wakes the notifier when a notification is written; the poll covers the gaps while it reconnects. */
+  readonly #listener: ChannelListener;
   #timers: NodeJS.Timeout[] = [];
   readonly #retries = new Set<NodeJS.Timeout>();
   #running: Promise<void> | undefined;
@@ -90,9 +91,15 @@ export class Notifier {
     tls?: NotifierTls;
   }) {
     this.#pool = deps.pool;
-    this.#connection = deps.connection;
     this.#settings = deps.settings;
     this.#log = deps.log.child({ component: 'notifier' });
+    this.#listener = new ChannelListener({
+      connection: deps.connection,
+      channel: NOTIFY_CHANNEL,
+      log: this.#log,
+      retryMs: POLL_MS,
+      onNotification: () => this.wake(),
+    });
     this.#metrics = deps.metrics;
     const connect = {
       timeout: DELIVERY_TIMEOUT_MS,
@@ -112,7 +119,7 @@ export class Notifier {
   async start(): Promise<void> {
     this.#timers.push(setInterval(() => void this.#purge(), PURGE_EVERY_MS));
     if (!this.enabled) return;
-    await this.#listen();
+    await this.#listener.start();
     this.#timers.push(setInterval(() => this.wake(), POLL_MS));
     this.wake();
   }
@@ -122,7 +129,7 @@ export class Notifier {
     for (const t of this.#timers) clearInterval(t);
     for (const t of this.#retries) clearTimeout(t);
     await this.#running;
-    await this.#listener?.end().catch(() => undefined);
+    await this.#listener.stop();
     await this.#dispatcher.close();
   }
 
@@ -219,34 +226,6 @@ export class Notifier {
       // The claim's lease runs out and the notification is tried again: nothing is lost.
       this.#log.warn({ err, notification: notification.name }, 'recording a delivery failed');
     }
-  }
-
-  /** LISTEN on a connection of its own; reconnects (the poll covers the gap) if the database drops it. */
-  async #listen(): Promise<void> {
-    if (this.#stopped) return;
-    const client = new pg.Client(this.#connection);
-    let lost = false;
-    // One failure can both reject the pending query and emit 'error': reconnect once per client.
-    const reconnectLater = (err: unknown, message: string) => {
-      if (lost) return;
-      lost = true;
-      this.#log.warn({ err }, message);
-      if (this.#listener === client) this.#listener = undefined;
-      client.end().catch(() => undefined);
-      if (!this.#stopped) this.#later(POLL_MS, () => void this.#listen());
-    };
-    client.on('notification', () => this.wake());
-    client.on('error', (err) => reconnectLater(err, 'notification listener lost its connection'));
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${NOTIFY_CHANNEL}`);
-    } catch (err) {
-      reconnectLater(err, 'notification listener could not connect; polling only');
-      return;
-    }
-    // stop() may have run while this connected; it closed the listener it knew of, not this one.
-    if (this.#stopped) await client.end().catch(() => undefined);
-    else if (!lost) this.#listener = client;
   }
 
   /** Deletes read notifications past notifier.retention (one replica at a time). */

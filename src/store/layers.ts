@@ -76,6 +76,14 @@ const SELECT_RESOLVED = `
   WHERE latest.modification = 'add'
   ORDER BY f.name, fv.version, n.name`;
 
+const SELECT_CHAIN = `
+  WITH RECURSIVE chain (id) AS (
+    SELECT id FROM layer WHERE id = $1
+    UNION ALL
+    SELECT l.parent_id FROM chain c JOIN layer l ON l.id = c.id WHERE l.parent_id IS NOT NULL
+  )
+  SELECT id FROM chain`;
+
 const SELECT_AFFECTING = `
   SELECT a.feature_version_id, v.name, n.name AS namespace, v.description, v.link, v.severity, v.metadata,
          fi.fixed_version AS fixed_by
@@ -170,6 +178,11 @@ export async function layerFeatures(db: Queryable, layerId: number): Promise<Rep
     versionFormat: r.version_format,
     addedBy: r.added_by,
   }));
+}
+
+/** The layer and its ancestors, whose diffs make up its features. */
+export async function layerChain(db: Queryable, layerId: number): Promise<number[]> {
+  return (await db.query<{ id: number }>(SELECT_CHAIN, [layerId])).rows.map((r) => r.id);
 }
 
 /** The live vulnerabilities affecting some feature versions, with the fix for each. */

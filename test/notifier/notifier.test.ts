@@ -139,10 +139,10 @@ describe('webhook delivery', () => {
 describe('the LISTEN connection', () => {
   const listeners = async (t: TestApp) =>
     (
-      await t.pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'")
+      await t.pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN tarsier_notifications'")
     ).rows.map((r) => r.pid);
   const dropListeners = (t: TestApp) =>
-    t.pool.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'");
+    t.pool.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN tarsier_notifications'");
 
   it('listens again after the database drops it, and leaves no connection behind once stopped', async () => {
     const t = await appWithConnection();

@@ -4,7 +4,7 @@ import type { PageTokens } from '../paging.js';
 import type { RouteApp } from '../route-app.js';
 import { registerLayerRoutes } from './layers.js';
 import { registerNotificationRoutes } from './notifications.js';
-import type { ReportCache } from './report-cache.js';
+import type { LayerReports } from './layer-reports.js';
 import { ErrorBody, RevisionHeaders } from './schemas.js';
 import type { Revision } from './serialize.js';
 import { registerVulnerabilityRoutes } from './vulnerabilities.js';
@@ -14,7 +14,9 @@ export interface V1ApiDeps {
   indexer: Indexer;
   pageTokens: PageTokens;
   defaultRevision: Revision;
-  reports: ReportCache;
+  reports: LayerReports;
+  /** Resolves once this replica has heard of every change committed so far (its report cache is current). */
+  caughtUp(): Promise<void>;
 }
 
 /**
@@ -31,6 +33,11 @@ export function registerV1Api(app: RouteApp, deps: V1ApiDeps): void {
         headers: RevisionHeaders,
         response: { ...(route.schema?.response as object), '4xx': ErrorBody, '5xx': ErrorBody },
       };
+    });
+    // A client that writes, then reads a report, sees its write: the answer waits until the
+    // report cache has dropped what the write made stale.
+    scope.addHook('onSend', async (request, reply) => {
+      if (request.method !== 'GET' && request.method !== 'HEAD' && reply.statusCode < 400) await deps.caughtUp();
     });
     const { pool, pageTokens, defaultRevision } = deps;
     registerVulnerabilityRoutes(scope, { pool, pageTokens, defaultRevision });

@@ -4,15 +4,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { badRequest, notFound } from '../../errors.js';
 import { layerFormatNamed, type LayerFormat } from '../../indexer/archive.js';
 import type { Indexer } from '../../indexer/indexer.js';
-import { dataGeneration, markDataChanged } from '../../store/generation.js';
-import { affectingVulnerabilities, deleteLayer, findLayer, layerFeatures } from '../../store/layers.js';
+import { deleteLayer } from '../../store/layers.js';
 import { withTransaction, type Pool } from '../../store/pool.js';
 import { whileClientWaits } from '../edge.js';
 import { JSON_CONTENT_TYPE } from './errors.js';
+import type { LayerReports } from './layer-reports.js';
 import type { CachedReport, ReportCache } from './report-cache.js';
 import { flag, revisionOf } from './request.js';
 import { Empty, LayerEnvelope, LayerParams, LayerQuery, LayerReport, PostedLayer, type LayerInput } from './schemas.js';
-import * as serialize from './serialize.js';
 import type { Revision } from './serialize.js';
 import type { RouteApp } from '../route-app.js';
 
@@ -20,7 +19,7 @@ export interface LayerRouteDeps {
   pool: Pool;
   indexer: Indexer;
   defaultRevision: Revision;
-  reports: ReportCache;
+  reports: LayerReports;
 }
 
 /** Format names accepted on input (case-insensitive); OCI layers are Docker layers. */
@@ -56,20 +55,17 @@ const GZIP_MIN_BYTES = 1024;
 
 /**
  * Sends a report, gzip-compressed when the client accepts it (as Clair did). A cached report is
- * compressed once per data generation and keeps its gzip form; compression runs in the thread pool.
+ * compressed once and keeps its gzip form; compression runs in the thread pool.
  */
-async function sendReport(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  body: string,
-  cached?: { reports: ReportCache; key: string; entry: CachedReport },
-) {
+async function sendReport(request: FastifyRequest, reply: FastifyReply, reports: ReportCache, key: string, report: CachedReport) {
   reply.type(JSON_CONTENT_TYPE).header('vary', 'Accept-Encoding');
-  if (body.length < GZIP_MIN_BYTES || !/\bgzip\b/i.test(String(request.headers['accept-encoding'] ?? ''))) return reply.send(body);
-  let compressed = cached?.entry.gzip;
+  if (report.body.length < GZIP_MIN_BYTES || !/\bgzip\b/i.test(String(request.headers['accept-encoding'] ?? ''))) {
+    return reply.send(report.body);
+  }
+  let compressed = report.gzip;
   if (!compressed) {
-    compressed = await gzip(body);
-    cached?.reports.addGzip(cached.key, cached.entry, compressed);
+    compressed = await gzip(report.body);
+    reports.addGzip(key, report, compressed);
   }
   return reply.header('content-encoding', 'gzip').send(compressed);
 }
@@ -124,35 +120,14 @@ export function registerLayerRoutes(app: RouteApp, deps: LayerRouteDeps): void {
     },
     async (request, reply) => {
       const withVulnerabilities = flag(request.query.vulnerabilities);
-      const withFeatures = withVulnerabilities || flag(request.query.features);
-      const rev = revision(request);
-      // Reports only change when the data does: reuse the JSON built at the same data generation.
-      const generation = await dataGeneration(pool);
-      const key = `${request.params.name}\0${withFeatures}\0${withVulnerabilities}\0${rev}`;
-      const cached = deps.reports.get(key, generation);
-      if (cached) return sendReport(request, reply, cached.body, { reports: deps.reports, key, entry: cached });
-
-      const layer = await findLayer(pool, request.params.name);
-      if (!layer) throw notFound(`layer ${request.params.name} does not exist`);
-      const body: Record<string, unknown> = {
-        Name: layer.name,
-        [rev === 'A' ? 'Namespace' : 'NamespaceName']: layer.namespace ?? undefined,
-        ParentName: layer.parentName ?? undefined,
-        IndexedByVersion: layer.indexedByVersion,
+      const view = {
+        revision: revision(request),
+        features: withVulnerabilities || flag(request.query.features),
+        vulnerabilities: withVulnerabilities,
       };
-      if (withFeatures) {
-        const features = await layerFeatures(pool, layer.id);
-        const vulnerabilities = withVulnerabilities
-          ? await affectingVulnerabilities(
-              pool,
-              features.map((f) => f.featureVersionId),
-            )
-          : [];
-        body.Features = serialize.layerFeatures(features, vulnerabilities, rev, withVulnerabilities);
-      }
-      const text = JSON.stringify({ Layer: body });
-      const entry = deps.reports.set(key, generation, text);
-      return sendReport(request, reply, text, entry && { reports: deps.reports, key, entry });
+      const built = await deps.reports.report(request.params.name, view);
+      if (!built) throw notFound(`layer ${request.params.name} does not exist`);
+      return sendReport(request, reply, deps.reports.cache, built.key, built.report);
     },
   );
 
@@ -170,7 +145,6 @@ export function registerLayerRoutes(app: RouteApp, deps: LayerRouteDeps): void {
     async (request, reply) => {
       const deleted = await withTransaction(pool, (client) => deleteLayer(client, request.params.name));
       if (!deleted) throw notFound(`layer ${request.params.name} does not exist`);
-      await markDataChanged(pool);
       return reply.code(200).send();
     },
   );

@@ -1,68 +1,247 @@
+import type { ReportChangeEvents, ReportChangeKind } from '../../store/report-changes.js';
+
 /**
- * Serialized layer reports, kept per replica and reused while the data generation is unchanged.
- * CI pipelines and dashboards ask for the same reports again and again; a report of a large image
- * is hundreds of KiB of JSON that costs tens of milliseconds to build.
+ * Layer reports and the fragments they are assembled from, kept per replica as bytes ready to send.
+ * CI pipelines and dashboards ask for the same reports again and again; a large image's report is
+ * hundreds of KiB of JSON. Most of it is the same for every image (a feature version and the
+ * vulnerabilities affecting it), so it is serialized once per feature version (a fragment), and a
+ * report is the concatenation of its features' fragments.
+ *
+ * Staleness: the database announces each committed change (migration 0003's triggers, heard
+ * through ReportChanges) with exactly the feature versions and layers it touched; only the
+ * fragments and reports that hold them are dropped. A replica therefore serves a report at most
+ * the notification's delivery delay after a change committed elsewhere (milliseconds), its own
+ * writes at once (the write routes wait until their change is heard), and nothing from the cache
+ * while it is not listening.
  */
+
+/** One feature of a report, as JSON around its AddedBy: `{"Name":…,"Version":"…"` and `,"Vulnerabilities":[…]}`. */
+export interface Fragment {
+  readonly head: Buffer;
+  readonly tail: Buffer;
+}
+
 export interface CachedReport {
-  readonly generation: number;
-  readonly body: string;
-  readonly storedAt: number;
+  readonly body: Buffer;
+  /** The layers and feature versions it shows: a change to any of them drops it. */
+  readonly layers: readonly number[];
+  readonly features: readonly number[];
   /** The body gzip-compressed, made on the first request that accepts gzip. */
   gzip?: Buffer;
 }
 
-/** Bounds memory whatever the number of layers. */
-const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
-/** A safety net: even without a generation bump (a replica died between commit and bump), reports are rebuilt this often. */
-const MAX_AGE_MS = 5 * 60_000;
+/** Bounds memory whatever the number of layers and feature versions. */
+const DEFAULT_REPORT_BYTES = 64 * 1024 * 1024;
+const DEFAULT_FRAGMENT_BYTES = 64 * 1024 * 1024;
+/** Changes remembered for builds in flight; a build that began more changes ago is not kept. */
+const RECENT_CHANGES = 1024;
 
-export class ReportCache {
-  readonly #entries = new Map<string, CachedReport>();
+/** Entries in least-recently-used order, evicted past a byte bound. */
+class BoundedMap<V> {
+  readonly #entries = new Map<string, { value: V; bytes: number }>();
   readonly #maxBytes: number;
+  readonly #onDelete: (key: string, value: V) => void;
   #bytes = 0;
 
-  constructor(maxBytes = DEFAULT_MAX_BYTES) {
+  constructor(maxBytes: number, onDelete: (key: string, value: V) => void = () => undefined) {
     this.#maxBytes = maxBytes;
+    this.#onDelete = onDelete;
   }
 
-  /** The report cached for key at this generation, if still fresh (its gzip form may be added). */
-  get(key: string, generation: number, now = Date.now()): CachedReport | undefined {
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  get(key: string): V | undefined {
     const entry = this.#entries.get(key);
     if (!entry) return undefined;
-    if (entry.generation !== generation || now - entry.storedAt > MAX_AGE_MS) {
-      this.#delete(key, entry);
-      return undefined;
-    }
     // Re-insert: Map order is the LRU order.
     this.#entries.delete(key);
     this.#entries.set(key, entry);
-    return entry;
+    return entry.value;
   }
 
-  /** Records the gzip form of the entry stored under key, counting it against the bound. */
-  addGzip(key: string, entry: CachedReport, gzip: Buffer): void {
-    if (entry.gzip || this.#entries.get(key) !== entry) return;
-    entry.gzip = gzip;
-    this.#bytes += gzip.length;
-  }
-
-  set(key: string, generation: number, body: string, now = Date.now()): CachedReport | undefined {
-    const size = body.length * 2;
-    if (size > this.#maxBytes / 4) return undefined;
-    const previous = this.#entries.get(key);
-    if (previous) this.#delete(key, previous);
-    const entry: CachedReport = { generation, body, storedAt: now };
-    this.#entries.set(key, entry);
-    this.#bytes += size;
-    for (const [oldest, e] of this.#entries) {
+  /** Stores value unless it alone would take over a quarter of the bound. */
+  set(key: string, value: V, bytes: number): boolean {
+    if (bytes > this.#maxBytes / 4) return false;
+    this.delete(key);
+    this.#entries.set(key, { value, bytes });
+    this.#bytes += bytes;
+    for (const [oldest] of this.#entries) {
       if (this.#bytes <= this.#maxBytes) break;
-      this.#delete(oldest, e);
+      this.delete(oldest);
     }
-    return this.#entries.get(key);
+    return true;
   }
 
-  #delete(key: string, entry: CachedReport): void {
+  grow(key: string, bytes: number): void {
+    const entry = this.#entries.get(key);
+    if (!entry) return;
+    entry.bytes += bytes;
+    this.#bytes += bytes;
+  }
+
+  delete(key: string): void {
+    const entry = this.#entries.get(key);
+    if (!entry) return;
     this.#entries.delete(key);
-    this.#bytes -= entry.body.length * 2 + (entry.gzip?.length ?? 0);
+    this.#bytes -= entry.bytes;
+    this.#onDelete(key, entry.value);
+  }
+
+  clear(): void {
+    for (const key of [...this.#entries.keys()]) this.delete(key);
   }
 }
+
+/** Keys of the entries that depend on an id. */
+class DependencyIndex {
+  readonly #byId = new Map<number, Set<string>>();
+
+  add(ids: readonly number[], key: string): void {
+    for (const id of ids) {
+      let keys = this.#byId.get(id);
+      if (!keys) this.#byId.set(id, (keys = new Set()));
+      keys.add(key);
+    }
+  }
+
+  remove(ids: readonly number[], key: string): void {
+    for (const id of ids) {
+      const keys = this.#byId.get(id);
+      keys?.delete(key);
+      if (keys?.size === 0) this.#byId.delete(id);
+    }
+  }
+
+  keysOf(id: number): string[] {
+    return [...(this.#byId.get(id) ?? [])];
+  }
+}
+
+/** When a build began, in changes heard: what it read may have changed since if it is older than the cache's count. */
+export type BuildStamp = number;
+
+interface HeardChange {
+  kind: ReportChangeKind | 'all';
+  ids: ReadonlySet<number>;
+}
+
+export class ReportCache implements ReportChangeEvents {
+  readonly #reports: BoundedMap<CachedReport>;
+  readonly #fragments: BoundedMap<Fragment>;
+  readonly #reportsByLayer = new DependencyIndex();
+  readonly #reportsByFeature = new DependencyIndex();
+  readonly #fragmentsByFeature = new DependencyIndex();
+  /** The last RECENT_CHANGES changes heard; changes heard in all = #heard. */
+  readonly #recent: HeardChange[] = [];
+  #heard = 0;
+  #listening = false;
+
+  constructor(limits: { reportBytes?: number; fragmentBytes?: number } = {}) {
+    this.#reports = new BoundedMap(limits.reportBytes ?? DEFAULT_REPORT_BYTES, (key, report) => {
+      this.#reportsByLayer.remove(report.layers, key);
+      this.#reportsByFeature.remove(report.features, key);
+    });
+    this.#fragments = new BoundedMap(limits.fragmentBytes ?? DEFAULT_FRAGMENT_BYTES, (key) =>
+      this.#fragmentsByFeature.remove([fragmentFeature(key)], key),
+    );
+  }
+
+  /** Bytes held, reports and fragments (for tests and metrics). */
+  get bytes(): { reports: number; fragments: number } {
+    return { reports: this.#reports.bytes, fragments: this.#fragments.bytes };
+  }
+
+  /** Whether the cache serves anything: only while changes are heard. */
+  get live(): boolean {
+    return this.#listening;
+  }
+
+  stamp(): BuildStamp {
+    return this.#heard;
+  }
+
+  report(key: string): CachedReport | undefined {
+    return this.#listening ? this.#reports.get(key) : undefined;
+  }
+
+  /** Keeps a report built from what was read after stamp, unless something it shows changed since. */
+  keepReport(key: string, report: CachedReport, stamp: BuildStamp): CachedReport | undefined {
+    if (!this.#unchangedSince(stamp, report.layers, report.features)) return undefined;
+    if (!this.#reports.set(key, report, report.body.length)) return undefined;
+    this.#reportsByLayer.add(report.layers, key);
+    this.#reportsByFeature.add(report.features, key);
+    return report;
+  }
+
+  /** Records the gzip form of the report stored under key, counting it against the bound. */
+  addGzip(key: string, report: CachedReport, gzip: Buffer): void {
+    if (report.gzip || this.#reports.get(key) !== report) return;
+    report.gzip = gzip;
+    this.#reports.grow(key, gzip.length);
+  }
+
+  fragment(featureVersionId: number, view: string): Fragment | undefined {
+    return this.#listening ? this.#fragments.get(fragmentKey(featureVersionId, view)) : undefined;
+  }
+
+  keepFragment(featureVersionId: number, view: string, fragment: Fragment, stamp: BuildStamp): void {
+    if (!this.#unchangedSince(stamp, [], [featureVersionId])) return;
+    const key = fragmentKey(featureVersionId, view);
+    if (this.#fragments.set(key, fragment, fragment.head.length + fragment.tail.length)) {
+      this.#fragmentsByFeature.add([featureVersionId], key);
+    }
+  }
+
+  changed(kind: ReportChangeKind, ids: readonly number[]): void {
+    this.#remember({ kind, ids: new Set(ids) });
+    for (const id of ids) {
+      if (kind === 'features') {
+        for (const key of this.#reportsByFeature.keysOf(id)) this.#reports.delete(key);
+        for (const key of this.#fragmentsByFeature.keysOf(id)) this.#fragments.delete(key);
+      } else {
+        for (const key of this.#reportsByLayer.keysOf(id)) this.#reports.delete(key);
+      }
+    }
+  }
+
+  listening(): void {
+    this.#forget();
+    this.#listening = true;
+  }
+
+  lost(): void {
+    this.#listening = false;
+    this.#forget();
+  }
+
+  #forget(): void {
+    this.#remember({ kind: 'all', ids: new Set() });
+    this.#reports.clear();
+    this.#fragments.clear();
+  }
+
+  #remember(change: HeardChange): void {
+    this.#heard++;
+    this.#recent.push(change);
+    if (this.#recent.length > RECENT_CHANGES) this.#recent.shift();
+  }
+
+  /** Whether no change heard after stamp touches these layers or feature versions. */
+  #unchangedSince(stamp: BuildStamp, layers: readonly number[], features: readonly number[]): boolean {
+    if (!this.#listening) return false;
+    const missed = this.#heard - stamp;
+    if (missed === 0) return true;
+    if (missed > this.#recent.length) return false;
+    for (const change of this.#recent.slice(-missed)) {
+      if (change.kind === 'all') return false;
+      const ids = change.kind === 'layers' ? layers : features;
+      if (ids.some((id) => change.ids.has(id))) return false;
+    }
+    return true;
+  }
+}
+
+const fragmentKey = (featureVersionId: number, view: string): string => `${featureVersionId}\0${view}`;
+const fragmentFeature = (key: string): number => Number(key.slice(0, key.indexOf('\0')));

@@ -1,5 +1,5 @@
 import { NO_FIX, type FixedIn } from '../../model/vulnerability.js';
-import type { AffectingVulnerability, ReportedFeature } from '../../store/layers.js';
+import type { AffectingVulnerability, LayerFeature } from '../../store/layers.js';
 import type { NamespaceRow, StoredVulnerability } from '../../vulndb.js';
 import type { Static } from '@sinclair/typebox';
 import type { FeatureOutput, NamespaceList, VulnerabilityOutput } from './schemas.js';
@@ -64,31 +64,27 @@ export function fixedInFeature(
 }
 
 /**
- * The Features of a layer report: each with its namespace, version, AddedBy and, when asked, the
- * vulnerabilities affecting it (each with FixedBy, omitted when no fix exists).
+ * One feature of a layer report as the JSON text around its AddedBy, which differs between images
+ * while the rest is the same wherever the feature version is installed: `{"Name":…,"Version":"…"`
+ * (head) and `,"Vulnerabilities":[…]}` (tail; `}` without vulnerabilities). Each vulnerability has
+ * FixedBy, omitted when no fix exists. head + `,"AddedBy":…` + tail is the feature's object.
  */
-export function layerFeatures(
-  features: readonly ReportedFeature[],
+export function featureFragment(
+  feature: LayerFeature,
   vulnerabilities: readonly AffectingVulnerability[],
   revision: Revision,
   withVulnerabilities: boolean,
-): Array<Record<string, unknown>> {
-  const byFeature = new Map<number, AffectingVulnerability[]>();
-  for (const v of vulnerabilities) {
-    const list = byFeature.get(v.featureVersionId) ?? [];
-    list.push(v);
-    byFeature.set(v.featureVersionId, list);
-  }
-  return features.map((f) =>
-    withoutEmpty<Record<string, unknown>>({
-      Name: f.name,
-      [namespaceKey(revision)]: f.namespace,
-      VersionFormat: revision === 'B' ? f.versionFormat : undefined,
-      Version: f.version,
-      AddedBy: f.addedBy,
-      Vulnerabilities: withVulnerabilities
-        ? (byFeature.get(f.featureVersionId) ?? []).map((v) => vulnerability(v, revision, { fixedBy: v.fixedBy }))
-        : undefined,
+): { head: string; tail: string } {
+  const fields = JSON.stringify(
+    withoutEmpty({
+      Name: feature.name,
+      [namespaceKey(revision)]: feature.namespace,
+      VersionFormat: revision === 'B' ? feature.versionFormat : undefined,
+      Version: feature.version,
     }),
   );
+  const tail = withVulnerabilities
+    ? `,"Vulnerabilities":${JSON.stringify(vulnerabilities.map((v) => vulnerability(v, revision, { fixedBy: v.fixedBy })))}}`
+    : '}';
+  return { head: fields.slice(0, -1), tail };
 }

@@ -1,57 +1,97 @@
 import { describe, expect, it } from 'vitest';
-import { ReportCache } from '../../../src/api/v1/report-cache.js';
+import { ReportCache, type CachedReport, type Fragment } from '../../../src/api/v1/report-cache.js';
+
+const report = (bytes: number, layers: number[] = [1], features: number[] = []): CachedReport => ({
+  body: Buffer.alloc(bytes, 'x'),
+  layers,
+  features,
+});
+const fragment = (text: string): Fragment => ({ head: Buffer.from(`{"Name":"${text}"`), tail: Buffer.from('}') });
+
+function listeningCache(limits?: { reportBytes?: number; fragmentBytes?: number }): ReportCache {
+  const cache = new ReportCache(limits);
+  cache.listening();
+  return cache;
+}
 
 describe('ReportCache', () => {
-  it('returns a report only for the generation it was built at', () => {
+  it('serves nothing until it hears changes, and nothing once it stops hearing them', () => {
     const cache = new ReportCache();
-    cache.set('layer', 7, '{"Layer":1}');
-    expect(cache.get('layer', 7)?.body).toBe('{"Layer":1}');
-    expect(cache.get('layer', 8)?.body).toBeUndefined();
-    // A stale entry is dropped, not revived by the old generation.
-    expect(cache.get('layer', 7)?.body).toBeUndefined();
+    expect(cache.keepReport('a', report(10), cache.stamp())).toBeUndefined();
+    cache.listening();
+    cache.keepReport('a', report(10), cache.stamp());
+    cache.keepFragment(7, 'B', fragment('openssl'), cache.stamp());
+    expect(cache.report('a')).toBeDefined();
+    cache.lost();
+    expect(cache.report('a')).toBeUndefined();
+    expect(cache.fragment(7, 'B')).toBeUndefined();
+    // Listening again starts from nothing: what changed meanwhile was not heard.
+    cache.listening();
+    expect(cache.report('a')).toBeUndefined();
   });
 
-  it('expires reports after five minutes even without a new generation', () => {
-    const cache = new ReportCache();
-    cache.set('layer', 1, 'x', 0);
-    expect(cache.get('layer', 1, 5 * 60_000)?.body).toBe('x');
-    expect(cache.get('layer', 1, 5 * 60_000 + 1)?.body).toBeUndefined();
+  it('drops exactly the reports and fragments that show a changed feature version or layer', () => {
+    const cache = listeningCache();
+    const stamp = cache.stamp();
+    cache.keepReport('a', report(10, [1], [100, 101]), stamp);
+    const b = cache.keepReport('b', report(10, [2, 1], [101, 102]), stamp);
+    const c = cache.keepReport('c', report(10, [3], [103]), stamp);
+    for (const id of [100, 101, 102, 103]) cache.keepFragment(id, 'B+v', fragment(String(id)), stamp);
+
+    cache.changed('features', [100]);
+    expect([cache.report('a'), cache.report('b'), cache.report('c')]).toEqual([undefined, b, c]);
+    expect([100, 101, 102, 103].map((id) => cache.fragment(id, 'B+v') !== undefined)).toEqual([false, true, true, true]);
+
+    cache.changed('layers', [1]);
+    expect([cache.report('b'), cache.report('c')]).toEqual([undefined, c]);
   });
 
-  it('stays within its memory bound, evicting the least recently used first', () => {
-    const cache = new ReportCache(4000); // bytes: two-byte characters, so 2000 characters
-    cache.set('a', 1, 'a'.repeat(500));
-    cache.set('b', 1, 'b'.repeat(500));
-    expect(cache.get('a', 1)?.body).toBeDefined(); // a is now the most recently used
-    cache.set('c', 1, 'c'.repeat(500));
-    cache.set('d', 1, 'd'.repeat(500));
-    cache.set('e', 1, 'e'.repeat(500));
-    expect(cache.get('b', 1)?.body).toBeUndefined();
-    expect(cache.get('a', 1)?.body).toBeDefined();
-    expect(cache.get('e', 1)?.body).toBeDefined();
+  it('does not keep what a build read before a change to it was heard', () => {
+    const cache = listeningCache();
+    const stamp = cache.stamp();
+    // Heard while the build ran: a change to other feature versions does not matter...
+    cache.changed('features', [500]);
+    expect(cache.keepReport('kept', report(10, [1], [100]), stamp)).toBeDefined();
+    cache.keepFragment(100, 'B', fragment('kept'), stamp);
+    expect(cache.fragment(100, 'B')).toBeDefined();
+    // ...one to the feature versions or layers it read does, as does a gap in what was heard.
+    cache.changed('features', [101]);
+    cache.changed('layers', [2]);
+    expect(cache.keepReport('feature', report(10, [1], [101]), stamp)).toBeUndefined();
+    cache.keepFragment(101, 'B', fragment('stale'), stamp);
+    expect(cache.fragment(101, 'B')).toBeUndefined();
+    expect(cache.keepReport('layer', report(10, [2], [100]), stamp)).toBeUndefined();
+    const beforeGap = cache.stamp();
+    cache.listening();
+    expect(cache.keepReport('gap', report(10, [9], [900]), beforeGap)).toBeUndefined();
   });
 
-  it('does not keep a report larger than a quarter of its bound', () => {
-    const cache = new ReportCache(4000);
-    cache.set('huge', 1, 'x'.repeat(600));
-    expect(cache.get('huge', 1)?.body).toBeUndefined();
+  it('evicts the least recently used past its bound, and keeps nothing over a quarter of it', () => {
+    const cache = listeningCache({ reportBytes: 4000 });
+    const stamp = cache.stamp();
+    for (const key of ['a', 'b', 'c']) cache.keepReport(key, report(1000), stamp);
+    cache.report('a');
+    cache.keepReport('d', report(1000), stamp);
+    cache.keepReport('e', report(1000), stamp);
+    expect(['a', 'b', 'c', 'd', 'e'].map((k) => cache.report(k) !== undefined)).toEqual([true, false, true, true, true]);
+    expect(cache.keepReport('huge', report(1001), stamp)).toBeUndefined();
+    expect(cache.bytes.reports).toBe(4000);
   });
-});
 
-describe('ReportCache gzip forms', () => {
-  it('keeps a gzip form with the entry it belongs to, and counts it against the bound', () => {
-    const cache = new ReportCache(10_000);
-    const entry = cache.set('a', 1, 'x'.repeat(1000))!;
-    cache.addGzip('a', entry, Buffer.alloc(5000));
-    expect(cache.get('a', 1)?.gzip?.length).toBe(5000);
-    // 2000 + 5000 bytes used: two more 2000-byte reports (11000 > 10000) push the oldest (a) out.
-    cache.set('b', 1, 'y'.repeat(1000));
-    cache.set('c', 1, 'z'.repeat(1000));
-    expect(cache.get('a', 1)).toBeUndefined();
-    // A gzip form computed for an entry that has since been replaced is not attached to the new one.
-    const old = cache.set('b', 2, 'y'.repeat(1000))!;
-    cache.set('b', 3, 'w'.repeat(1000));
+  it('keeps a gzip form with the report it belongs to, and counts it against the bound', () => {
+    const cache = listeningCache({ reportBytes: 10_000 });
+    const stamp = cache.stamp();
+    const a = cache.keepReport('a', report(2000), stamp)!;
+    cache.addGzip('a', a, Buffer.alloc(5000));
+    expect(cache.report('a')?.gzip?.length).toBe(5000);
+    // 7000 bytes used: two more 2000-byte reports (11000 > 10000) push the oldest (a) out.
+    cache.keepReport('b', report(2000), stamp);
+    cache.keepReport('c', report(2000), stamp);
+    expect(cache.report('a')).toBeUndefined();
+    // A gzip form made for a report since replaced is not attached to the new one.
+    const old = cache.keepReport('b', report(2000), stamp)!;
+    cache.keepReport('b', report(2000), stamp);
     cache.addGzip('b', old, Buffer.alloc(10));
-    expect(cache.get('b', 3)?.gzip).toBeUndefined();
+    expect(cache.report('b')?.gzip).toBeUndefined();
   });
 });
