@@ -139,10 +139,14 @@ describe('webhook delivery', () => {
 describe('the LISTEN connection', () => {
   const listeners = async (t: TestApp) =>
     (
-      await t.pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN tarsier_notifications'")
+      await t.pool.query<{ pid: number }>(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN tarsier_notifications'",
+      )
     ).rows.map((r) => r.pid);
   const dropListeners = (t: TestApp) =>
-    t.pool.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN tarsier_notifications'");
+    t.pool.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN tarsier_notifications'",
+    );
 
   it('listens again after the database drops it, and leaves no connection behind once stopped', async () => {
     const t = await appWithConnection();
