@@ -1,14 +1,19 @@
 /**
  * Layer report latency: GET /v1/layers/:name?features&vulnerabilities on a 3-layer Debian image
  * (this machine's real dpkg database, split across the layers) with ≥ 50,000 vulnerabilities in the
- * database, at 1 and at 32 concurrent clients.
+ * database: built from scratch, rebuilt after a change to one of its vulnerabilities, served from
+ * the cache after a change elsewhere, and cached at 1 and 32 concurrent clients, identity and
+ * gzip, beside a bare node:http server writing the same bytes to the same clients.
  */
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pino from 'pino';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { Pool as HttpPool } from 'undici';
-import { markDataChanged } from '../src/store/generation.js';
+import { LayerReports } from '../src/api/v1/layer-reports.js';
+import { ReportCache } from '../src/api/v1/report-cache.js';
 import { createPool } from '../src/store/pool.js';
 import { createVulnerability } from '../src/vulndb.js';
 import { gzip, tarball } from '../test/helpers/tarball.js';
@@ -22,7 +27,8 @@ const CONCURRENCY = 32;
 const LOAD_SECONDS = 15;
 const WARMUP_SECONDS = 3;
 const NAMESPACE = 'debian:12';
-const COLD_REQUESTS = 200;
+const CHANGED_REQUESTS = 200;
+const SCRATCH_BUILDS = 30;
 
 /** The machine's dpkg stanzas, split into a base, a child and a grandchild layer (cumulative). */
 async function writeLayers(): Promise<{ names: string[]; sources: Map<string, string> }> {
@@ -97,14 +103,14 @@ interface Load {
 }
 
 /** clients concurrent loops of GETs for duration seconds (after a warm-up); every latency in ms. */
-async function load(http: HttpPool, path: string, clients: number, duration: number): Promise<Load> {
+async function load(http: HttpPool, path: string, clients: number, duration: number, headers: Record<string, string> = {}): Promise<Load> {
   const latencies: number[] = [];
   const until = async (deadline: number, record: boolean) => {
     await Promise.all(
       Array.from({ length: clients }, async () => {
         while (performance.now() < deadline) {
           const started = performance.now();
-          const res = await http.request({ path, method: 'GET' });
+          const res = await http.request({ path, method: 'GET', headers });
           await res.body.arrayBuffer();
           if (res.statusCode !== 200) throw new Error(`GET ${path} answered ${res.statusCode}`);
           if (record) latencies.push(performance.now() - started);
@@ -118,20 +124,79 @@ async function load(http: HttpPool, path: string, clients: number, duration: num
   return { latencies, seconds: (performance.now() - started) / 1000 };
 }
 
-/** One client; before each request the data generation moves on, so the report is built afresh. */
-async function coldLoad(http: HttpPool, path: string, databaseUrl: string): Promise<Load> {
-  const pool = createPool({ connectionString: databaseUrl }, 1, pino({ level: 'silent' }));
+/**
+ * One client; before each GET a vulnerability is changed through the API (PUT, a new description):
+ * the write answers once the server has dropped what it made stale. Only the GET is timed.
+ */
+async function afterChanges(http: HttpPool, path: string, vulnerabilities: readonly string[]): Promise<Load> {
   const latencies: number[] = [];
   const started = performance.now();
-  for (let i = 0; i < COLD_REQUESTS; i++) {
-    await markDataChanged(pool);
+  for (let i = 0; i < CHANGED_REQUESTS; i++) {
+    const name = vulnerabilities[i % vulnerabilities.length]!;
+    const put = await http.request({
+      path: `/v1/namespaces/${encodeURIComponent(NAMESPACE)}/vulnerabilities/${name}`,
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ Vulnerability: { Name: name, Severity: 'High', Description: `Changed for the report benchmark (${i}).` } }),
+    });
+    await put.body.arrayBuffer();
+    if (put.statusCode !== 200) throw new Error(`PUT ${name} answered ${put.statusCode}`);
     const before = performance.now();
     const res = await http.request({ path, method: 'GET' });
     await res.body.arrayBuffer();
     latencies.push(performance.now() - before);
   }
+  return { latencies, seconds: (performance.now() - started) / 1000 };
+}
+
+/** The report built in this process with an empty cache each time: its queries and serialization, no HTTP. */
+async function fromScratch(databaseUrl: string, layer: string): Promise<Load> {
+  const pool = createPool({ connectionString: databaseUrl }, 4, pino({ level: 'silent' }));
+  const latencies: number[] = [];
+  const started = performance.now();
+  for (let i = 0; i < SCRATCH_BUILDS; i++) {
+    const cache = new ReportCache();
+    cache.listening();
+    const before = performance.now();
+    await new LayerReports(pool, cache).report(layer, { revision: 'B', features: true, vulnerabilities: true });
+    latencies.push(performance.now() - before);
+  }
   await pool.end();
   return { latencies, seconds: (performance.now() - started) / 1000 };
+}
+
+/** The floor: a bare node:http server in a process of its own, answering every request with the same bytes and headers. */
+async function startBareServer(body: Buffer, gzipped: boolean): Promise<{ port: number; stop: () => Promise<void> }> {
+  const file = join(CACHE_DIR, `bare-report${gzipped ? '.gz' : ''}`);
+  await writeFile(file, body);
+  const code = `
+    const body = require('node:fs').readFileSync(${JSON.stringify(file)});
+    const headers = { 'content-type': 'application/json;charset=utf-8', 'content-length': body.length, vary: 'Accept-Encoding'${gzipped ? ", 'content-encoding': 'gzip'" : ''} };
+    const server = require('node:http').createServer((req, res) => { res.writeHead(200, headers); res.end(body); });
+    server.keepAliveTimeout = 60000;
+    server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [line] = (await once(child.stdout!, 'data')) as [Buffer];
+  return {
+    port: Number(line.toString().trim()),
+    async stop() {
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** The same load against the bare server. */
+async function bareLoad(body: Buffer, gzipped: boolean, path: string): Promise<Load> {
+  const bare = await startBareServer(body, gzipped);
+  const http = new HttpPool(`http://127.0.0.1:${bare.port}`, { connections: CONCURRENCY });
+  try {
+    return await load(http, path, CONCURRENCY, LOAD_SECONDS, gzipped ? { 'accept-encoding': 'gzip' } : {});
+  } finally {
+    await http.close();
+    await bare.stop();
+  }
 }
 
 function percentile(sorted: readonly number[], p: number): number {
@@ -165,23 +230,58 @@ export async function run(): Promise<void> {
     const features = report.Layer.Features.length;
     const affecting = report.Layer.Features.reduce((sum, f) => sum + f.Vulnerabilities.length, 0);
 
-    const row = (label: string, clients: number, { latencies, seconds }: Load) => {
-      const sorted = [...latencies].sort((a, b) => a - b);
-      return `| ${label} | ${clients} | ${latencies.length} | ${(latencies.length / seconds).toFixed(0)} | ${median(sorted).toFixed(1)} ms | ${percentile(sorted, 99).toFixed(1)} ms | ${sorted[sorted.length - 1]!.toFixed(1)} ms |`;
+    const gzipped = Buffer.from(
+      await (await http.request({ path, method: 'GET', headers: { 'accept-encoding': 'gzip' } })).body.arrayBuffer(),
+    );
+    // Vulnerabilities of the image (to change before each request) and of other packages only.
+    const ofImage = report.Layer.Features.flatMap((f) => f.Vulnerabilities as Array<{ Name: string }>).map((v) => v.Name);
+    const elsewhere = Array.from({ length: 50 }, (_, i) => `CVE-2099-${vulnerabilities - 1 - i}`);
+
+    const rows: Array<{ label: string; clients: number; load: Load; floor?: Load }> = [];
+    rows.push({
+      label: 'built from scratch (empty cache, in process, no HTTP)',
+      clients: 1,
+      load: await fromScratch(database.url, names[2]!),
+    });
+    rows.push({
+      label: 'rebuilt: one of its vulnerabilities changed before each request',
+      clients: 1,
+      load: await afterChanges(http, path, ofImage),
+    });
+    rows.push({
+      label: 'cached: a vulnerability of another package changed before each request',
+      clients: 1,
+      load: await afterChanges(http, path, elsewhere),
+    });
+    rows.push({ label: 'cached, identity', clients: 1, load: await load(http, path, 1, LOAD_SECONDS) });
+    rows.push({
+      label: 'cached, identity',
+      clients: CONCURRENCY,
+      load: await load(http, path, CONCURRENCY, LOAD_SECONDS),
+      floor: await bareLoad(Buffer.from(sample), false, path),
+    });
+    rows.push({
+      label: 'cached, gzip',
+      clients: CONCURRENCY,
+      load: await load(http, path, CONCURRENCY, LOAD_SECONDS, { 'accept-encoding': 'gzip' }),
+      floor: await bareLoad(gzipped, true, path),
+    });
+    const rate = ({ latencies, seconds }: Load) => latencies.length / seconds;
+    const line = ({ label, clients, load: measured, floor }: (typeof rows)[number]) => {
+      const sorted = [...measured.latencies].sort((a, b) => a - b);
+      const vsFloor = floor ? `${rate(floor).toFixed(0)} req/s; ratio ${(rate(measured) / rate(floor)).toFixed(2)}` : '—';
+      return `| ${label} | ${clients} | ${measured.latencies.length} | ${rate(measured).toFixed(0)} | ${median(sorted).toFixed(1)} ms | ${percentile(sorted, 99).toFixed(1)} ms | ${sorted[sorted.length - 1]!.toFixed(1)} ms | ${vsFloor} |`;
     };
-    const rows = [row('rebuilt (data changed before each request)', 1, await coldLoad(http, path, database.url))];
-    for (const clients of [1, CONCURRENCY])
-      rows.push(row('cached (data unchanged)', clients, await load(http, path, clients, LOAD_SECONDS)));
     const body = [
       ...provenance(COMMAND),
       '',
-      `Image: 3 layers built from this machine's real dpkg database (60 %, 85 % and 100 % of its stanzas), ${features} source-package features in the top layer. Database: ${vulnerabilities.toLocaleString('en')} vulnerabilities in ${NAMESPACE} (written through the same code as the API in ${seedSeconds.toFixed(0)} s, before the layers were indexed, so indexing linked them); ${affecting.toLocaleString('en')} of them affect the top layer. Indexing the three layers took ${indexTimes.map((t) => `${t.toFixed(0)} ms`).join(', ')}. Report: \`GET ${path}\`, ${(sample.length / 1024).toFixed(0)} KiB of JSON. Load: undici clients on the same machine (they share its 2 cores with the server and PostgreSQL), ${WARMUP_SECONDS} s warm-up, then ${LOAD_SECONDS} s measured.`,
+      `Image: 3 layers built from this machine's real dpkg database (60 %, 85 % and 100 % of its stanzas), ${features} source-package features in the top layer. Database: ${vulnerabilities.toLocaleString('en')} vulnerabilities in ${NAMESPACE} (written through the same code as the API in ${seedSeconds.toFixed(0)} s, before the layers were indexed, so indexing linked them); ${affecting.toLocaleString('en')} of them affect the top layer. Indexing the three layers took ${indexTimes.map((t) => `${t.toFixed(0)} ms`).join(', ')}. Report: \`GET ${path}\`, ${(sample.length / 1024).toFixed(0)} KiB of JSON, ${(gzipped.length / 1024).toFixed(0)} KiB gzip. Load: undici clients on the same machine (they share its 2 cores with the server and PostgreSQL), ${WARMUP_SECONDS} s warm-up, then ${LOAD_SECONDS} s measured.`,
       '',
-      "A report is rebuilt when the data generation changed since it was last built (any vulnerability or layer write), and otherwise served from the replica's report cache; the first row forces a rebuild before every request by bumping the generation, as a vulnerability update would.",
+      'A report is assembled from per-feature-version fragments; a change drops only the fragments and reports that show it (PostgreSQL triggers announce it to every replica). The rebuilt rows PUT a new description on a vulnerability before each GET (the PUT is not timed): of the image (its fragment and the report are rebuilt), or of a package the image does not have (the report stays cached). The floor is a bare `node:http` server in its own process answering every request with the same bytes and headers, measured with the same clients right after.',
       '',
-      '| Report | Concurrent clients | Requests | Requests/s | p50 | p99 | max |',
-      '|---|---|---|---|---|---|---|',
-      ...rows,
+      '| Report | Concurrent clients | Requests | Requests/s | p50 | p99 | max | Floor (bare server) |',
+      '|---|---|---|---|---|---|---|---|',
+      ...rows.map(line),
     ].join('\n');
     await writeBenchmarkSection('Layer report latency', body);
   } finally {

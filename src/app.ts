@@ -92,6 +92,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         }
       : { http: headerDeadline }),
     loggerInstance: deps.log as FastifyBaseLogger,
+    // One line per request (below, once answered) instead of Fastify's two: a cached report is
+    // answered in tens of microseconds, and each log line costs a few.
+    disableRequestLogging: true,
     bodyLimit: BODY_LIMIT_BYTES,
     // Names in paths up to MAX_NAME_LENGTH (Fastify's default of 100 refused klar's and Quay's).
     routerOptions: { ...ROUTER_OPTIONS },
@@ -156,6 +159,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
 
   app.addHook('onResponse', async (request, reply) => {
+    request.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
     const route = routeLabel(request.routeOptions.url);
     metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
     metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
