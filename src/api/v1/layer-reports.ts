@@ -1,6 +1,6 @@
 import { affectingVulnerabilities, findLayer, layerChain, layerFeatures, type AffectingVulnerability } from '../../store/layers.js';
 import type { Pool } from '../../store/pool.js';
-import type { CachedReport, Fragment, ReportCache } from './report-cache.js';
+import type { BuildStamp, CachedReport, Fragment, LayerContents, ReportCache } from './report-cache.js';
 import { featureFragment, type Revision } from './serialize.js';
 
 /** What a GET /v1/layers/{name} asks to see. */
@@ -44,8 +44,9 @@ export class LayerReports {
     // Taken before reading: a change committed after this is either heard before the parts are
     // kept (they are not kept then) or invalidates them once heard.
     const stamp = this.#cache.stamp();
-    const layer = await findLayer(this.#pool, name);
-    if (!layer) return undefined;
+    const contents = await this.#layerContents(name, view.features, stamp);
+    if (!contents) return undefined;
+    const { layer, features, chain } = contents;
     const header = JSON.stringify({
       Layer: {
         Name: layer.name,
@@ -55,11 +56,10 @@ export class LayerReports {
       },
     });
     if (!view.features) {
-      const report: CachedReport = { body: Buffer.from(header), layers: [layer.id], features: [] };
+      const report: CachedReport = { body: Buffer.from(header), layers: chain, features: [] };
       return { key, report: this.#cache.keepReport(key, report, stamp) ?? report };
     }
 
-    const [features, chain] = await Promise.all([layerFeatures(this.#pool, layer.id), layerChain(this.#pool, layer.id)]);
     const fragmentView = `${view.revision}${view.vulnerabilities ? '+v' : ''}`;
     const fragments = new Map<number, Fragment>();
     const missing: number[] = [];
@@ -102,5 +102,18 @@ export class LayerReports {
       features: features.map((f) => f.featureVersionId),
     };
     return { key, report: this.#cache.keepReport(key, report, stamp) ?? report };
+  }
+
+  /** The layer's row and, when wanted, its resolved features and chain (cached, or read and kept). */
+  async #layerContents(name: string, wantFeatures: boolean, stamp: BuildStamp): Promise<LayerContents | undefined> {
+    const cached = this.#cache.layerContents(name);
+    if (cached) return cached;
+    const layer = await findLayer(this.#pool, name);
+    if (!layer) return undefined;
+    if (!wantFeatures) return { layer, features: [], chain: [layer.id] };
+    const [features, chain] = await Promise.all([layerFeatures(this.#pool, layer.id), layerChain(this.#pool, layer.id)]);
+    const contents: LayerContents = { layer, features, chain };
+    this.#cache.keepLayerContents(contents, stamp);
+    return contents;
   }
 }

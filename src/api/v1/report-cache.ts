@@ -1,3 +1,4 @@
+import type { LayerRow, ReportedFeature } from '../../store/layers.js';
 import type { ReportChangeEvents, ReportChangeKind } from '../../store/report-changes.js';
 
 /**
@@ -5,7 +6,9 @@ import type { ReportChangeEvents, ReportChangeKind } from '../../store/report-ch
  * CI pipelines and dashboards ask for the same reports again and again; a large image's report is
  * hundreds of KiB of JSON. Most of it is the same for every image (a feature version and the
  * vulnerabilities affecting it), so it is serialized once per feature version (a fragment), and a
- * report is the concatenation of its features' fragments.
+ * report is the concatenation of its features' fragments. A layer's resolved features are kept
+ * too: they change only when the layer or an ancestor is re-indexed or deleted, so a vulnerability
+ * change costs only the fragments it touches.
  *
  * Staleness: the database announces each committed change (migration 0003's triggers, heard
  * through ReportChanges) with exactly the feature versions and layers it touched; only the
@@ -21,6 +24,14 @@ export interface Fragment {
   readonly tail: Buffer;
 }
 
+/** A layer's row and resolved features: what its reports show besides the fragments. */
+export interface LayerContents {
+  readonly layer: LayerRow;
+  readonly features: readonly ReportedFeature[];
+  /** The layer and its ancestors: a change to any of them drops this. */
+  readonly chain: readonly number[];
+}
+
 export interface CachedReport {
   readonly body: Buffer;
   /** The layers and feature versions it shows: a change to any of them drops it. */
@@ -33,6 +44,9 @@ export interface CachedReport {
 /** Bounds memory whatever the number of layers and feature versions. */
 const DEFAULT_REPORT_BYTES = 64 * 1024 * 1024;
 const DEFAULT_FRAGMENT_BYTES = 64 * 1024 * 1024;
+const DEFAULT_LAYER_BYTES = 16 * 1024 * 1024;
+/** A resolved feature held in memory, roughly: its strings and the object around them. */
+const FEATURE_BYTES = 160;
 /** Changes remembered for builds in flight; a build that began more changes ago is not kept. */
 const RECENT_CHANGES = 1024;
 
@@ -130,7 +144,9 @@ interface HeardChange {
 export class ReportCache implements ReportChangeEvents {
   readonly #reports: BoundedMap<CachedReport>;
   readonly #fragments: BoundedMap<Fragment>;
+  readonly #layers: BoundedMap<LayerContents>;
   readonly #reportsByLayer = new DependencyIndex();
+  readonly #contentsByLayer = new DependencyIndex();
   readonly #reportsByFeature = new DependencyIndex();
   readonly #fragmentsByFeature = new DependencyIndex();
   /** The last RECENT_CHANGES changes heard; changes heard in all = #heard. */
@@ -138,7 +154,7 @@ export class ReportCache implements ReportChangeEvents {
   #heard = 0;
   #listening = false;
 
-  constructor(limits: { reportBytes?: number; fragmentBytes?: number } = {}) {
+  constructor(limits: { reportBytes?: number; fragmentBytes?: number; layerBytes?: number } = {}) {
     this.#reports = new BoundedMap(limits.reportBytes ?? DEFAULT_REPORT_BYTES, (key, report) => {
       this.#reportsByLayer.remove(report.layers, key);
       this.#reportsByFeature.remove(report.features, key);
@@ -146,11 +162,14 @@ export class ReportCache implements ReportChangeEvents {
     this.#fragments = new BoundedMap(limits.fragmentBytes ?? DEFAULT_FRAGMENT_BYTES, (key) =>
       this.#fragmentsByFeature.remove([fragmentFeature(key)], key),
     );
+    this.#layers = new BoundedMap(limits.layerBytes ?? DEFAULT_LAYER_BYTES, (key, contents) =>
+      this.#contentsByLayer.remove(contents.chain, key),
+    );
   }
 
-  /** Bytes held, reports and fragments (for tests and metrics). */
-  get bytes(): { reports: number; fragments: number } {
-    return { reports: this.#reports.bytes, fragments: this.#fragments.bytes };
+  /** Bytes held (for tests and metrics); layers' are estimated. */
+  get bytes(): { reports: number; fragments: number; layers: number } {
+    return { reports: this.#reports.bytes, fragments: this.#fragments.bytes, layers: this.#layers.bytes };
   }
 
   /** Whether the cache serves anything: only while changes are heard. */
@@ -182,6 +201,16 @@ export class ReportCache implements ReportChangeEvents {
     this.#reports.grow(key, gzip.length);
   }
 
+  layerContents(name: string): LayerContents | undefined {
+    return this.#listening ? this.#layers.get(name) : undefined;
+  }
+
+  keepLayerContents(contents: LayerContents, stamp: BuildStamp): void {
+    if (!this.#unchangedSince(stamp, contents.chain, [])) return;
+    const name = contents.layer.name;
+    if (this.#layers.set(name, contents, FEATURE_BYTES * (contents.features.length + 1))) this.#contentsByLayer.add(contents.chain, name);
+  }
+
   fragment(featureVersionId: number, view: string): Fragment | undefined {
     return this.#listening ? this.#fragments.get(fragmentKey(featureVersionId, view)) : undefined;
   }
@@ -202,6 +231,7 @@ export class ReportCache implements ReportChangeEvents {
         for (const key of this.#fragmentsByFeature.keysOf(id)) this.#fragments.delete(key);
       } else {
         for (const key of this.#reportsByLayer.keysOf(id)) this.#reports.delete(key);
+        for (const key of this.#contentsByLayer.keysOf(id)) this.#layers.delete(key);
       }
     }
   }
@@ -220,6 +250,7 @@ export class ReportCache implements ReportChangeEvents {
     this.#remember({ kind: 'all', ids: new Set() });
     this.#reports.clear();
     this.#fragments.clear();
+    this.#layers.clear();
   }
 
   #remember(change: HeardChange): void {

@@ -46,6 +46,26 @@ describe('ReportCache', () => {
     expect([cache.report('b'), cache.report('c')]).toEqual([undefined, c]);
   });
 
+  it("keeps a layer's resolved features until the layer or an ancestor changes, whatever happens to matches", () => {
+    const cache = listeningCache();
+    const contents = (name: string, chain: number[]) => ({
+      layer: { id: chain[0]!, name, parentId: chain[1] ?? null, parentName: null, namespace: 'debian:12', scanId: 1, indexedByVersion: 1 },
+      features: [],
+      chain,
+    });
+    cache.keepLayerContents(contents('child', [2, 1]), cache.stamp());
+    cache.keepLayerContents(contents('other', [3]), cache.stamp());
+    cache.changed('features', [2, 1, 3]);
+    expect(cache.layerContents('child')?.chain).toEqual([2, 1]);
+    cache.changed('layers', [1]);
+    expect(cache.layerContents('child')).toBeUndefined();
+    expect(cache.layerContents('other')?.chain).toEqual([3]);
+    const stamp = cache.stamp();
+    cache.changed('layers', [3]);
+    cache.keepLayerContents(contents('other', [3]), stamp);
+    expect(cache.layerContents('other')).toBeUndefined();
+  });
+
   it('does not keep what a build read before a change to it was heard', () => {
     const cache = listeningCache();
     const stamp = cache.stamp();
