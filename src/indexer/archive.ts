@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { Parser, type ReadEntry } from 'tar';
-import { decompressed } from '../decompress.js';
+import { decompressed, DEFAULT_DECODERS, type Decoders } from '../decompress.js';
 import { unprocessable, TarsierError } from '../errors.js';
 
 /**
@@ -220,6 +220,7 @@ export async function readLayerArchive(
   format: LayerFormat,
   wants: (path: string) => boolean,
   limits: ArchiveLimits,
+  decoders: Decoders = DEFAULT_DECODERS,
 ): Promise<LayerContents> {
   const walk: Walk = {
     format,
@@ -247,7 +248,8 @@ export async function readLayerArchive(
   // Not events.once: it would reject on the parser's 'error' events, which are recorded above.
   const closed = new Promise<void>((resolve) => parser.once('close', () => resolve()));
 
-  const stream = await decompressed(source, (detail) => notAnArchive(detail));
+  const stream = await decompressed(source, (detail) => notAnArchive(detail), decoders);
+  const blocksOf = wholeBlocks();
   let total = 0;
   /** Bytes since the last non-zero byte, to see the end-of-archive zero block. */
   let trailingZeros = 0;
@@ -260,7 +262,7 @@ export async function readLayerArchive(
         );
       }
       trailingZeros = countTrailingZeros(chunk, trailingZeros);
-      if (!parser.write(chunk)) await once(parser, 'drain');
+      for (const blocks of blocksOf(chunk)) if (!parser.write(blocks)) await once(parser, 'drain');
       if (walk.failure) throw walk.failure;
       // Past the end-of-archive marker is padding or junk (gzip's trailing garbage, a stream of
       // zeros): stop there, as tar does, instead of decompressing and scanning the rest.
@@ -277,6 +279,7 @@ export async function readLayerArchive(
     if (err instanceof TarsierError) throw err;
     throw notAnArchive(`decompression failed: ${(err as Error).message}`, err);
   }
+  if (!walk.ended && blocksOf.rest) parser.write(blocksOf.rest);
   parser.end();
   await closed;
   // Our own diagnoses first: they say more than the parser's codes.
@@ -288,6 +291,34 @@ export async function readLayerArchive(
   resolveSymlinks(walk);
   for (const path of walk.files.keys()) if (!wants(path)) walk.files.delete(path);
   return { files: walk.files, whiteouts: { deleted: walk.deleted, opaque: walk.opaque } };
+}
+
+/**
+ * Cuts a byte stream into runs of whole 512-byte blocks. node-tar keeps a partial block at the end
+ * of a chunk and Buffer.concat()s the whole next chunk onto it (a copy of every chunk that follows
+ * a cut header); here only the cut block is copied. rest: the bytes of a last, partial block.
+ */
+function wholeBlocks(): ((chunk: Buffer) => Buffer[]) & { rest: Buffer | undefined } {
+  const split = (chunk: Buffer): Buffer[] => {
+    const out: Buffer[] = [];
+    let at = 0;
+    if (split.rest) {
+      const need = BLOCK - split.rest.length;
+      if (chunk.length < need) {
+        split.rest = Buffer.concat([split.rest, chunk]);
+        return out;
+      }
+      out.push(Buffer.concat([split.rest, chunk.subarray(0, need)]));
+      split.rest = undefined;
+      at = need;
+    }
+    const end = at + Math.floor((chunk.length - at) / BLOCK) * BLOCK;
+    if (end > at) out.push(chunk.subarray(at, end));
+    if (end < chunk.length) split.rest = chunk.subarray(end);
+    return out;
+  };
+  split.rest = undefined as Buffer | undefined;
+  return split;
 }
 
 function countTrailingZeros(chunk: Buffer, previous: number): number {

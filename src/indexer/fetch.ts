@@ -12,6 +12,7 @@ import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { addAbortSignal, Transform, type Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Agent, buildConnector, interceptors, request, type Dispatcher } from 'undici';
+import { readsFile } from '../decompress.js';
 import { badRequest, TarsierError, unprocessable } from '../errors.js';
 import { USER_AGENT } from '../version.js';
 import { AddressPolicy, type Refusal } from './address-policy.js';
@@ -374,13 +375,19 @@ async function openLocal(path: string, settings: FetchSettings, signal: AbortSig
     throw badRequest(`local layer path ${path} is relative: give an absolute path under clair.api.localroots`);
   }
   const real = await resolveInsideRoots(path, settings.localRoots);
-  const handle = await openRegularFile(real, path);
-  const file = createReadStream(real, { fd: handle, highWaterMark: FILE_HIGH_WATER_MARK });
+  const { handle, size } = await openRegularFile(real, path);
+  if (size > settings.maxLayerBytes) {
+    await handle.close();
+    throw tooLarge(settings.maxLayerBytes);
+  }
+  // start: 0 makes the reads positional, so a decompressor program given the same descriptor
+  // (readsFile) reads the file from its start whatever this stream has read.
+  const file = createReadStream(real, { fd: handle, start: 0, highWaterMark: FILE_HIGH_WATER_MARK });
   const stream = limitBytes(file, settings.maxLayerBytes, (err) =>
     badRequest(`could not read the layer: ${path}: ${err instanceof Error ? err.message : String(err)}`, err),
   );
   if (signal) addAbortSignal(signal, stream);
-  return { stream, location: path };
+  return { stream: readsFile(stream, handle), location: path };
 }
 
 /**
@@ -423,7 +430,7 @@ function isInsideAny(path: string, roots: readonly string[]): boolean {
  * Opens a regular file for reading. O_NONBLOCK: opening a FIFO must not hang the request.
  * O_NOFOLLOW: the path was just resolved, a symlink swapped in since is refused.
  */
-async function openRegularFile(real: string, shown: string): Promise<FileHandle> {
+async function openRegularFile(real: string, shown: string): Promise<{ handle: FileHandle; size: number }> {
   let handle: FileHandle;
   try {
     handle = await open(real, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
@@ -438,7 +445,7 @@ async function openRegularFile(real: string, shown: string): Promise<FileHandle>
     await handle.close();
     throw badRequest(`could not open the layer: ${shown} is not a regular file: give the path of the layer archive`);
   }
-  return handle;
+  return { handle, size: stats.size };
 }
 
 // ---------------------------------------------------------------------------------------------
