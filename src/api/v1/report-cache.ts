@@ -138,7 +138,8 @@ export type BuildStamp = number;
 
 interface HeardChange {
   kind: ReportChangeKind | 'all';
-  ids: ReadonlySet<number>;
+  /** Packed: a big import announces many thousands of ids, and the last RECENT_CHANGES are kept. */
+  ids: Float64Array;
 }
 
 export class ReportCache implements ReportChangeEvents {
@@ -152,6 +153,7 @@ export class ReportCache implements ReportChangeEvents {
   /** The last RECENT_CHANGES changes heard; changes heard in all = #heard. */
   readonly #recent: HeardChange[] = [];
   #heard = 0;
+  #gathered: { stamp: BuildStamp; heard: number; changed: 'all' | Record<ReportChangeKind, Set<number>> } | undefined;
   #listening = false;
 
   constructor(limits: { reportBytes?: number; fragmentBytes?: number; layerBytes?: number } = {}) {
@@ -224,7 +226,7 @@ export class ReportCache implements ReportChangeEvents {
   }
 
   changed(kind: ReportChangeKind, ids: readonly number[]): void {
-    this.#remember({ kind, ids: new Set(ids) });
+    this.#remember({ kind, ids: Float64Array.from(ids) });
     for (const id of ids) {
       if (kind === 'features') {
         for (const key of this.#reportsByFeature.keysOf(id)) this.#reports.delete(key);
@@ -247,7 +249,7 @@ export class ReportCache implements ReportChangeEvents {
   }
 
   #forget(): void {
-    this.#remember({ kind: 'all', ids: new Set() });
+    this.#remember({ kind: 'all', ids: new Float64Array() });
     this.#reports.clear();
     this.#fragments.clear();
     this.#layers.clear();
@@ -262,15 +264,21 @@ export class ReportCache implements ReportChangeEvents {
   /** Whether no change heard after stamp touches these layers or feature versions. */
   #unchangedSince(stamp: BuildStamp, layers: readonly number[], features: readonly number[]): boolean {
     if (!this.#listening) return false;
+    if (stamp === this.#heard) return true;
+    const changed = this.#changedSince(stamp);
+    return changed !== 'all' && !layers.some((id) => changed.layers.has(id)) && !features.some((id) => changed.features.has(id));
+  }
+
+  /** The ids changed since stamp, gathered once per stamp and count heard (a build keeps many parts). */
+  #changedSince(stamp: BuildStamp): 'all' | Record<ReportChangeKind, Set<number>> {
+    if (this.#gathered?.stamp === stamp && this.#gathered.heard === this.#heard) return this.#gathered.changed;
     const missed = this.#heard - stamp;
-    if (missed === 0) return true;
-    if (missed > this.#recent.length) return false;
-    for (const change of this.#recent.slice(-missed)) {
-      if (change.kind === 'all') return false;
-      const ids = change.kind === 'layers' ? layers : features;
-      if (ids.some((id) => change.ids.has(id))) return false;
-    }
-    return true;
+    const changes = this.#recent.slice(-missed);
+    let changed: 'all' | Record<ReportChangeKind, Set<number>> = { layers: new Set(), features: new Set() };
+    if (missed > this.#recent.length || changes.some((change) => change.kind === 'all')) changed = 'all';
+    else for (const change of changes) for (const id of change.ids) changed[change.kind as ReportChangeKind].add(id);
+    this.#gathered = { stamp, heard: this.#heard, changed };
+    return changed;
   }
 }
 
