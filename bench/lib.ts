@@ -35,10 +35,10 @@ export function median(xs: readonly number[]): number {
 
 /**
  * Writes `## title` followed by body into docs/benchmarks.md, replacing the
- * section of that title (up to the next `## ` heading) or appending it, and
+ * section of that title (up to the next `## ` heading) or adding it (last, or first), and
  * leaving the other benchmarks' sections as they are; prints the body too.
  */
-export async function writeBenchmarkSection(title: string, body: string): Promise<void> {
+export async function writeBenchmarkSection(title: string, body: string, where: 'last' | 'first' = 'last'): Promise<void> {
   const existing = await readFile(BENCHMARKS_MD, 'utf8').catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return PREAMBLE;
     throw error;
@@ -47,7 +47,10 @@ export async function writeBenchmarkSection(title: string, body: string): Promis
   const lines = existing.split('\n');
   const start = lines.findIndex((line) => line === `## ${title}`);
   let updated: string;
-  if (start < 0) {
+  const firstSection = lines.findIndex((line) => line.startsWith('## '));
+  if (start < 0 && where === 'first' && firstSection >= 0) {
+    updated = `${lines.slice(0, firstSection).join('\n').trimEnd()}\n\n${section}\n${lines.slice(firstSection).join('\n').trimEnd()}\n`;
+  } else if (start < 0) {
     updated = `${existing.trimEnd()}\n\n${section}`;
   } else {
     const next = lines.findIndex((line, i) => i > start && line.startsWith('## '));
@@ -58,4 +61,51 @@ export async function writeBenchmarkSection(title: string, body: string): Promis
   await mkdir(dirname(BENCHMARKS_MD), { recursive: true });
   await writeFile(BENCHMARKS_MD, updated);
   console.log(body);
+}
+
+/** One row of the targets table: a figure, what it was, what it must reach, and its floor from the same run. */
+export interface TargetRow {
+  measure: string;
+  before: string;
+  target: string;
+  now: string;
+  /** The floor measured in the same run ('—' when there is none), and now ÷ floor (or floor ÷ now for rates). */
+  floor: string;
+  ratio: string;
+  met: boolean;
+  /** The benchmark that measures it (npm run bench -- NAME). */
+  benchmark: string;
+}
+
+const TARGETS_TITLE = 'Targets';
+const TARGETS_HEADER = [
+  'Each row is written by the benchmark named in it, from the run that produced its section below; "before" is the figure before reports were assembled from fragments, versions compared in place, and the other changes of that round.',
+  '',
+  '| Measure | Before | Target | Now | Floor (same run) | Ratio | Met | Benchmark |',
+  '|---|---|---|---|---|---|---|---|',
+];
+
+/**
+ * Replaces the rows of these measures in the Targets section of docs/benchmarks.md (rows of
+ * measures another benchmark wrote stay as they are), so each benchmark updates its own figures.
+ */
+export async function recordTargets(rows: readonly TargetRow[]): Promise<void> {
+  const existing = await readFile(BENCHMARKS_MD, 'utf8').catch(() => '');
+  const lines = existing.split('\n');
+  const start = lines.findIndex((line) => line === `## ${TARGETS_TITLE}`);
+  const kept = new Map<string, string>();
+  if (start >= 0) {
+    for (const line of lines.slice(start + 1)) {
+      if (line.startsWith('## ')) break;
+      const measure = /^\| ([^|]+?) \|/.exec(line)?.[1];
+      if (measure && measure !== 'Measure' && !line.startsWith('|---')) kept.set(measure, line);
+    }
+  }
+  for (const r of rows) {
+    kept.set(
+      r.measure,
+      `| ${r.measure} | ${r.before} | ${r.target} | ${r.now} | ${r.floor} | ${r.ratio} | ${r.met ? 'yes' : 'no'} | ${r.benchmark} |`,
+    );
+  }
+  await writeBenchmarkSection(TARGETS_TITLE, [...TARGETS_HEADER, ...kept.values()].join('\n'), 'first');
 }
