@@ -11,6 +11,7 @@ import { ancestriesAffectedBy } from '../../src/store/ancestries.js';
 import { layersIntroducing } from '../../src/store/notifications.js';
 import type { Queryable } from '../../src/store/pool.js';
 import { freshPool } from '../helpers/db.js';
+import { prng } from '../helpers/prng.js';
 
 const ROWS = 100_000;
 const OPENSSL_VERSIONS = 20;
@@ -100,14 +101,54 @@ function explaining(pool: pg.Pool): { db: Queryable; plans: PlanNode[] } {
 type Page = (db: Queryable, vulnerabilityId: number, startId: number, limit: number) => Promise<Array<{ id: number; name: string }>>;
 
 /** Pages from the start as the routes do (limit + 1 rows, the last one starting the next page). */
-async function pageAll(pool: pg.Pool, page: Page, vulnerabilityId: number) {
+async function pageAll(pool: pg.Pool, page: Page, vulnerabilityId: number, limit = LIMIT) {
   const pages: Array<Array<{ id: number; name: string }>> = [];
   for (let start = 0; ;) {
-    const rows = await page(pool, vulnerabilityId, start, LIMIT + 1);
-    pages.push(rows.slice(0, LIMIT));
-    if (rows.length <= LIMIT) return pages;
-    start = rows[LIMIT]!.id;
+    const rows = await page(pool, vulnerabilityId, start, limit + 1);
+    pages.push(rows.slice(0, limit));
+    if (rows.length <= limit) return pages;
+    start = rows[limit]!.id;
   }
+}
+
+/**
+ * "scattered": 8 versions of bash, added by 1 to 3 of them at a time to a few runs of neighbouring
+ * rows and to single rows anywhere, and deleted (v1 'del', which must not count) by other rows.
+ */
+async function seedScattered(pool: pg.Pool): Promise<void> {
+  const random = prng(13);
+  const below = (n: number) => Math.floor(random() * n);
+  const rows = new Set<number>();
+  for (let run = 0; run < 5; run++) {
+    const first = 1 + below(ROWS - 100);
+    for (let id = first, end = first + 20 + below(60); id < end; id++) rows.add(id);
+  }
+  while (rows.size < 400) rows.add(1 + below(ROWS));
+  const added: Array<[number, number]> = [];
+  for (const row of rows) {
+    const versions = new Set([below(8), below(8), below(8)].slice(0, 1 + below(3)));
+    for (const v of versions) added.push([row, v]);
+  }
+  const deletedBy = new Map<number, number>();
+  while (deletedBy.size < 100) {
+    const row = 1 + below(ROWS);
+    if (!rows.has(row)) deletedBy.set(row, below(8));
+  }
+  const deleted = [...deletedBy];
+  await pool.query(`
+    INSERT INTO feature (namespace_id, name) SELECT id, 'bash' FROM namespace;
+    INSERT INTO feature_version (feature_id, version) SELECT f.id, '5.' || g FROM feature f, generate_series(0, 7) g WHERE f.name = 'bash';
+    INSERT INTO vulnerability (namespace_id, name, severity) SELECT id, 'scattered', 'High' FROM namespace;
+    INSERT INTO vulnerability_fixedin (vulnerability_id, feature_id)
+      SELECT v.id, f.id FROM vulnerability v, feature f WHERE v.name = 'scattered' AND f.name = 'bash';
+    INSERT INTO vulnerability_affects (vulnerability_id, feature_version_id, fixedin_id)
+      SELECT x.vulnerability_id, fv.id, x.id FROM vulnerability_fixedin x JOIN feature_version fv ON fv.feature_id = x.feature_id
+      JOIN vulnerability v ON v.id = x.vulnerability_id WHERE v.name = 'scattered'`);
+  const bash = `SELECT fv.id FROM feature_version fv JOIN feature f ON f.id = fv.feature_id WHERE f.name = 'bash' AND fv.version = '5.' || v`;
+  const write = (sql: string, pairs: Array<[number, number]>) => pool.query(sql, [pairs.map(([row]) => row), pairs.map(([, v]) => v)]);
+  await write(`INSERT INTO layer_diff SELECT id, (${bash}), 'add' FROM unnest($1::bigint[], $2::int[]) AS p (id, v)`, added);
+  await write(`INSERT INTO layer_diff SELECT id, (${bash}), 'del' FROM unnest($1::bigint[], $2::int[]) AS p (id, v)`, deleted);
+  await write(`INSERT INTO ancestry_feature SELECT id, (${bash}), 3 + v FROM unnest($1::bigint[], $2::int[]) AS p (id, v)`, added);
 }
 
 let pool: pg.Pool;
@@ -115,6 +156,7 @@ const vulnerabilities = new Map<string, number>();
 beforeAll(async () => {
   pool = await freshPool();
   await pool.query(SEED);
+  await seedScattered(pool);
   for (const { id, name } of (await pool.query<{ id: number; name: string }>('SELECT id, name FROM vulnerability')).rows) {
     vulnerabilities.set(name, id);
   }
@@ -168,6 +210,17 @@ describe.each([
         });
         expect(scans.filter((n) => n['Relation Name'] === table)).toEqual([byKey, byKey]);
       }
+    }
+  });
+
+  it('agree with a plain query at any limit, on rows scattered in runs and alone', async () => {
+    const id = vulnerabilities.get('scattered')!;
+    const all = (await pool.query<{ id: number; name: string }>(expected, [id])).rows;
+    expect(all.length).toBeGreaterThan(350);
+    for (const limit of [1, 3, 16, 100, 1000]) {
+      const pages = await pageAll(pool, page, id, limit);
+      expect(pages.flat()).toEqual(all);
+      expect(pages.slice(0, -1).every((p) => p.length === limit)).toBe(true);
     }
   });
 });
