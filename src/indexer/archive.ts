@@ -248,7 +248,10 @@ export async function readLayerArchive(
   // Not events.once: it would reject on the parser's 'error' events, which are recorded above.
   const closed = new Promise<void>((resolve) => parser.once('close', () => resolve()));
 
-  const stream = await decompressed(source, (detail) => notAnArchive(detail), decoders);
+  const stream = await decompressed(source, (detail) => notAnArchive(detail), decoders).catch((err: unknown) => {
+    source.destroy(); // a missing decompressor program: the download or file is not needed any more
+    throw err;
+  });
   const blocksOf = wholeBlocks();
   let total = 0;
   /** Bytes since the last non-zero byte, to see the end-of-archive zero block. */
