@@ -1,9 +1,15 @@
 /**
- * Character-level helpers shared by the version comparators. They work on string ranges
- * (s[i, end)) so comparators never slice or convert: digit runs of any length compare exactly.
+ * Character-level helpers shared by the version comparators, and the
+ * `[epoch:]version[-release]` layout that dpkg and rpm share. They work on
+ * string ranges (s[i, end)) so that a comparison allocates nothing: no
+ * slices, no regular expressions, no part objects. Matching runs for every
+ * installed package against every fixed-in version, so garbage per
+ * comparison adds up. Digit runs of any length compare exactly.
  */
 const CH_0 = 0x30;
 const CH_9 = 0x39;
+const CH_COLON = 0x3a;
+const CH_HYPHEN = 0x2d;
 
 export function isDigit(c: number): boolean {
   return c >= CH_0 && c <= CH_9;
@@ -13,8 +19,8 @@ export function isAsciiLetter(c: number): boolean {
   return (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
 }
 
-export function skipDigits(s: string, i: number): number {
-  while (i < s.length && isDigit(s.charCodeAt(i))) i++;
+export function skipDigits(s: string, i: number, end: number): number {
+  while (i < end && isDigit(s.charCodeAt(i))) i++;
   return i;
 }
 
@@ -40,26 +46,157 @@ export function compareText(s: string, i: number, end: number, t: string, j: num
   return restS === restT ? 0 : restS < restT ? -1 : 1;
 }
 
-const EPOCH_DIGITS = /^[0-9]+$/;
+/** How one format writes `[epoch:]version[-release]`. */
+export interface EvrSyntax {
+  /** The white space trimmed from both ends. */
+  readonly isSpace: (c: number) => boolean;
+  /** Where the version part of s[rest, end) ends: at the '-' that starts the release, or at end. */
+  readonly releaseHyphen: (s: string, rest: number, end: number) => number;
+  readonly isVersionChar: (c: number) => boolean;
+  readonly isReleaseChar: (c: number) => boolean;
+  /** The largest epoch the format accepts, as digits; null when unbounded. */
+  readonly maxEpoch: string | null;
+}
 
-export interface EpochSplit {
-  /** The epoch's digits ('0' when there is none). */
+/** The parts of a valid EVR string as written; the epoch is '' when there is none. */
+export interface EvrParts {
   readonly epoch: string;
-  readonly rest: string;
+  readonly version: string;
+  readonly release: string;
+}
+
+/** C isspace: ASCII white space only, as dpkg trims. */
+export function isAsciiSpace(c: number): boolean {
+  return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+}
+
+/** ECMAScript WhiteSpace and LineTerminator code units, the set String.prototype.trim removes. */
+export function isJsSpace(c: number): boolean {
+  if (c < 0x80) return isAsciiSpace(c);
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+// Loops, not indexOf and lastIndexOf: V8 calls those out of line, which costs
+// more than scanning the few characters of a version.
+
+/** The release starts after the first '-' (rpm). */
+export function firstHyphen(s: string, rest: number, end: number): number {
+  for (let i = rest; i < end; i++) if (s.charCodeAt(i) === CH_HYPHEN) return i;
+  return end;
+}
+
+/** The release starts after the last '-' (dpkg). */
+export function lastHyphen(s: string, rest: number, end: number): number {
+  for (let i = end - 1; i >= rest; i--) if (s.charCodeAt(i) === CH_HYPHEN) return i;
+  return end;
 }
 
 /**
- * `epoch:rest` for dpkg and rpm: the epoch is the text before the first ':' when it is all digits.
- * Otherwise the whole string is the rest, so malformed input still orders deterministically.
+ * Orders any two strings, valid or not: trimmed, then the epochs by value
+ * (the epoch is the text before the first ':' only when it is all digits, so
+ * junk still orders deterministically; a missing one is 0), then the
+ * versions, then the releases, each pair by comparePart. Releases are
+ * compared even when one side has none, because an empty release sorts
+ * after `~` in both formats (`1.0 > 1.0-~`, rpm's and dpkg's own tests).
  */
-export function splitEpoch(s: string): EpochSplit {
-  const colon = s.indexOf(':');
-  if (colon > 0 && EPOCH_DIGITS.test(s.slice(0, colon))) return { epoch: s.slice(0, colon), rest: s.slice(colon + 1) };
-  return { epoch: '0', rest: s };
+export function compareEvr(
+  syntax: EvrSyntax,
+  comparePart: (a: string, i: number, endA: number, b: string, j: number, endB: number) => -1 | 0 | 1,
+  a: string,
+  b: string,
+): -1 | 0 | 1 {
+  const startA = trimmedStart(a, syntax.isSpace);
+  const endA = trimmedEnd(a, startA, syntax.isSpace);
+  const startB = trimmedStart(b, syntax.isSpace);
+  const endB = trimmedEnd(b, startB, syntax.isSpace);
+  const restA = epochEnd(a, startA, endA);
+  const restB = epochEnd(b, startB, endB);
+  const byEpoch = compareDigitRuns(a, startA, epochDigitsEnd(startA, restA), b, startB, epochDigitsEnd(startB, restB));
+  if (byEpoch !== 0) return byEpoch;
+  const versionEndA = syntax.releaseHyphen(a, restA, endA);
+  const versionEndB = syntax.releaseHyphen(b, restB, endB);
+  return (
+    comparePart(a, restA, versionEndA, b, restB, versionEndB) ||
+    comparePart(a, releaseStart(versionEndA, endA), endA, b, releaseStart(versionEndB, endB), endB)
+  );
 }
 
-/** Whether the text before the first ':' (if any) is a well-formed epoch. */
-export function hasValidEpoch(s: string): boolean {
-  const colon = s.indexOf(':');
-  return colon < 0 || EPOCH_DIGITS.test(s.slice(0, colon));
+/**
+ * Whether v is a well-formed EVR string: trimmed, the only ':' that does not
+ * belong to the version is an epoch's, the epoch is within bounds, the
+ * version is not empty, and both parts use only their characters. An empty
+ * release (`1.0-`) is accepted, as Clair's parse tables require.
+ */
+export function validEvr(syntax: EvrSyntax, v: string): boolean {
+  const start = trimmedStart(v, syntax.isSpace);
+  const end = trimmedEnd(v, start, syntax.isSpace);
+  const rest = epochEnd(v, start, end);
+  if (rest === start && hasColon(v, start, end)) return false;
+  const maxEpoch = syntax.maxEpoch;
+  if (maxEpoch !== null && compareDigitRuns(v, start, epochDigitsEnd(start, rest), maxEpoch, 0, maxEpoch.length) > 0) return false;
+  const versionEnd = syntax.releaseHyphen(v, rest, end);
+  if (versionEnd === rest) return false;
+  for (let i = rest; i < versionEnd; i++) if (!syntax.isVersionChar(v.charCodeAt(i))) return false;
+  for (let i = releaseStart(versionEnd, end); i < end; i++) if (!syntax.isReleaseChar(v.charCodeAt(i))) return false;
+  return true;
+}
+
+/** The parts of v when validEvr accepts it, else null. */
+export function parseEvr(syntax: EvrSyntax, v: string): EvrParts | null {
+  if (!validEvr(syntax, v)) return null;
+  const start = trimmedStart(v, syntax.isSpace);
+  const end = trimmedEnd(v, start, syntax.isSpace);
+  const rest = epochEnd(v, start, end);
+  const versionEnd = syntax.releaseHyphen(v, rest, end);
+  return {
+    epoch: v.slice(start, epochDigitsEnd(start, rest)),
+    version: v.slice(rest, versionEnd),
+    release: v.slice(releaseStart(versionEnd, end), end),
+  };
+}
+
+function trimmedStart(s: string, isSpace: (c: number) => boolean): number {
+  let start = 0;
+  while (start < s.length && isSpace(s.charCodeAt(start))) start++;
+  return start;
+}
+
+function trimmedEnd(s: string, start: number, isSpace: (c: number) => boolean): number {
+  let end = s.length;
+  while (end > start && isSpace(s.charCodeAt(end - 1))) end--;
+  return end;
+}
+
+/**
+ * Where the rest of s[start, end) begins after `epoch:`. The epoch is the
+ * text before the first ':' when it is a non-empty run of digits; otherwise
+ * there is none and the rest begins at start.
+ */
+function epochEnd(s: string, start: number, end: number): number {
+  const digitsEnd = skipDigits(s, start, end);
+  return digitsEnd > start && digitsEnd < end && s.charCodeAt(digitsEnd) === CH_COLON ? digitsEnd + 1 : start;
+}
+
+/** The end of the epoch's digits, given where the rest begins: an empty range when there is no epoch. */
+function epochDigitsEnd(start: number, rest: number): number {
+  return rest > start ? rest - 1 : start;
+}
+
+function releaseStart(versionEnd: number, end: number): number {
+  return versionEnd < end ? versionEnd + 1 : end;
+}
+
+function hasColon(s: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) if (s.charCodeAt(i) === CH_COLON) return true;
+  return false;
 }

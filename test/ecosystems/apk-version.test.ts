@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { apk, apkFuzzyCompare } from '../../src/ecosystems/apk/version.js';
 import { type Row, compareRows, negate, readTable, show } from './vector-table.js';
+import { expectAntisymmetric, junkVersions } from './version-properties.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const ownTable = `${repoRoot}test/fixtures/versions/apk-compare.data`;
@@ -59,6 +60,23 @@ describe('apk version format', () => {
       expect(apk.compare(v, v)).toBe(0);
       expect(apkFuzzyCompare(v, v)).toBe(0);
     }
+  });
+
+  it('orders malformed versions by their UTF-8 bytes', () => {
+    // Not by UTF-16 code units: U+1F600 is stored as a surrogate (0xd83d), below U+FFFF.
+    expect(apk.compare('x\u{1F600}', 'x\uffff')).toBe(1);
+    const versions = junkVersions(0xa9c, 5000).map((v) => `x${v}`);
+    const disagreements: string[] = [];
+    for (let i = 0; i + 1 < versions.length; i++) {
+      const [a, b] = [versions[i] as string, versions[i + 1] as string];
+      const bytes = Math.sign(Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      if (apk.compare(a, b) !== bytes) disagreements.push(`${show(a)} vs ${show(b)}`);
+    }
+    expect(disagreements).toEqual([]);
+  });
+
+  it('is antisymmetric on any input, valid or not', () => {
+    expectAntisymmetric(apk.compare, junkVersions(0xa9d, 20_000));
   });
 
   it('fuzzy matching only relaxes where b ends', () => {

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { dpkg, parseDpkgVersion } from '../../src/ecosystems/dpkg/version.js';
 import { compareRows, negate, readTable, show } from './vector-table.js';
+import { expectAntisymmetric, junkVersions } from './version-properties.js';
 import { prng } from '../helpers/prng.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/versions/', import.meta.url));
@@ -27,6 +28,38 @@ describe('dpkg version format', () => {
     expect(dpkg.compare('1.0!', '1.0a')).toBe(1);
     expect(dpkg.valid('2147483648:1')).toBe(false);
     expect(dpkg.valid('2147483647:1')).toBe(true);
+  });
+
+  it('reads epochs by value, leading zeros included', () => {
+    expect(dpkg.compare('007:1.0', '7:1.0')).toBe(0);
+    expect(dpkg.compare('00:1.0', '1.0')).toBe(0);
+    expect(dpkg.compare('010:1', '9:1')).toBe(1);
+    expect(dpkg.compare('18446744073709551616:1', '18446744073709551615:2')).toBe(1);
+    expect(dpkg.valid('0002147483647:1')).toBe(true);
+    expect(dpkg.valid('0002147483648:1')).toBe(false);
+  });
+
+  it("sorts '~' before the end of a part, in upstream and revision alike", () => {
+    const ascending = ['1.0~~', '1.0~', '1.0-~', '1.0-0~', '1.0', '1.0-1~', '1.0-1', '1.0a', '1.0+'];
+    for (let i = 0; i + 1 < ascending.length; i++) {
+      const [a, b] = [ascending[i] as string, ascending[i + 1] as string];
+      expect([a, dpkg.compare(a, b), b]).toEqual([a, -1, b]);
+    }
+  });
+
+  it('trims only the white space C isspace knows (ASCII)', () => {
+    const trimmed: number[] = [];
+    for (let c = 0; c <= 0xffff; c++) {
+      const ch = String.fromCharCode(c);
+      // Untrimmed, the character hides the epoch, which then counts as 0.
+      if (!/[0-9]/.test(ch) && dpkg.compare(`${ch}1:1`, '1:1') === 0) trimmed.push(c);
+    }
+    expect(trimmed).toEqual([0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20]);
+    expect(dpkg.compare(' \t1:1-1\n', '1:1-1')).toBe(0);
+  });
+
+  it('is antisymmetric on any input, valid or not', () => {
+    expectAntisymmetric(dpkg.compare, junkVersions(0xd9c6, 20_000));
   });
 });
 

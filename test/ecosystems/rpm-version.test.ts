@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseRpmEvr, rpm, rpmvercmp } from '../../src/ecosystems/rpm/version.js';
 import { type CompareRow, type Expected, compareRows, negate, readTable, show } from './vector-table.js';
+import { expectAntisymmetric, junkVersions } from './version-properties.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/versions/', import.meta.url));
 
@@ -35,6 +36,29 @@ describe('rpm version format', () => {
     expect(rpm.compare('a:1', 'a:1')).toBe(0);
     expect(rpm.compare('', '0')).toBe(-1);
     expect(rpm.valid('1.0^git1-1.fc40')).toBe(true);
+  });
+
+  it('compares digit runs of any length by value', () => {
+    expect(rpm.compare('1.18446744073709551616', '1.18446744073709551615')).toBe(1);
+    expect(rpm.compare('1.9007199254740993-1', '1.9007199254740992-1')).toBe(1);
+    expect(rpm.compare('1.0000000000000000000000001', '1.1')).toBe(0);
+    expect(rpm.compare('1-1.el8_0010', '1-1.el8_9')).toBe(1);
+  });
+
+  it('trims the white space String.prototype.trim does', () => {
+    const disagreements: string[] = [];
+    for (let c = 0; c <= 0xffff; c++) {
+      const ch = String.fromCharCode(c);
+      if (/[0-9]/.test(ch)) continue;
+      // Untrimmed, the character hides the epoch, which then counts as 0.
+      const expected = ch.trim() === '' ? 0 : -1;
+      if (rpm.compare(`${ch}1:1`, '1:1') !== expected) disagreements.push(c.toString(16));
+    }
+    expect(disagreements).toEqual([]);
+  });
+
+  it('is antisymmetric on any input, valid or not', () => {
+    expectAntisymmetric(rpm.compare, junkVersions(0x29e1, 20_000));
   });
 });
 

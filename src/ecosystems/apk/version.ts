@@ -29,18 +29,14 @@ const END = 6;
 const INVALID = 7;
 type TokenKind = 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7;
 
-/** Suffix ranks: pre-releases are negative, so `1.0_rc1 < 1.0 < 1.0_p1`. */
-const SUFFIX_RANK: ReadonlyMap<string, number> = new Map([
-  ['alpha', -4],
-  ['beta', -3],
-  ['pre', -2],
-  ['rc', -1],
-  ['cvs', 1],
-  ['svn', 2],
-  ['git', 3],
-  ['hg', 4],
-  ['p', 5],
-]);
+/**
+ * Suffix names and their ranks, side by side: pre-releases are negative, so
+ * `1.0_rc1 < 1.0 < 1.0_p1`. Looked up by comparing ranges in place, without
+ * cutting the name out of the version.
+ */
+const SUFFIX_NAMES: readonly string[] = ['alpha', 'beta', 'pre', 'rc', 'cvs', 'svn', 'git', 'hg', 'p'];
+const SUFFIX_RANKS: readonly number[] = [-4, -3, -2, -1, 1, 2, 3, 4, 5];
+const NOT_A_SUFFIX = 0;
 
 const CH_0 = 0x30;
 const CH_A = 0x61;
@@ -54,7 +50,7 @@ const CH_R = 0x72;
 
 /** A position in a version string and the token that ends there. */
 interface Cursor {
-  readonly s: string;
+  s: string;
   kind: TokenKind;
   /** Token value is s[start, end): the digits, the letter, the suffix name or the hash. */
   start: number;
@@ -63,9 +59,19 @@ interface Cursor {
   rank: number;
 }
 
-/** A cursor on the first token, which must be the leading number. */
-function cursor(s: string): Cursor {
-  const c: Cursor = { s, kind: INVALID, start: 0, end: 0, rank: 0 };
+/**
+ * The two cursors every comparison (and validation) reuses. Comparisons run
+ * once per installed package and candidate vulnerability, and never re-enter
+ * each other (nothing here calls out), so one pair serves them all without
+ * allocating per call.
+ */
+const left: Cursor = { s: '', kind: INVALID, start: 0, end: 0, rank: 0 };
+const right: Cursor = { s: '', kind: INVALID, start: 0, end: 0, rank: 0 };
+
+/** Puts c on the first token of s, which must be the leading number. */
+function reset(c: Cursor, s: string): Cursor {
+  c.s = s;
+  c.rank = 0;
   readDigits(c, 0, DIGIT);
   return c;
 }
@@ -100,13 +106,16 @@ function readDigits(c: Cursor, i: number, kind: TokenKind): void {
 function readSuffix(c: Cursor, i: number): void {
   let end = i;
   while (end < c.s.length && isLowerLetter(c.s.charCodeAt(end))) end++;
-  const rank = SUFFIX_RANK.get(c.s.slice(i, end));
-  if (rank === undefined) {
-    setToken(c, INVALID, i, end);
-    return;
+  c.rank = suffixRank(c.s, i, end);
+  setToken(c, c.rank === NOT_A_SUFFIX ? INVALID : SUFFIX, i, end);
+}
+
+function suffixRank(s: string, i: number, end: number): number {
+  for (let k = 0; k < SUFFIX_NAMES.length; k++) {
+    const name = SUFFIX_NAMES[k] as string;
+    if (name.length === end - i && compareText(s, i, end, name, 0, name.length) === 0) return SUFFIX_RANKS[k] as number;
   }
-  c.rank = rank;
-  setToken(c, SUFFIX, i, end);
+  return NOT_A_SUFFIX;
 }
 
 function readHash(c: Cursor, i: number): void {
@@ -147,8 +156,8 @@ function compareTokens(a: Cursor, b: Cursor, leading: boolean): -1 | 0 | 1 {
 }
 
 function compareWith(a: string, b: string, fuzzy: boolean): -1 | 0 | 1 {
-  const x = cursor(a);
-  const y = cursor(b);
+  const x = reset(left, a);
+  const y = reset(right, b);
   let leading = true;
   while (x.kind === y.kind && x.kind < END) {
     const c = compareTokens(x, y, leading);
@@ -177,7 +186,7 @@ function compare(a: string, b: string): -1 | 0 | 1 {
 }
 
 function valid(v: string): boolean {
-  const c = cursor(v);
+  const c = reset(left, v);
   while (c.kind < END) advance(c);
   return c.kind === END;
 }
@@ -203,10 +212,30 @@ function trimTrailingZeros(c: Cursor): number {
   return end;
 }
 
-/** Byte-wise (UTF-8) comparison of whole strings, as apk does for malformed ones. */
+/**
+ * Byte-wise comparison of the UTF-8 encodings of whole strings, as apk does
+ * for malformed ones, without encoding them: UTF-8 orders like the code
+ * points it encodes, and no encoded code point is a prefix of another's. A
+ * lone surrogate counts as U+FFFD, which is what encoding it would write.
+ */
 function compareBytes(a: string, b: string): -1 | 0 | 1 {
-  const c = Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-  return c === 0 ? 0 : c < 0 ? -1 : 1;
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = codePointOrReplacement(a, i);
+    const y = codePointOrReplacement(b, j);
+    if (x !== y) return x < y ? -1 : 1;
+    i += x > 0xffff ? 2 : 1;
+    j += y > 0xffff ? 2 : 1;
+  }
+  const restA = a.length - i;
+  const restB = b.length - j;
+  return restA === restB ? 0 : restA < restB ? -1 : 1;
+}
+
+function codePointOrReplacement(s: string, i: number): number {
+  const c = s.codePointAt(i) as number;
+  return c >= 0xd800 && c <= 0xdfff ? 0xfffd : c;
 }
 
 function isLowerLetter(c: number): boolean {

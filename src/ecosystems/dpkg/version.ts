@@ -1,10 +1,13 @@
 import type { VersionFormat } from '../../model/version-format.js';
-import { compareDigitRuns, hasValidEpoch, isAsciiLetter, isDigit, skipDigits, splitEpoch } from '../version-text.js';
+import { type EvrSyntax, compareEvr, isAsciiLetter, isAsciiSpace, isDigit, lastHyphen, parseEvr, validEvr } from '../version-text.js';
 
 /**
  * Debian version ordering (Debian Policy §5.6.12, dpkg's verrevcmp):
  * `[epoch:]upstream[-revision]`, epoch compared numerically, then upstream
  * and revision with the alternating non-digit / digit comparison below.
+ *
+ * Comparison works on index ranges of the original strings: it runs once per
+ * installed package and candidate vulnerability, so it allocates nothing.
  */
 
 export interface DpkgVersion {
@@ -13,29 +16,20 @@ export interface DpkgVersion {
   readonly revision: string;
 }
 
-/** dpkg refuses epochs that do not fit a C int ("epoch in version is too big"). */
-const MAX_EPOCH = 2_147_483_647;
-const UPSTREAM_CHARS = /^[0-9A-Za-z.+~:_-]+$/;
-const REVISION_CHARS = /^[0-9A-Za-z.+~_]*$/;
-
+const CH_0 = 0x30;
 const CH_TILDE = 0x7e;
+/** Stands for the character past the end of a range: no digit, no character. */
+const NO_CHAR = -1;
 
-interface Parts {
-  readonly epoch: string;
-  readonly upstream: string;
-  readonly revision: string;
-}
-
-/**
- * Splits without validating: epoch before the first ':' (only when it is all
- * digits, so junk still orders deterministically), revision after the last '-'.
- */
-function split(v: string): Parts {
-  const { epoch, rest } = splitEpoch(trimAsciiSpace(v));
-  const hyphen = rest.lastIndexOf('-');
-  if (hyphen < 0) return { epoch, upstream: rest, revision: '' };
-  return { epoch, upstream: rest.slice(0, hyphen), revision: rest.slice(hyphen + 1) };
-}
+const DPKG_SYNTAX: EvrSyntax = {
+  // dpkg trims with C isspace (ASCII only), not Unicode white space.
+  isSpace: isAsciiSpace,
+  releaseHyphen: lastHyphen,
+  isVersionChar: isUpstreamChar,
+  isReleaseChar: isRevisionChar,
+  // dpkg refuses epochs that do not fit a C int ("epoch in version is too big").
+  maxEpoch: '2147483647',
+};
 
 /**
  * Parses a Debian version, or returns null when dpkg (as tested by Clair's
@@ -43,28 +37,17 @@ function split(v: string): Parts {
  * (`0:0-`) is accepted, as Clair's table requires, although dpkg refuses it.
  */
 export function parseDpkgVersion(v: string): DpkgVersion | null {
-  const s = trimAsciiSpace(v);
-  if (!hasValidEpoch(s)) return null;
-  const { epoch, upstream, revision } = split(s);
-  const epochValue = Number(epoch);
-  if (epochValue > MAX_EPOCH) return null;
-  if (!UPSTREAM_CHARS.test(upstream) || !REVISION_CHARS.test(revision)) return null;
-  return { epoch: epochValue, upstream, revision };
+  const parts = parseEvr(DPKG_SYNTAX, v);
+  if (parts === null) return null;
+  return { epoch: parts.epoch === '' ? 0 : Number(parts.epoch), upstream: parts.version, revision: parts.release };
 }
 
 function compare(a: string, b: string): -1 | 0 | 1 {
-  if (a === b) return 0;
-  const x = split(a);
-  const y = split(b);
-  return (
-    compareDigitRuns(x.epoch, 0, x.epoch.length, y.epoch, 0, y.epoch.length) ||
-    verrevcmp(x.upstream, y.upstream) ||
-    verrevcmp(x.revision, y.revision)
-  );
+  return a === b ? 0 : compareEvr(DPKG_SYNTAX, verrevcmp, a, b);
 }
 
 function valid(v: string): boolean {
-  return parseDpkgVersion(v) !== null;
+  return validEvr(DPKG_SYNTAX, v);
 }
 
 export const dpkg = { name: 'dpkg', compare, valid } satisfies VersionFormat;
@@ -74,51 +57,62 @@ export const dpkg = { name: 'dpkg', compare, valid } satisfies VersionFormat;
  * non-digit parts, character by character, then the leading digit runs by
  * numeric value, until one side differs or both are exhausted.
  */
-function verrevcmp(a: string, b: string): -1 | 0 | 1 {
-  let i = 0;
-  let j = 0;
-  while (i < a.length || j < b.length) {
-    while ((i < a.length && !isDigit(a.charCodeAt(i))) || (j < b.length && !isDigit(b.charCodeAt(j)))) {
-      const x = lexicalWeight(a, i);
-      const y = lexicalWeight(b, j);
-      if (x !== y) return x < y ? -1 : 1;
-      // Equal weights here mean both are the same non-digit character.
+function verrevcmp(a: string, i: number, endA: number, b: string, j: number, endB: number): -1 | 0 | 1 {
+  while (i < endA || j < endB) {
+    // The non-digit parts. Past its end a part reads as '0', since the end
+    // weighs what a digit does; two different characters weigh differently
+    // unless both are digits, so equal characters need no weighing.
+    for (;;) {
+      const x = i < endA ? a.charCodeAt(i) : CH_0;
+      const y = j < endB ? b.charCodeAt(j) : CH_0;
+      if (x !== y) {
+        const byWeight = lexicalWeight(x) - lexicalWeight(y);
+        if (byWeight !== 0) return byWeight < 0 ? -1 : 1;
+      }
+      if (isDigit(x)) break;
       i++;
       j++;
     }
-    const endA = skipDigits(a, i);
-    const endB = skipDigits(b, j);
-    const c = compareDigitRuns(a, i, endA, b, j, endB);
-    if (c !== 0) return c;
-    i = endA;
-    j = endB;
+    // The digit runs (possibly empty), by value: leading zeros dropped, then
+    // the longer run is larger, else the first differing digit decides.
+    while (i < endA && a.charCodeAt(i) === CH_0) i++;
+    while (j < endB && b.charCodeAt(j) === CH_0) j++;
+    let firstDifference: -1 | 0 | 1 = 0;
+    for (;;) {
+      const x = i < endA ? a.charCodeAt(i) : NO_CHAR;
+      const y = j < endB ? b.charCodeAt(j) : NO_CHAR;
+      if (!isDigit(x) || !isDigit(y)) {
+        if (isDigit(x)) return 1;
+        if (isDigit(y)) return -1;
+        break;
+      }
+      if (firstDifference === 0 && x !== y) firstDifference = x < y ? -1 : 1;
+      i++;
+      j++;
+    }
+    if (firstDifference !== 0) return firstDifference;
   }
   return 0;
 }
 
 /**
- * Weight of the character at i within a non-digit part. '~' sorts before
+ * Weight of a character within a non-digit part. '~' sorts before
  * everything, even the end of the part (so `1.0~rc1 < 1.0`); the end and a
  * digit weigh 0; letters sort before all other characters (`1.0a < 1.0+`).
  */
-function lexicalWeight(s: string, i: number): number {
-  if (i >= s.length) return 0;
-  const c = s.charCodeAt(i);
+function lexicalWeight(c: number): number {
   if (c === CH_TILDE) return -1;
   if (isDigit(c)) return 0;
   if (isAsciiLetter(c)) return c;
   return c + 256;
 }
 
-/** dpkg trims with C isspace (ASCII only), not Unicode whitespace. */
-function trimAsciiSpace(s: string): string {
-  let start = 0;
-  let end = s.length;
-  while (start < end && isAsciiSpace(s.charCodeAt(start))) start++;
-  while (end > start && isAsciiSpace(s.charCodeAt(end - 1))) end--;
-  return start === 0 && end === s.length ? s : s.slice(start, end);
+/** Clair's upstream charset: digits, letters and `. + ~ : _ -`. */
+function isUpstreamChar(c: number): boolean {
+  return isRevisionChar(c) || c === 0x3a || c === 0x2d;
 }
 
-function isAsciiSpace(c: number): boolean {
-  return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+/** Clair's revision charset: digits, letters and `. + ~ _`. */
+function isRevisionChar(c: number): boolean {
+  return isDigit(c) || isAsciiLetter(c) || c === 0x2e || c === 0x2b || c === CH_TILDE || c === 0x5f;
 }

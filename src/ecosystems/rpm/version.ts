@@ -1,9 +1,12 @@
 import type { VersionFormat } from '../../model/version-format.js';
-import { compareDigitRuns, compareText, hasValidEpoch, isAsciiLetter, isDigit, skipDigits, splitEpoch } from '../version-text.js';
+import { type EvrSyntax, compareEvr, firstHyphen, isAsciiLetter, isDigit, isJsSpace, parseEvr, validEvr } from '../version-text.js';
 
 /**
  * RPM version ordering: `[epoch:]version[-release]`, epoch compared
  * numerically (missing = 0), then rpmvercmp on version, then on release.
+ *
+ * Comparison works on index ranges of the original strings: it runs once per
+ * installed package and candidate vulnerability, so it allocates nothing.
  */
 
 export interface RpmEvr {
@@ -13,48 +16,35 @@ export interface RpmEvr {
   readonly release: string;
 }
 
-/**
- * Clair's rpm charset (digits, letters, `. - + ~ : _`) plus `^`, which rpm
- * accepts in versions since 4.15 and orders below.
- */
-const VERSION_CHARS = /^[0-9A-Za-z.+~:_^-]+$/;
-const RELEASE_CHARS = /^[0-9A-Za-z.+~:_^-]*$/;
-
+const CH_0 = 0x30;
 const CH_TILDE = 0x7e;
 const CH_CARET = 0x5e;
+/** Stands for the character past the end of a range, which no real character equals. */
+const END = -1;
 
-/**
- * Splits without validating: epoch before the first ':' (only when it is all
- * digits, so junk still orders deterministically), release after the FIRST
- * '-' (unlike dpkg, which splits at the last one).
- */
-function split(v: string): RpmEvr {
-  const { epoch, rest } = splitEpoch(v.trim());
-  const hyphen = rest.indexOf('-');
-  if (hyphen < 0) return { epoch, version: rest, release: '' };
-  return { epoch, version: rest.slice(0, hyphen), release: rest.slice(hyphen + 1) };
-}
+const RPM_SYNTAX: EvrSyntax = {
+  isSpace: isJsSpace,
+  // Unlike dpkg, which splits at the last one.
+  releaseHyphen: firstHyphen,
+  isVersionChar: isEvrChar,
+  isReleaseChar: isEvrChar,
+  // Here rpm puts no bound on epochs.
+  maxEpoch: null,
+};
 
 /** Parses `[epoch:]version[-release]`, or returns null when it is not one. */
 export function parseRpmEvr(v: string): RpmEvr | null {
-  const s = v.trim();
-  if (!hasValidEpoch(s)) return null;
-  const evr = split(s);
-  if (!VERSION_CHARS.test(evr.version) || !RELEASE_CHARS.test(evr.release)) return null;
-  return evr;
+  const parts = parseEvr(RPM_SYNTAX, v);
+  if (parts === null) return null;
+  return { epoch: parts.epoch === '' ? '0' : parts.epoch, version: parts.version, release: parts.release };
 }
 
 function compare(a: string, b: string): -1 | 0 | 1 {
-  if (a === b) return 0;
-  const x = split(a);
-  const y = split(b);
-  // Releases are compared even when one side has none: rpm's own tests
-  // expect `1.0 > 1.0-~` and `1.0 < 1.0-1~`.
-  return compareEpoch(x.epoch, y.epoch) || rpmvercmp(x.version, y.version) || rpmvercmp(x.release, y.release);
+  return a === b ? 0 : compareEvr(RPM_SYNTAX, compareSegments, a, b);
 }
 
 function valid(v: string): boolean {
-  return parseRpmEvr(v) !== null;
+  return validEvr(RPM_SYNTAX, v);
 }
 
 export const rpm = { name: 'rpm', compare, valid } satisfies VersionFormat;
@@ -70,32 +60,69 @@ export const rpm = { name: 'rpm', compare, valid } satisfies VersionFormat;
  * When one string runs out, the one with segments left is newer.
  */
 export function rpmvercmp(a: string, b: string): -1 | 0 | 1 {
-  if (a === b) return 0;
-  let i = 0;
-  let j = 0;
+  return a === b ? 0 : compareSegments(a, 0, a.length, b, 0, b.length);
+}
+
+/** rpmvercmp on a[i, endA) and b[j, endB). */
+function compareSegments(a: string, i: number, endA: number, b: string, j: number, endB: number): -1 | 0 | 1 {
   for (;;) {
-    i = skipSeparators(a, i);
-    j = skipSeparators(b, j);
-    const x = a.charCodeAt(i); // NaN past the end
-    const y = b.charCodeAt(j);
+    let x = END;
+    for (; i < endA; i++) {
+      const c = a.charCodeAt(i);
+      if (startsSegment(c)) {
+        x = c;
+        break;
+      }
+    }
+    let y = END;
+    for (; j < endB; j++) {
+      const c = b.charCodeAt(j);
+      if (startsSegment(c)) {
+        y = c;
+        break;
+      }
+    }
     if (x === CH_TILDE || y === CH_TILDE) {
       if (x !== y) return x === CH_TILDE ? -1 : 1;
     } else if (x === CH_CARET || y === CH_CARET) {
-      if (i >= a.length) return -1;
-      if (j >= b.length) return 1;
+      if (x === END) return -1;
+      if (y === END) return 1;
       if (x !== y) return x === CH_CARET ? -1 : 1;
-    } else if (i >= a.length || j >= b.length) {
-      return i < a.length ? 1 : j < b.length ? -1 : 0;
-    } else {
-      const numeric = isDigit(x);
-      const endA = numeric ? skipDigits(a, i) : skipLetters(a, i);
-      const endB = numeric ? skipDigits(b, j) : skipLetters(b, j);
+    } else if (x === END || y === END) {
+      return x !== END ? 1 : y !== END ? -1 : 0;
+    } else if (isDigit(x)) {
       // b's segment is of the other kind: numbers beat letters.
-      if (endB === j) return numeric ? 1 : -1;
-      const c = numeric ? compareDigitRuns(a, i, endA, b, j, endB) : compareText(a, i, endA, b, j, endB);
-      if (c !== 0) return c;
-      i = endA;
-      j = endB;
+      if (!isDigit(y)) return 1;
+      // By value: leading zeros dropped, then the longer run is larger,
+      // else the first differing digit decides.
+      while (i < endA && a.charCodeAt(i) === CH_0) i++;
+      while (j < endB && b.charCodeAt(j) === CH_0) j++;
+      let firstDifference: -1 | 0 | 1 = 0;
+      for (; ; i++, j++) {
+        const p = i < endA ? a.charCodeAt(i) : END;
+        const q = j < endB ? b.charCodeAt(j) : END;
+        if (!isDigit(p) || !isDigit(q)) {
+          if (isDigit(p)) return 1;
+          if (isDigit(q)) return -1;
+          break;
+        }
+        if (firstDifference === 0 && p !== q) firstDifference = p < q ? -1 : 1;
+      }
+      if (firstDifference !== 0) return firstDifference;
+      continue;
+    } else {
+      if (isDigit(y)) return -1;
+      // As strings: the first differing letter decides, else the longer run.
+      for (; ; i++, j++) {
+        const p = i < endA ? a.charCodeAt(i) : END;
+        const q = j < endB ? b.charCodeAt(j) : END;
+        if (!isAsciiLetter(p) || !isAsciiLetter(q)) {
+          if (isAsciiLetter(p)) return 1;
+          if (isAsciiLetter(q)) return -1;
+          break;
+        }
+        if (p !== q) return p < q ? -1 : 1;
+      }
       continue;
     }
     // Both sides hold the same '~' or '^': step over it.
@@ -104,21 +131,16 @@ export function rpmvercmp(a: string, b: string): -1 | 0 | 1 {
   }
 }
 
-/** Epochs are digit strings; compare them by value, any length. */
-function compareEpoch(a: string, b: string): -1 | 0 | 1 {
-  return compareDigitRuns(a, 0, a.length, b, 0, b.length);
+function startsSegment(c: number): boolean {
+  return isDigit(c) || isAsciiLetter(c) || c === CH_TILDE || c === CH_CARET;
 }
 
-function skipSeparators(s: string, i: number): number {
-  while (i < s.length) {
-    const c = s.charCodeAt(i);
-    if (isDigit(c) || isAsciiLetter(c) || c === CH_TILDE || c === CH_CARET) break;
-    i++;
-  }
-  return i;
-}
-
-function skipLetters(s: string, i: number): number {
-  while (i < s.length && isAsciiLetter(s.charCodeAt(i))) i++;
-  return i;
+/**
+ * Clair's rpm charset (digits, letters, `. - + ~ : _`) plus `^`, which rpm
+ * accepts in versions since 4.15 and orders below.
+ */
+function isEvrChar(c: number): boolean {
+  return (
+    isDigit(c) || isAsciiLetter(c) || c === 0x2e || c === 0x2d || c === 0x2b || c === CH_TILDE || c === 0x3a || c === 0x5f || c === CH_CARET
+  );
 }
