@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { median, provenance, writeBenchmarkSection } from './lib.js';
+import { median, provenance, recordTargets, writeBenchmarkSection, type TargetRow } from './lib.js';
 import { benchDatabase, CACHE_DIR, memoryOf, resetPeakMemory, startBenchServer } from './server.js';
 
 const RUNS = 5;
@@ -81,12 +81,41 @@ interface Measured {
 const s = (xs: readonly number[]): string => `${median(xs).toFixed(2)} s`;
 const ratio = (tarsier: readonly number[], base: readonly number[]): string => (median(tarsier) / median(base)).toFixed(2);
 
+/** The round's goals (issue 13): gzip in at most 0.4 × `gzip -dc | tar -t`, zstd in 1.2 × `zstd -dc | tar -t`, memory flat in layer size. */
+function targetRows(
+  layer: LayerFile,
+  expanded: number,
+  floors: { gzip: number[]; zstd: number[] },
+  gz: Measured,
+  zst: Measured,
+): TargetRow[] {
+  const what = `${layer.label} layer (${(expanded / 2 ** 30).toFixed(1)} GiB expanded)`;
+  const row = (measure: string, target: number, m: Measured, base: number[]): TargetRow => ({
+    measure,
+    before: '',
+    target: `≤ ${target} × floor`,
+    now: s(m.seconds),
+    floor: s(base),
+    ratio: `${ratio(m.seconds, base)}×`,
+    met: median(m.seconds) / median(base) <= target,
+    benchmark: 'layer-index',
+  });
+  const rows = [
+    { ...row(`gzip ${what} indexed, ÷ floor (gzip -dc, tar -t)`, 0.4, gz, floors.gzip), before: '0.57×' },
+    { ...row(`zstd ${what} indexed, ÷ floor (zstd -dc, tar -t)`, 1.2, zst, floors.zstd), before: '2.08×' },
+  ];
+  if (layer.label !== 'large') return rows.map((r) => ({ ...r, before: '—' }));
+  return rows;
+}
+
 export async function run(): Promise<void> {
   for (const layer of LAYERS) await buildLayer(layer);
   const igzip = installed('igzip');
   const database = await benchDatabase(process.env);
   const server = await startBenchServer(database.url, `  api:\n    localroots: [${CACHE_DIR}]\n  updater:\n    interval: 0`);
   const rows: string[] = [];
+  const targets: TargetRow[] = [];
+  const peaks: number[] = [];
   try {
     const idle = await memoryOf(server.pid);
     let counter = 0;
@@ -118,6 +147,8 @@ export async function run(): Promise<void> {
         await post(zstdCopy(layer), zst);
       }
       const expanded = expandedBytes(layer.path);
+      targets.push(...targetRows(layer, expanded, floors, gz, zst));
+      peaks.push(Math.max(median(gz.peaks), median(zst.peaks)));
       const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
       const throughput = (m: Measured): string => `${(expanded / 2 ** 20 / median(m.seconds)).toFixed(0)} MiB/s`;
       const name = `${layer.label} (${layer.directories.join(', ')})`;
@@ -136,6 +167,18 @@ export async function run(): Promise<void> {
       ...rows,
     ].join('\n');
     await writeBenchmarkSection('Layer indexing', body);
+    const growth = peaks[peaks.length - 1]! - peaks[0]!;
+    targets.push({
+      measure: 'server peak RSS, small → large layer',
+      before: '—',
+      target: 'flat (< 50 MiB growth)',
+      now: peaks.map((p) => `${p.toFixed(0)} MiB`).join(' → '),
+      floor: '—',
+      ratio: '—',
+      met: growth < 50,
+      benchmark: 'layer-index',
+    });
+    await recordTargets(targets);
   } finally {
     await server.stop();
     await database.close();
