@@ -8,12 +8,14 @@ import { run as layerReport } from './layer-report.js';
 import { run as notificationFanout } from './notification-fanout.js';
 import { run as soak } from './soak.js';
 import { run as versionCompare } from './version-compare.js';
+import { run as vulnerabilityWrite } from './vulnerability-write.js';
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   'version-compare': versionCompare,
   'layer-index': layerIndex,
   'layer-report': layerReport,
   'debian-import': debianImport,
+  'vulnerability-write': vulnerabilityWrite,
   'notification-fanout': notificationFanout,
   soak,
 };

@@ -3,6 +3,7 @@
  * namespaces through store/updates.ts). Each write runs in one transaction that also writes the
  * notification for the change.
  */
+import type pg from 'pg';
 import { isVersionFormatName, knownNamespaceFormat, versionFormat } from './ecosystems/index.js';
 import { badRequest, notFound } from './errors.js';
 import type { VersionFormatName } from './model/version-format.js';
@@ -14,11 +15,13 @@ import {
   findLiveVulnerability,
   findNamespace,
   listLiveVulnerabilities,
+  liveForWrite,
   lockVulnerability,
   replaceVulnerability,
   type NamespaceRow,
   type ReplaceOptions,
   type StoredVulnerability,
+  type WriteState,
 } from './store/vulnerabilities.js';
 
 export type { NamespaceRow, StoredVulnerability };
@@ -41,11 +44,11 @@ async function requireNamespace(db: Queryable, name: string): Promise<NamespaceR
 }
 
 /**
- * The namespace a write goes to, created on first use. A known distribution's format always
- * wins; for other namespaces the client's VersionFormat decides.
+ * Checks the client's VersionFormat against the namespace a write goes to (existing: undefined
+ * when it does not exist yet) and returns the format to create it with. A known distribution's
+ * format always wins; for other namespaces the client's VersionFormat decides.
  */
-async function namespaceForWrite(db: Queryable, name: string, clientFormat: string | undefined): Promise<NamespaceRow> {
-  const existing = await findNamespace(db, name);
+function formatForWrite(name: string, existing: NamespaceRow | undefined, clientFormat: string | undefined): VersionFormatName {
   const known = knownNamespaceFormat(name);
   if (clientFormat !== undefined && !isVersionFormatName(clientFormat)) {
     throw badRequest(`VersionFormat ${JSON.stringify(clientFormat)} is not supported; use dpkg, rpm or apk`);
@@ -54,7 +57,7 @@ async function namespaceForWrite(db: Queryable, name: string, clientFormat: stri
     if (!known && clientFormat !== undefined && clientFormat !== existing.versionFormat) {
       throw badRequest(`namespace ${name} compares versions as ${existing.versionFormat}; VersionFormat ${clientFormat} does not match`);
     }
-    return existing;
+    return existing.versionFormat;
   }
   const format: VersionFormatName | undefined = known ?? clientFormat;
   if (!format) {
@@ -62,7 +65,7 @@ async function namespaceForWrite(db: Queryable, name: string, clientFormat: stri
       `namespace ${name} is not a distribution Tarsier knows, so its version format is unknown: create it with a POST whose FixedIn entries give VersionFormat (dpkg, rpm or apk)`,
     );
   }
-  return ensureNamespace(db, name, format);
+  return format;
 }
 
 function validateFixedIn(namespace: NamespaceRow, fixedIn: readonly FixedIn[]): void {
@@ -76,23 +79,46 @@ function validateFixedIn(namespace: NamespaceRow, fixedIn: readonly FixedIn[]): 
   }
 }
 
+interface Target {
+  namespace: string;
+  name: string;
+  /** The client's VersionFormat, if it gave one. */
+  clientFormat?: string | undefined;
+  /** Create the namespace on first use (else a missing one is not found). */
+  create: boolean;
+  /** The features the write may add (those of the live version are locked anyway). */
+  features: readonly string[];
+}
+
+/** Locks the target's name and its features, creating its namespace when asked to. */
+async function lockTarget(client: pg.PoolClient, target: Target): Promise<{ namespace: NamespaceRow; state: WriteState }> {
+  let namespace = await lockVulnerability(client, target.namespace, target.name);
+  if (namespace || target.create) {
+    const format = formatForWrite(target.namespace, namespace, target.clientFormat);
+    if (!namespace) {
+      await ensureNamespace(client, target.namespace, format);
+      namespace = (await lockVulnerability(client, target.namespace, target.name))!;
+    }
+  }
+  if (!namespace) throw notFound(`namespace ${target.namespace} does not exist`);
+  return { namespace, state: await liveForWrite(client, namespace, target.name, target.features) };
+}
+
 /** Lock, read, decide the next state, write it (when it differs) and notify. */
 async function change(
   pool: Pool,
-  namespaceName: string,
-  name: string,
-  clientFormat: string | undefined,
+  target: Target,
   decide: (current: StoredVulnerability | undefined, namespace: NamespaceRow) => Vulnerability,
 ): Promise<WriteResult> {
   const result = await withTransaction(pool, async (client): Promise<WriteResult> => {
-    const namespace = await namespaceForWrite(client, namespaceName, clientFormat);
-    const current = await lockVulnerability(client, namespace, name);
+    const { namespace, state } = await lockTarget(client, target);
+    const { current } = state;
     const next = decide(current, namespace);
     validateFixedIn(namespace, next.fixedIn);
     if (current && sameVulnerability(current, next)) {
       return { vulnerability: current, changed: false, notification: null };
     }
-    const { id, notification } = await replaceVulnerability(client, namespace, current, next, API_WRITE);
+    const { id, notification } = await replaceVulnerability(client, namespace, state, next, API_WRITE);
     return {
       vulnerability: { ...next, id: id!, updater: API_WRITE.updater, versionFormat: namespace.versionFormat },
       changed: true,
@@ -118,7 +144,8 @@ function requireDistinctFeatures(fixedIn: readonly FixedIn[]): void {
  */
 export function createVulnerability(pool: Pool, input: Vulnerability, clientFormat?: string): Promise<WriteResult> {
   requireDistinctFeatures(input.fixedIn);
-  return change(pool, input.namespace, input.name, clientFormat, (current) => ({
+  const features = input.fixedIn.map((f) => f.feature);
+  return change(pool, { namespace: input.namespace, name: input.name, clientFormat, create: true, features }, (current) => ({
     ...input,
     fixedIn: mergeFixedIn(current?.fixedIn ?? [], input.fixedIn),
   }));
@@ -126,7 +153,7 @@ export function createVulnerability(pool: Pool, input: Vulnerability, clientForm
 
 /** Replaces everything but the fixed-in list (managed through the fixes routes); creates when absent. */
 export function updateVulnerability(pool: Pool, input: Omit<Vulnerability, 'fixedIn'>, clientFormat?: string): Promise<WriteResult> {
-  return change(pool, input.namespace, input.name, clientFormat, (current) => ({
+  return change(pool, { namespace: input.namespace, name: input.name, clientFormat, create: true, features: [] }, (current) => ({
     ...input,
     fixedIn: current?.fixedIn ?? [],
   }));
@@ -134,10 +161,9 @@ export function updateVulnerability(pool: Pool, input: Omit<Vulnerability, 'fixe
 
 export async function deleteVulnerability(pool: Pool, namespaceName: string, name: string): Promise<void> {
   await withTransaction(pool, async (client) => {
-    const namespace = await requireNamespace(client, namespaceName);
-    const current = await lockVulnerability(client, namespace, name);
-    if (!current) throw notFound(`vulnerability ${name} does not exist in namespace ${namespaceName}`);
-    await replaceVulnerability(client, namespace, current, null, API_WRITE);
+    const { namespace, state } = await lockTarget(client, { namespace: namespaceName, name, create: false, features: [] });
+    if (!state.current) throw notFound(`vulnerability ${name} does not exist in namespace ${namespaceName}`);
+    await replaceVulnerability(client, namespace, state, null, API_WRITE);
   });
   await markDataChanged(pool);
 }
@@ -164,16 +190,14 @@ export async function listVulnerabilities(pool: Pool, namespaceName: string, sta
 
 /** Adds or replaces the fix for one feature. */
 export async function putFix(pool: Pool, namespaceName: string, name: string, fix: FixedIn): Promise<WriteResult> {
-  await requireNamespace(pool, namespaceName);
-  return change(pool, namespaceName, name, undefined, (current) => {
+  return change(pool, { namespace: namespaceName, name, create: false, features: [fix.feature] }, (current) => {
     if (!current) throw notFound(`vulnerability ${name} does not exist in namespace ${namespaceName}`);
     return { ...current, fixedIn: mergeFixedIn(current.fixedIn, [fix]) };
   });
 }
 
 export async function deleteFix(pool: Pool, namespaceName: string, name: string, feature: string): Promise<WriteResult> {
-  await requireNamespace(pool, namespaceName);
-  return change(pool, namespaceName, name, undefined, (current) => {
+  return change(pool, { namespace: namespaceName, name, create: false, features: [] }, (current) => {
     if (!current) throw notFound(`vulnerability ${name} does not exist in namespace ${namespaceName}`);
     if (!current.fixedIn.some((f) => f.feature === feature)) {
       throw notFound(`vulnerability ${name} has no fix for ${feature}`);

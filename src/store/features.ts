@@ -3,8 +3,8 @@ import { versionFormat } from '../ecosystems/index.js';
 import type { Package } from '../model/indexing.js';
 import type { VersionFormatName } from '../model/version-format.js';
 
-/** Advisory lock class for features (pg_advisory_xact_lock(class, id)). */
-const FEATURE_LOCK_CLASS = 1;
+/** Advisory lock class for features (pg_advisory_xact_lock(class, bucket)). */
+export const FEATURE_LOCK_CLASS = 1;
 /**
  * Advisory lock class for namespaces: an updater rewriting a namespace holds it exclusively;
  * single writes (API, layer indexing) hold it shared, taken before they change any row.
@@ -27,7 +27,7 @@ const SELECT_FEATURES = 'SELECT id, name FROM feature WHERE namespace_id = $1 AN
  * (max_locks_per_transaction × max_connections, 6,400 by default: "out of shared memory"), while a
  * transaction now holds at most this many. Buckets are taken in order, so lockers cannot deadlock.
  */
-const FEATURE_LOCK_BUCKETS = 1024;
+export const FEATURE_LOCK_BUCKETS = 1024;
 const LOCK_FEATURES = `
   SELECT pg_advisory_xact_lock(${FEATURE_LOCK_CLASS}, bucket)
   FROM (SELECT DISTINCT id % ${FEATURE_LOCK_BUCKETS} AS bucket FROM unnest($1::int[]) AS id ORDER BY 1) buckets`;
@@ -92,30 +92,39 @@ export async function versionsOfFeatures(client: pg.PoolClient, ids: readonly nu
 }
 
 /**
- * Writes the "affects" links between fixes and feature versions: a version of a fixed feature is
- * affected when it sorts before the fix under compare, or always when there is no fix (None).
+ * The feature versions each fix leaves affected: a version of a fixed feature is affected when it
+ * sorts before the fix under compare, or always when there is no fix (None).
  */
-export async function linkAffected(
-  client: pg.PoolClient,
-  fixes: readonly FixRecord[],
+export function* affectedVersions<F extends { feature_id: number; fixed_version: string | null }>(
+  fixes: readonly F[],
   versions: readonly FeatureVersionRecord[],
   compare: (a: string, b: string) => number,
-): Promise<void> {
+): Generator<[F, FeatureVersionRecord]> {
   const versionsByFeature = new Map<number, FeatureVersionRecord[]>();
   for (const fv of versions) {
     const list = versionsByFeature.get(fv.feature_id);
     if (list) list.push(fv);
     else versionsByFeature.set(fv.feature_id, [fv]);
   }
-  const links: [number[], number[], number[]] = [[], [], []];
   for (const fix of fixes) {
     for (const fv of versionsByFeature.get(fix.feature_id) ?? []) {
-      if (fix.fixed_version === null || compare(fv.version, fix.fixed_version) < 0) {
-        links[0].push(fix.vulnerability_id);
-        links[1].push(fv.id);
-        links[2].push(fix.id);
-      }
+      if (fix.fixed_version === null || compare(fv.version, fix.fixed_version) < 0) yield [fix, fv];
     }
+  }
+}
+
+/** Writes the "affects" links between stored fixes and the feature versions they leave affected. */
+export async function linkAffected(
+  client: pg.PoolClient,
+  fixes: readonly FixRecord[],
+  versions: readonly FeatureVersionRecord[],
+  compare: (a: string, b: string) => number,
+): Promise<void> {
+  const links: [number[], number[], number[]] = [[], [], []];
+  for (const [fix, fv] of affectedVersions(fixes, versions, compare)) {
+    links[0].push(fix.vulnerability_id);
+    links[1].push(fv.id);
+    links[2].push(fix.id);
   }
   for (let i = 0; i < links[0].length; i += AFFECTS_CHUNK) {
     await client.query(
