@@ -193,10 +193,9 @@ const FLAG = { HCRC: 2, EXTRA: 4, NAME: 8, COMMENT: 16, RESERVED: 0xe0 } as cons
  * shrunk while the data expands a lot, keeping what one write makes near OUTPUT_PER_WRITE
  * (a decompression bomb costs time, never memory).
  */
-const MAX_SLICE = 128 * 1024;
+const MAX_SLICE = 64 * 1024;
 const MIN_SLICE = 4 * 1024;
-/** Half the bound, as two writes are in flight: one inflating while the other's output is read. */
-const OUTPUT_PER_WRITE = 8 * 1024 * 1024;
+const OUTPUT_PER_WRITE = 16 * 1024 * 1024;
 
 /**
  * The length of the gzip member header at the start of data (RFC 1952 §2.3), undefined when more
@@ -286,33 +285,20 @@ async function* gzipMembers(source: Readable, corrupt: (detail: string) => Tarsi
       let written = 0;
       let lastSlice = pending.subarray(0, 0);
       let sliceSize = MAX_SLICE;
-      let truncated = false;
-      /** Hands the inflater its next slice; false at the end of the input. */
-      const writeNext = async (): Promise<boolean> => {
-        if (pending.length === 0 && !(await readMore())) return false;
-        lastSlice = pending.subarray(0, sliceSize);
-        pending = pending.subarray(lastSlice.length);
-        written += lastSlice.length;
-        inFlight = inflated(inflate, lastSlice);
-        return true;
-      };
-      let inFlight: Promise<void> | undefined;
       try {
-        if (!(await writeNext())) throw corrupt('gzip data is corrupt or truncated: unexpected end of file');
-        for (;;) {
-          await inFlight;
+        // The member's deflate data ends where the inflater stops taking bytes (zlib ends a raw
+        // stream at its final block and leaves the rest of the input unused).
+        while (inflate.bytesWritten === written) {
+          if (pending.length === 0 && !(await readMore())) throw corrupt('gzip data is corrupt or truncated: unexpected end of file');
+          lastSlice = pending.subarray(0, sliceSize);
+          pending = pending.subarray(lastSlice.length);
+          written += lastSlice.length;
+          await inflated(inflate, lastSlice);
           if (failure) throw failure;
           const out = produced.splice(0);
           const ratio = out.reduce((sum, chunk) => sum + chunk.length, 0) / lastSlice.length;
           sliceSize = Math.max(MIN_SLICE, Math.min(MAX_SLICE, Math.floor(OUTPUT_PER_WRITE / Math.max(ratio, 1))));
-          // The member's deflate data ends where the inflater stops taking bytes (zlib ends a raw
-          // stream at its final block and leaves the rest of the input unused).
-          const ended = inflate.bytesWritten < written;
-          // The next slice inflates in the thread pool while this one's output is walked.
-          if (!ended) truncated = !(await writeNext());
           for (const chunk of out) yield chunk;
-          if (ended) break;
-          if (truncated) throw corrupt('gzip data is corrupt or truncated: unexpected end of file');
         }
       } finally {
         inflate.destroy();

@@ -213,7 +213,8 @@ function resolveSymlinks(walk: Walk): void {
 /**
  * Walks a layer archive. wants(path) selects the files to buffer (normalised paths; for ACI
  * layers relative to rootfs/). Rejects with a 422 TarsierError when the archive is unreadable,
- * truncated, expands past maxExpandedBytes or holds a wanted file over maxFileBytes.
+ * truncated, expands past maxExpandedBytes or holds a wanted file over maxFileBytes. decoders:
+ * which decompressor reads what (tests choose; the server keeps the measured defaults).
  */
 export async function readLayerArchive(
   source: Readable,
