@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { isWhitedOut, normalizeEntryPath, readLayerArchive, resolveLinkTarget, type LayerFormat } from '../../src/indexer/archive.js';
-import { TarsierError } from '../../src/errors.js';
 import { compressWith, gzip, tarball, type TarEntry } from '../helpers/tarball.js';
+import { tarsierError } from './tarsier-error.js';
 
 const WANTED = new Set(['etc/os-release', 'usr/lib/os-release', 'var/lib/dpkg/status', 'lib/apk/db/installed']);
 const wants = (path: string) => WANTED.has(path);
@@ -12,15 +12,6 @@ const limits = { maxExpandedBytes: 64 * 1024 * 1024, maxFileBytes: 1024 * 1024 }
 
 function read(data: Buffer, format: LayerFormat = 'docker', l = limits) {
   return readLayerArchive(Readable.from([data]), format, wants, l);
-}
-
-async function failure(promise: Promise<unknown>): Promise<TarsierError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(TarsierError);
-  return err as TarsierError;
 }
 
 const osRelease = 'ID=debian\nVERSION_ID="12"\n';
@@ -136,7 +127,7 @@ describe('readLayerArchive', () => {
   });
 
   it('refuses a wanted file over maxfilebytes with a 422 that names it', async () => {
-    const err = await failure(
+    const err = await tarsierError(
       read(tarball([{ path: 'var/lib/dpkg/status', content: Buffer.alloc(2048, 'a') }]), 'docker', { ...limits, maxFileBytes: 1024 }),
     );
     expect(err.code).toBe('unprocessable');
@@ -146,7 +137,7 @@ describe('readLayerArchive', () => {
   it('refuses wanted files that together hold more than twice maxfilebytes in memory', async () => {
     const big = 'x'.repeat(400 * 1024);
     const entries = [...WANTED].map((path) => ({ path, content: big }));
-    const err = await failure(read(tarball(entries), 'docker', { ...limits, maxFileBytes: 512 * 1024 }));
+    const err = await tarsierError(read(tarball(entries), 'docker', { ...limits, maxFileBytes: 512 * 1024 }));
     expect(err.code).toBe('unprocessable');
     expect(err.message).toBe(
       'the package databases and release files of the layer add up to more than 2 × clair.indexer.maxfilebytes (1048576 bytes)',
@@ -157,7 +148,7 @@ describe('readLayerArchive', () => {
   it('stops a decompression bomb at maxexpandedbytes', async () => {
     const bomb = gzip(tarball([{ path: 'zeros', content: Buffer.alloc(8 * 1024 * 1024) }]));
     expect(bomb.length).toBeLessThan(64 * 1024);
-    const err = await failure(read(bomb, 'docker', { ...limits, maxExpandedBytes: 1024 * 1024 }));
+    const err = await tarsierError(read(bomb, 'docker', { ...limits, maxExpandedBytes: 1024 * 1024 }));
     expect(err.code).toBe('unprocessable');
     expect(err.message).toMatch(/^the layer expands to more than clair\.indexer\.maxexpandedbytes \(1048576 bytes\)/);
   });
@@ -200,7 +191,7 @@ describe('readLayerArchive', () => {
     ],
   ];
   it.each(broken)('answers %s with a 422', async (_what, make, message) => {
-    const err = await failure(read(make()));
+    const err = await tarsierError(read(make()));
     expect(err.code).toBe('unprocessable');
     expect(err.message).toMatch(message);
   });
@@ -246,7 +237,7 @@ describe('the end of an archive, as tar and gzip read it', () => {
     expect((await read(garbage)).files.get('etc/os-release')!.toString()).toBe(osRelease);
     const corrupt = gzip(tar);
     corrupt.writeUInt32LE(corrupt.readUInt32LE(corrupt.length - 8) ^ 1, corrupt.length - 8);
-    expect((await failure(read(corrupt))).message).toBe(
+    expect((await tarsierError(read(corrupt))).message).toBe(
       'the layer is not a readable tar archive (gzip data is corrupt or truncated: its CRC-32 or length does not match)',
     );
   });

@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TarsierError } from '../../src/errors.js';
 import { AddressPolicy } from '../../src/indexer/address-policy.js';
 import { openLayer, redactLocation, type FetchSettings } from '../../src/indexer/fetch.js';
 import { startLayerServer, type LayerServer } from '../helpers/layer-server.js';
+import { tarsierError } from './tarsier-error.js';
 
 const SETTINGS: FetchSettings = {
   localRoots: [],
@@ -23,16 +23,6 @@ async function readAll(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
-}
-
-/** The TarsierError `promise` rejects with; fails the test when it resolves or rejects otherwise. */
-async function tarsierError(promise: Promise<unknown>): Promise<TarsierError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(TarsierError);
-  return err as TarsierError;
 }
 
 /** Opens `path` and reads it to the end. */

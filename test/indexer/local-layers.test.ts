@@ -18,6 +18,7 @@ import { TarsierError } from '../../src/errors.js';
 import { readLayerArchive } from '../../src/indexer/archive.js';
 import { openLayer, type FetchSettings } from '../../src/indexer/fetch.js';
 import { compressWith, gzip, tarball } from '../helpers/tarball.js';
+import { tarsierError } from './tarsier-error.js';
 
 const WANTED = new Set(['etc/os-release', 'var/lib/dpkg/status']);
 const wants = (path: string) => WANTED.has(path);
@@ -57,15 +58,6 @@ async function stdinOf(pid: number): Promise<string> {
 /** Waits for condition, checking it whenever the event loop turns. */
 async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((r) => setTimeout(r, 10));
-}
-
-async function failure(promise: Promise<unknown>): Promise<TarsierError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(TarsierError);
-  return err as TarsierError;
 }
 
 let root: string;
@@ -153,12 +145,12 @@ describe('a local layer file', () => {
     ['igzip', PROGRAMS],
   ])('read by %s, answers corrupt and truncated gzip with a 422', async (_name, decoders) => {
     const data = gzip(bulky);
-    const truncated = await failure(readFile(data.subarray(0, data.length - 100), decoders));
+    const truncated = await tarsierError(readFile(data.subarray(0, data.length - 100), decoders));
     expect(truncated.code).toBe('unprocessable');
     expect(truncated.message).toMatch(/not a readable tar archive \((gzip data is corrupt or truncated|it is truncated)/);
     const corrupt = Buffer.from(data);
     corrupt.fill(0x41, 20, 40);
-    const err = await failure(readFile(corrupt, decoders));
+    const err = await tarsierError(readFile(corrupt, decoders));
     expect(err.message).toMatch(/^the layer is not a readable tar archive \(gzip data is corrupt or truncated: /);
   });
 
@@ -167,7 +159,7 @@ describe('a local layer file', () => {
     ['igzip', PROGRAMS],
   ])('read by %s, stops a decompression bomb at maxexpandedbytes', async (_name, decoders) => {
     const bomb = gzip(tarball([{ path: 'zeros', content: Buffer.alloc(32 << 20) }]));
-    const err = await failure(
+    const err = await tarsierError(
       readLayerArchive(
         (await openLayer(await layerFile(bomb), {}, settings)).stream,
         'docker',
@@ -204,7 +196,7 @@ describe('a local layer file', () => {
 
   it('over maxlayerbytes is refused before anything is read', async () => {
     const path = await layerFile(gzip(bulky));
-    const err = await failure(openLayer(path, {}, { ...settings, maxLayerBytes: 1000 }));
+    const err = await tarsierError(openLayer(path, {}, { ...settings, maxLayerBytes: 1000 }));
     expect(err.message).toBe('layer is larger than clair.indexer.maxlayerbytes (1000 bytes)');
   });
 });
