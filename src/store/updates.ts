@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { versionFormat } from '../ecosystems/index.js';
 import { sameVulnerability, type FixedIn, type Severity, type Vulnerability } from '../model/vulnerability.js';
-import { featureIds, linkAffected, NAMESPACE_LOCK_CLASS, versionsOfFeatures, type FixRecord } from './features.js';
+import {
+  featureIds,
+  linkAffected,
+  NAMESPACE_LOCK_CLASS,
+  versionsOfFeatures,
+  type FeatureVersionRecord,
+  type FixRecord,
+} from './features.js';
 import { WAKE_NOTIFIERS, type NamespaceRow } from './vulnerabilities.js';
 
 /**
@@ -29,6 +36,10 @@ const INSERT_FIXEDIN = `
   INSERT INTO vulnerability_fixedin (vulnerability_id, feature_id, fixed_version)
   SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[])
   RETURNING id, vulnerability_id, feature_id, fixed_version`;
+/** For fixes of features nothing has installed: nothing to link, so no rows to send back. */
+const INSERT_UNLINKED_FIXEDIN = `
+  INSERT INTO vulnerability_fixedin (vulnerability_id, feature_id, fixed_version)
+  SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[])`;
 const INSERT_NOTIFICATIONS = `
   INSERT INTO notification (name, old_vulnerability_id, new_vulnerability_id)
   SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])`;
@@ -164,6 +175,11 @@ export async function applyNamespaceUpdate(
 
 async function insertVersions(client: pg.PoolClient, update: NamespaceUpdate, write: readonly DesiredVulnerability[]): Promise<number[]> {
   const ids: number[] = [];
+  // Once for the namespace, not per chunk (chunks named the same packages again and again): the
+  // features and their installed versions, which stay put while the namespace is locked.
+  const names = [...new Set(write.flatMap((v) => v.fixedIn.map((f) => f.feature)))];
+  const featureIdByName = names.length > 0 ? await featureIds(client, update.namespace.id, names) : new Map<string, number>();
+  const versions = featureIdByName.size > 0 ? await versionsOfFeatures(client, [...featureIdByName.values()]) : [];
   for (const batch of chunks(write)) {
     const { rows } = await client.query<{ id: number; name: string }>(INSERT_VERSIONS, [
       update.namespace.id,
@@ -177,7 +193,7 @@ async function insertVersions(client: pg.PoolClient, update: NamespaceUpdate, wr
     ]);
     const idByName = new Map(rows.map((r) => [r.name, r.id]));
     const batchIds = batch.map((v) => idByName.get(v.name)!);
-    await insertFixes(client, update.namespace, batch, batchIds);
+    await insertFixes(client, update.namespace, batch, batchIds, featureIdByName, versions);
     for (const id of batchIds) ids.push(id);
   }
   return ids;
@@ -188,10 +204,9 @@ async function insertFixes(
   namespace: NamespaceRow,
   write: readonly DesiredVulnerability[],
   ids: readonly number[],
+  featureIdByName: ReadonlyMap<string, number>,
+  versions: readonly FeatureVersionRecord[],
 ): Promise<void> {
-  const names = [...new Set(write.flatMap((v) => v.fixedIn.map((f) => f.feature)))];
-  if (names.length === 0) return;
-  const featureIdByName = await featureIds(client, namespace.id, names);
   const vulnerabilityColumn: number[] = [];
   const featureColumn: number[] = [];
   const versionColumn: Array<string | null> = [];
@@ -202,9 +217,14 @@ async function insertFixes(
       versionColumn.push(fix.version);
     }
   });
-  const fixes = (await client.query<FixRecord>(INSERT_FIXEDIN, [vulnerabilityColumn, featureColumn, versionColumn])).rows;
+  if (featureColumn.length === 0) return;
+  const columns = [vulnerabilityColumn, featureColumn, versionColumn];
+  if (versions.length === 0) {
+    await client.query(INSERT_UNLINKED_FIXEDIN, columns);
+    return;
+  }
+  const fixes = (await client.query<FixRecord>(INSERT_FIXEDIN, columns)).rows;
   // Link the installed versions each fix leaves affected.
-  const versions = await versionsOfFeatures(client, featureColumn);
   await linkAffected(client, fixes, versions, versionFormat(namespace.versionFormat).compare);
 }
 
