@@ -94,21 +94,34 @@ export async function decompressed(
   if (compression === 'none') return input;
   if (compression === 'gzip') {
     const programs = file || decoders.gzipProgramsForStreams ? decoders.gzipPrograms : [];
-    for (const command of programs) {
-      if (MISSING_PROGRAMS.has(command)) continue;
-      const output = await spawnDecompressor(command, compression, input, corrupt, file?.fd).catch((err: unknown) => {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-        MISSING_PROGRAMS.add(command);
-        return undefined;
-      });
-      if (output) return output;
-    }
-    return gunzipInNode(input, corrupt);
+    return (await installedProgram(programs, compression, input, corrupt, file?.fd)) ?? gunzipInNode(input, corrupt);
   }
-  if (compression === 'zstd' && createZstdDecompress && (file ? decoders.nodeZstd.files : decoders.nodeZstd.streams)) {
-    return zstdInNode(input, corrupt);
+  if (compression === 'zstd' && createZstdDecompress) {
+    // The program when it measured faster and is installed (a Docker image may lack it), else Node's own.
+    const programs = (file ? decoders.nodeZstd.files : decoders.nodeZstd.streams) ? [] : [PROGRAMS.zstd.command];
+    return (await installedProgram(programs, compression, input, corrupt, file?.fd)) ?? zstdInNode(input, corrupt);
   }
   return programOutput(compression, input, corrupt, file?.fd);
+}
+
+/** The output of the first of these optional programs that is installed; undefined when none is. */
+async function installedProgram(
+  commands: readonly string[],
+  compression: Exclude<Compression, 'none'>,
+  input: Readable,
+  corrupt: (detail: string) => TarsierError,
+  fd: number | undefined,
+): Promise<Readable | undefined> {
+  for (const command of commands) {
+    if (MISSING_PROGRAMS.has(command)) continue;
+    const output = await spawnDecompressor(command, compression, input, corrupt, fd).catch((err: unknown) => {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      MISSING_PROGRAMS.add(command);
+      return undefined;
+    });
+    if (output) return output;
+  }
+  return undefined;
 }
 
 /** The first bytes of a file, read in place: the descriptor's offset stays at the start for a program reading it. */
@@ -144,7 +157,7 @@ async function peek(source: Readable): Promise<{ head: Buffer; input: Readable }
   return { head, input };
 }
 
-/** Optional inflater programs found missing once: not looked for again until restart. */
+/** Optional decompressor programs found missing once: not looked for again until restart. */
 const MISSING_PROGRAMS = new Set<string>();
 
 /** The output of the program that compression needs; a 422 naming its package when it is not installed. */
