@@ -72,3 +72,5 @@ CREATE TRIGGER layer_updated AFTER UPDATE ON layer REFERENCING OLD TABLE AS old_
   FOR EACH STATEMENT EXECUTE FUNCTION announce_changed_rows('l', 'id');
 CREATE TRIGGER layer_deleted AFTER DELETE ON layer REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION announce_changed_rows('l', 'id');
+
+DROP SEQUENCE data_generation;

@@ -8,7 +8,6 @@ import { isVersionFormatName, knownNamespaceFormat, versionFormat } from './ecos
 import { badRequest, notFound } from './errors.js';
 import type { VersionFormatName } from './model/version-format.js';
 import { mergeFixedIn, sameVulnerability, type FixedIn, type Vulnerability } from './model/vulnerability.js';
-import { markDataChanged } from './store/generation.js';
 import { withTransaction, type Pool, type Queryable } from './store/pool.js';
 import {
   ensureNamespace,
@@ -110,7 +109,7 @@ async function change(
   target: Target,
   decide: (current: StoredVulnerability | undefined, namespace: NamespaceRow) => Vulnerability,
 ): Promise<WriteResult> {
-  const result = await withTransaction(pool, async (client): Promise<WriteResult> => {
+  return withTransaction(pool, async (client): Promise<WriteResult> => {
     const { namespace, state } = await lockTarget(client, target);
     const { current } = state;
     const next = decide(current, namespace);
@@ -125,8 +124,6 @@ async function change(
       notification,
     };
   });
-  if (result.changed) await markDataChanged(pool);
-  return result;
 }
 
 /** A submitted fixed-in list names each feature once (a merge would silently keep the last). */
@@ -165,7 +162,6 @@ export async function deleteVulnerability(pool: Pool, namespaceName: string, nam
     if (!state.current) throw notFound(`vulnerability ${name} does not exist in namespace ${namespaceName}`);
     await replaceVulnerability(client, namespace, state, null, API_WRITE);
   });
-  await markDataChanged(pool);
 }
 
 export async function getVulnerability(pool: Pool, namespaceName: string, name: string): Promise<StoredVulnerability> {

@@ -4,7 +4,6 @@ import { INDEXER_VERSION, NAMESPACE_DETECTORS, PACKAGE_LISTERS } from '../ecosys
 import { badRequest, TarsierError, unprocessable } from '../errors.js';
 import type { LayerScan } from '../model/layer.js';
 import type { Metrics } from '../metrics.js';
-import { markDataChanged } from '../store/generation.js';
 import { findLayer, saveLayer, type LayerRow } from '../store/layers.js';
 import { acquireLease, leaseOwner, releaseLease, renewLease } from '../store/locks.js';
 import { withTransaction, type Pool } from '../store/pool.js';
@@ -100,7 +99,6 @@ export class Indexer {
       await withTransaction(this.#pool, (client) =>
         saveLayer(client, { name: request.name, parent, scan, indexedByVersion: INDEXER_VERSION, existing }),
       );
-      await markDataChanged(this.#pool);
       const seconds = (performance.now() - started) / 1000;
       this.#metrics?.layerIndexDuration.observe({ outcome: 'indexed' }, seconds);
       this.#log.info({ layer: request.name, location: redactLocation(request.path), seconds }, 'layer indexed');

@@ -11,7 +11,6 @@ import { TarsierError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { Vulnerability } from '../model/vulnerability.js';
 import { loadEnrichment, staleEnrichment, storeEnrichment } from '../store/enrichment.js';
-import { markDataChanged } from '../store/generation.js';
 import { acquireLease, describeOwner, leaseHolder, leaseOwner, releaseLease, renewLease } from '../store/locks.js';
 import { withTransaction, type Pool } from '../store/pool.js';
 import { recordFailure, recordSuccess, updaterState } from '../store/updater-state.js';
@@ -178,7 +177,6 @@ export class UpdaterRunner {
         durationMs,
         nextRunInMs: this.#nextRunIn(),
       });
-      if (changed > 0) await markDataChanged(this.#pool);
       this.#observe(source.name, 'success', durationMs, records);
       const status = updatedParts > 0 ? 'updated' : 'unchanged';
       this.#log.info({ source: source.name, status, records, changed, ms: Math.round(durationMs) }, 'updater run done');
@@ -193,7 +191,6 @@ export class UpdaterRunner {
         durationMs,
         nextRunInMs: Math.min(this.#settings.intervalMs || Number.MAX_SAFE_INTEGER, RETRY_BASE_MS * 2 ** failures),
       }).catch((e: unknown) => this.#log.error({ err: e }, 'recording an updater failure failed'));
-      if (changed > 0) await markDataChanged(this.#pool).catch(() => undefined);
       this.#observe(source.name, 'failure', durationMs);
       this.#log.warn({ source: source.name, err }, 'updater run failed');
       return { source: source.name, status: 'failed', records: 0, changed, durationMs, error: message };
@@ -219,7 +216,6 @@ export class UpdaterRunner {
     const durationMs = performance.now() - started;
     // An imported source keeps no upstream fingerprint: the next online run downloads it whole.
     await recordSuccess(this.#pool, source.name, { fingerprint: '{}', records, changed, durationMs, nextRunInMs: this.#nextRunIn() });
-    if (changed > 0) await markDataChanged(this.#pool);
     return { source: source.name, status: changed > 0 ? 'updated' : 'unchanged', records, changed, durationMs };
   }
 

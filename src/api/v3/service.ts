@@ -173,7 +173,6 @@ async function storeAncestry(pool: Pool, request: PostAncestryRequest, scanned: 
       features: rows,
     });
   });
-  // No markDataChanged: an ancestry changes no v1 layer report (the only cached reads).
 }
 
 function vulnerabilityMessage(v: AffectingVulnerability): Record<string, unknown> {
