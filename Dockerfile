@@ -24,10 +24,11 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts --omit=dev --omit=optional
 
 # What every runtime image has: tini as PID 1 (signals reach node, zombies are reaped), the
-# decompressors for bzip2 and xz layers and feeds, a user without privileges.
+# decompressors for bzip2, xz and zstd layers and feeds and igzip (isal, gzip layers from local
+# files at about three times zlib's speed), a user without privileges.
 FROM node:24-bookworm-slim AS runtime
 RUN apt-get update \
-  && apt-get install -y --no-install-recommends tini xz-utils bzip2 ca-certificates \
+  && apt-get install -y --no-install-recommends tini xz-utils bzip2 zstd isal ca-certificates \
   && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY --from=production-deps /app/node_modules ./node_modules
