@@ -1,15 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { versionFormat } from '../ecosystems/index.js';
 import { sameVulnerability, type FixedIn, type Severity, type Vulnerability } from '../model/vulnerability.js';
-import {
-  featureIds,
-  linkAffected,
-  NAMESPACE_LOCK_CLASS,
-  versionsOfFeatures,
-  type FeatureVersionRecord,
-  type FixRecord,
-} from './features.js';
+import { featureIds, linkAffected, NAMESPACE_LOCK_CLASS, versionsOfFeatures, type FixRecord } from './features.js';
 import { WAKE_NOTIFIERS, type NamespaceRow } from './vulnerabilities.js';
 
 /**
@@ -28,18 +24,19 @@ const SELECT_LIVE_FIXES = `
   JOIN vulnerability v ON v.id = fi.vulnerability_id AND v.namespace_id = $1 AND v.deleted_at IS NULL
   JOIN feature f ON f.id = fi.feature_id`;
 const SOFT_DELETE = 'UPDATE vulnerability SET deleted_at = now() WHERE id = ANY($1::bigint[])';
-const INSERT_VERSIONS = `
-  INSERT INTO vulnerability (namespace_id, name, description, link, severity, metadata, updater, source_severity)
-  SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::severity[], $6::jsonb[], $7::text[], $8::severity[])
-  RETURNING id, name`;
-const INSERT_FIXEDIN = `
-  INSERT INTO vulnerability_fixedin (vulnerability_id, feature_id, fixed_version)
-  SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[])
-  RETURNING id, vulnerability_id, feature_id, fixed_version`;
-/** For fixes of features nothing has installed: nothing to link, so no rows to send back. */
-const INSERT_UNLINKED_FIXEDIN = `
-  INSERT INTO vulnerability_fixedin (vulnerability_id, feature_id, fixed_version)
-  SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[])`;
+/**
+ * New versions and their fixed-in entries go in with COPY: against multi-row unnest INSERTs of the
+ * same rows, PostgreSQL spent about a quarter less time, and nothing has to come back (ids are
+ * drawn from the sequences first).
+ */
+/** As one string: parsing tens of thousands of one-column rows cost ten times drawing the values. */
+const ALLOCATE_VULNERABILITY_IDS = "SELECT string_agg(nextval('vulnerability_id_seq')::text, ',') AS ids FROM generate_series(1, $1)";
+const ALLOCATE_FIXEDIN_IDS = "SELECT string_agg(nextval('vulnerability_fixedin_id_seq')::text, ',') AS ids FROM generate_series(1, $1)";
+const COPY_VERSIONS =
+  'COPY vulnerability (id, namespace_id, name, description, link, severity, metadata, updater, source_severity) FROM STDIN';
+const COPY_FIXEDIN = 'COPY vulnerability_fixedin (id, vulnerability_id, feature_id, fixed_version) FROM STDIN';
+/** For fixes of features nothing has installed: nothing to link, so no ids to know. */
+const COPY_UNLINKED_FIXEDIN = 'COPY vulnerability_fixedin (vulnerability_id, feature_id, fixed_version) FROM STDIN';
 const INSERT_NOTIFICATIONS = `
   INSERT INTO notification (name, old_vulnerability_id, new_vulnerability_id)
   SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])`;
@@ -174,58 +171,81 @@ export async function applyNamespaceUpdate(
 }
 
 async function insertVersions(client: pg.PoolClient, update: NamespaceUpdate, write: readonly DesiredVulnerability[]): Promise<number[]> {
-  const ids: number[] = [];
-  // Once for the namespace, not per chunk (chunks named the same packages again and again): the
-  // features and their installed versions, which stay put while the namespace is locked.
+  if (write.length === 0) return [];
+  // The features and their installed versions, which stay put while the namespace is locked.
   const names = [...new Set(write.flatMap((v) => v.fixedIn.map((f) => f.feature)))];
   const featureIdByName = names.length > 0 ? await featureIds(client, update.namespace.id, names) : new Map<string, number>();
   const versions = featureIdByName.size > 0 ? await versionsOfFeatures(client, [...featureIdByName.values()]) : [];
-  for (const batch of chunks(write)) {
-    const { rows } = await client.query<{ id: number; name: string }>(INSERT_VERSIONS, [
+  const ids = await allocate(client, ALLOCATE_VULNERABILITY_IDS, write.length);
+  await copyRows(
+    client,
+    COPY_VERSIONS,
+    write.map((v, i) => [
+      ids[i]!,
       update.namespace.id,
-      batch.map((v) => v.name),
-      batch.map((v) => v.description),
-      batch.map((v) => v.link),
-      batch.map((v) => v.severity),
-      batch.map((v) => (v.metadata === null ? null : JSON.stringify(v.metadata))),
-      batch.map(() => update.updater),
-      batch.map((v) => v.sourceSeverity),
-    ]);
-    const idByName = new Map(rows.map((r) => [r.name, r.id]));
-    const batchIds = batch.map((v) => idByName.get(v.name)!);
-    await insertFixes(client, update.namespace, batch, batchIds, featureIdByName, versions);
-    for (const id of batchIds) ids.push(id);
+      v.name,
+      v.description,
+      v.link,
+      v.severity,
+      v.metadata === null ? null : JSON.stringify(v.metadata),
+      update.updater,
+      v.sourceSeverity,
+    ]),
+  );
+  const fixes: FixRecord[] = [];
+  write.forEach((v, i) => {
+    for (const fix of v.fixedIn) {
+      fixes.push({ id: 0, vulnerability_id: ids[i]!, feature_id: featureIdByName.get(fix.feature)!, fixed_version: fix.version });
+    }
+  });
+  if (fixes.length === 0) return ids;
+  if (versions.length === 0) {
+    await copyRows(
+      client,
+      COPY_UNLINKED_FIXEDIN,
+      fixes.map((f) => [f.vulnerability_id, f.feature_id, f.fixed_version]),
+    );
+    return ids;
   }
+  const fixIds = await allocate(client, ALLOCATE_FIXEDIN_IDS, fixes.length);
+  fixes.forEach((f, i) => (f.id = fixIds[i]!));
+  await copyRows(
+    client,
+    COPY_FIXEDIN,
+    fixes.map((f) => [f.id, f.vulnerability_id, f.feature_id, f.fixed_version]),
+  );
+  // Link the installed versions each fix leaves affected.
+  await linkAffected(client, fixes, versions, versionFormat(update.namespace.versionFormat).compare);
   return ids;
 }
 
-async function insertFixes(
-  client: pg.PoolClient,
-  namespace: NamespaceRow,
-  write: readonly DesiredVulnerability[],
-  ids: readonly number[],
-  featureIdByName: ReadonlyMap<string, number>,
-  versions: readonly FeatureVersionRecord[],
-): Promise<void> {
-  const vulnerabilityColumn: number[] = [];
-  const featureColumn: number[] = [];
-  const versionColumn: Array<string | null> = [];
-  write.forEach((v, i) => {
-    for (const fix of v.fixedIn) {
-      vulnerabilityColumn.push(ids[i]!);
-      featureColumn.push(featureIdByName.get(fix.feature)!);
-      versionColumn.push(fix.version);
+async function allocate(client: pg.PoolClient, query: string, count: number): Promise<number[]> {
+  return (await client.query<{ ids: string }>(query, [count])).rows[0]!.ids.split(',').map(Number);
+}
+
+const COPY_ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+/** A value in COPY's text format: \N for null, backslash, tab and line breaks escaped. */
+function copyField(value: string | number | null): string {
+  if (value === null) return '\\N';
+  return typeof value === 'number' ? String(value) : value.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c]!);
+}
+
+/** Rows as COPY text, in pieces of about 64 KiB. */
+function* copyText(rows: ReadonlyArray<ReadonlyArray<string | number | null>>): Generator<string> {
+  let piece = '';
+  for (const row of rows) {
+    piece += row.map(copyField).join('\t') + '\n';
+    if (piece.length >= 65_536) {
+      yield piece;
+      piece = '';
     }
-  });
-  if (featureColumn.length === 0) return;
-  const columns = [vulnerabilityColumn, featureColumn, versionColumn];
-  if (versions.length === 0) {
-    await client.query(INSERT_UNLINKED_FIXEDIN, columns);
-    return;
   }
-  const fixes = (await client.query<FixRecord>(INSERT_FIXEDIN, columns)).rows;
-  // Link the installed versions each fix leaves affected.
-  await linkAffected(client, fixes, versions, versionFormat(namespace.versionFormat).compare);
+  if (piece !== '') yield piece;
+}
+
+async function copyRows(client: pg.PoolClient, sql: string, rows: ReadonlyArray<ReadonlyArray<string | number | null>>): Promise<void> {
+  await pipeline(Readable.from(copyText(rows)), client.query(copyFrom(sql)));
 }
 
 async function insertNotifications(client: pg.PoolClient, changes: ReadonlyArray<readonly [number | null, number | null]>): Promise<void> {
