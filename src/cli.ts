@@ -9,10 +9,12 @@ import { pathToFileURL } from 'node:url';
 import { Command } from 'commander';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './logger.js';
-import { openDatabase, startServer, stopOnSignals } from './server.js';
-import { exportBundle, importBundle } from './updater/bundle.js';
-import { formatSummary, runnerSettings, UpdaterRunner } from './updater/runner.js';
-import { enabledSources, SOURCES } from './updater/sources.js';
+
+// The server and the updaters are loaded by the command that runs them (below, with import()): a
+// process that only re-runs itself with a bounded heap, or prints help, loads none of them. Loading
+// them twice was most of the time of an update that finds every feed unchanged.
+const server = () => import('./server.js');
+const updaters = async () => ({ ...(await import('./updater/runner.js')), ...(await import('./updater/sources.js')) });
 
 /**
  * Feed imports allocate far more short-lived garbage than they keep (a full Debian import keeps
@@ -80,8 +82,8 @@ program
     const config = configFrom(options);
     const log = createLogger(config.log.level);
     try {
-      const server = await startServer(config, log);
-      stopOnSignals(server, log);
+      const { startServer, stopOnSignals } = await server();
+      stopOnSignals(await startServer(config, log), log);
     } catch (err) {
       log.fatal({ err }, 'start-up failed');
       process.exitCode = 1;
@@ -96,7 +98,7 @@ program
     const config = configFrom(options);
     const log = createLogger(config.log.level);
     try {
-      const database = await openDatabase(config, log);
+      const database = await (await import('./database.js')).openDatabase(config, log);
       await database.close();
     } catch (err) {
       log.fatal({ err }, 'migration failed');
@@ -113,6 +115,7 @@ program
     const config = configFrom(options);
     // The summary goes to stdout; logs go to stderr.
     const log = createLogger(config.log.level, 2);
+    const { enabledSources, formatSummary, runnerSettings, SOURCES, UpdaterRunner } = await updaters();
     let sources = enabledSources(config.updater.enabledUpdaters);
     if (options.source !== undefined) {
       const named = SOURCES.find((s) => s.name === options.source);
@@ -122,7 +125,7 @@ program
       }
       sources = [named];
     }
-    const database = await openDatabase(config, log);
+    const database = await (await import('./database.js')).openDatabase(config, log);
     try {
       const runner = new UpdaterRunner({ pool: database.pool, settings: runnerSettings(config), log });
       const summaries = [];
@@ -142,7 +145,9 @@ program
   .action(async (file: string, options: { config?: string }) => {
     const config = configFrom(options);
     const log = createLogger(config.log.level, 2);
-    const database = await openDatabase(config, log);
+    const { SOURCES } = await updaters();
+    const { exportBundle } = await import('./updater/bundle.js');
+    const database = await (await import('./database.js')).openDatabase(config, log);
     try {
       await exportBundle(database.pool, SOURCES, file);
       process.stdout.write(`exported to ${file}\n`);
@@ -162,7 +167,9 @@ program
   .action(async (path: string, options: { config?: string; source?: string }) => {
     const config = configFrom(options);
     const log = createLogger(config.log.level, 2);
-    const database = await openDatabase(config, log);
+    const { formatSummary, runnerSettings, SOURCES, UpdaterRunner } = await updaters();
+    const { importBundle } = await import('./updater/bundle.js');
+    const database = await (await import('./database.js')).openDatabase(config, log);
     try {
       const runner = new UpdaterRunner({ pool: database.pool, settings: runnerSettings(config), log });
       let summaries;

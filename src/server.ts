@@ -5,9 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type pg from 'pg';
 import { loadPageTokenKey, PageTokens } from './api/paging.js';
-import { isDatabaseUnavailable } from './errors.js';
 import * as grpc from '@grpc/grpc-js';
 import { buildGrpcServer } from './api/grpc.js';
 import { ancestryService, buildApp, buildHealthApp, type ApiTls } from './app.js';
@@ -18,66 +16,7 @@ import { Notifier, notifierSettings, type NotifierTls } from './notifier/notifie
 import { runnerSettings, UpdaterRunner } from './updater/runner.js';
 import { UpdaterScheduler } from './updater/scheduler.js';
 import { enabledSources } from './updater/sources.js';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from './store/embedded.js';
-import { migrate } from './store/migrate.js';
-import { createPool, type Pool } from './store/pool.js';
-
-export interface Database {
-  pool: Pool;
-  /** The connection settings (for connections outside the pool, such as LISTEN). */
-  connection: pg.PoolConfig;
-  close(): Promise<void>;
-}
-
-/** How long start-up waits for a configured database that is not up yet (containers start together). */
-export const DATABASE_WAIT_MS = 60_000;
-
-/** Migrates, retrying while the database cannot be reached, up to DATABASE_WAIT_MS. */
-async function migrateWhenReachable(pool: Pool, log: Logger, waitMs = DATABASE_WAIT_MS): Promise<void> {
-  const deadline = Date.now() + waitMs;
-  for (let delay = 500; ; delay = Math.min(delay * 2, 5_000)) {
-    try {
-      await migrate(pool, log);
-      return;
-    } catch (err) {
-      if (!isDatabaseUnavailable(err) || Date.now() + delay > deadline) throw err;
-      log.warn({ err, retryInMs: delay }, 'database not reachable yet; waiting');
-      await new Promise((resolve) => setTimeout(resolve, delay));
-    }
-  }
-}
-
-/** The configured database, or an embedded one when none is configured; migrated. */
-export async function openDatabase(config: Config, log: Logger): Promise<Database> {
-  let embedded: EmbeddedPostgres | undefined;
-  let connection: pg.PoolConfig;
-  if (config.database.connection) {
-    connection = config.database.connection;
-  } else {
-    embedded = await startEmbeddedPostgres({
-      dataDir: config.database.dataDir,
-      relocatable: config.database.dataDirIsDefault,
-      log: log.child({ component: 'embedded-postgres' }),
-    });
-    connection = embedded.connection;
-  }
-  const pool = createPool(connection, config.database.maxConnections, log);
-  try {
-    await migrateWhenReachable(pool, log);
-  } catch (err) {
-    await pool.end();
-    await embedded?.stop();
-    throw err;
-  }
-  return {
-    pool,
-    connection,
-    async close() {
-      await pool.end();
-      await embedded?.stop();
-    },
-  };
-}
+import { openDatabase } from './database.js';
 
 /** The API's TLS material when api.certfile and api.keyfile are set (Clair's rule). */
 async function readTls(config: Config): Promise<ApiTls | undefined> {
