@@ -139,7 +139,7 @@ export async function run(): Promise<void> {
     const body = [
       ...provenance(COMMAND),
       '',
-      `${MINUTES} minutes of ${CLIENTS} closed-loop clients on the same machine (they share its 2 cores with the server and PostgreSQL), cycling through: ${[...new Set(calls.map((c) => c.label))].join(', ')} (layer reports three times as often). Each POST vulnerability adds one; the PUT changes one every time, so every write bumps the data generation and the next reports are rebuilt; each new vulnerability affects a package of the layer, so the rebuilt reports grow and the rate falls as the data does. ${done.toLocaleString('en')} requests in ${seconds.toFixed(0)} s (${(done / seconds).toFixed(0)} req/s on average): ${statuses}. Peak RSS ${peakMiB.toFixed(0)} MiB.`,
+      `${MINUTES} minutes of ${CLIENTS} closed-loop clients on the same machine (they share its 2 cores with the server and PostgreSQL), cycling through: ${[...new Set(calls.map((c) => c.label))].join(', ')} (layer reports three times as often). Each POST vulnerability adds one; the PUT changes one every time, and each new vulnerability affects a package of the layer, so every write drops the fragments of that package and the report, the next report is reassembled, and reports grow as the data does. ${done.toLocaleString('en')} requests in ${seconds.toFixed(0)} s (${(done / seconds).toFixed(0)} req/s on average): ${statuses}. Peak RSS ${peakMiB.toFixed(0)} MiB.`,
       '',
       "Every 30 s: the rate over the last interval, the server's resident memory and its open file descriptors.",
       '',

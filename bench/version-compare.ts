@@ -7,7 +7,7 @@ import { apk } from '../src/ecosystems/apk/version.js';
 import { dpkg } from '../src/ecosystems/dpkg/version.js';
 import { rpm } from '../src/ecosystems/rpm/version.js';
 import type { VersionFormat } from '../src/model/version-format.js';
-import { median, provenance, writeBenchmarkSection } from './lib.js';
+import { median, provenance, recordTargets, writeBenchmarkSection } from './lib.js';
 import { prng } from '../test/helpers/prng.js';
 
 /**
@@ -257,4 +257,17 @@ export async function run(): Promise<void> {
     ...floorLines,
   ].join('\n');
   await writeBenchmarkSection('Version comparison', body);
+  const millions = (rate: number) => `${(rate / 1e6).toFixed(2)} M`;
+  await recordTargets([
+    {
+      measure: 'dpkg comparisons per CPU-second',
+      before: '0.93 M (C: 9.1 M)',
+      target: '≥ 5 M',
+      now: millions(dpkgRates.median),
+      floor: floor === undefined ? '—' : `${millions(floor.median)} (C)`,
+      ratio: floor === undefined ? '—' : `${(dpkgRates.median / floor.median).toFixed(2)} × C`,
+      met: dpkgRates.median >= 5e6,
+      benchmark: 'version-compare',
+    },
+  ]);
 }
