@@ -1,10 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
@@ -13,47 +8,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
 import { startServer } from '../../src/server.js';
 import { freshDatabase } from '../helpers/db.js';
+import { testCertificates } from '../helpers/certificates.js';
 import { databaseUrl } from '../helpers/process.js';
 
-/** A CA, a server certificate for 127.0.0.1 and a client certificate, made with openssl. */
-async function certificates() {
-  const dir = await mkdtemp(join(tmpdir(), 'tarsier-tls-'));
-  afterAll(() => rm(dir, { recursive: true, force: true }));
-  const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-  ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=test-ca');
-  for (const name of ['server', 'client']) {
-    ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`);
-    ssl(
-      'x509',
-      '-req',
-      '-in',
-      `${name}.csr`,
-      '-CA',
-      'ca.pem',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-out',
-      `${name}.pem`,
-      '-days',
-      '1',
-      ...(name === 'server' ? ['-extfile', writeExt(dir)] : []),
-    );
-  }
-  const read = (f: string) => readFileSync(join(dir, f));
-  return {
-    ca: read('ca.pem'),
-    serverKey: read('server.key'),
-    serverCert: read('server.pem'),
-    clientKey: read('client.key'),
-    clientCert: read('client.pem'),
-  };
-}
-
-function writeExt(dir: string): string {
-  execFileSync('sh', ['-c', `printf 'subjectAltName=IP:127.0.0.1\\n' > ${join(dir, 'ext.cnf')}`]);
-  return 'ext.cnf';
-}
+/** A CA, a server certificate for 127.0.0.1 and a client certificate. */
+const certificates = () => testCertificates(['server', 'client'], 'IP:127.0.0.1');
 
 function get(port: number, options: { ca: Buffer; key?: Buffer; cert?: Buffer }): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -86,16 +45,7 @@ function getStatus(port: number, credentials: grpc.ChannelCredentials): Promise<
 }
 
 /** A running server whose API port speaks TLS with the given files (and a CA: client certificates). */
-async function tlsServer(pems: Awaited<ReturnType<typeof certificates>>, withCa: boolean) {
-  const dir = await mkdtemp(join(tmpdir(), 'tarsier-tls-config-'));
-  afterAll(() => rm(dir, { recursive: true, force: true }));
-  for (const [name, pem] of [
-    ['server.pem', pems.serverCert],
-    ['server.key', pems.serverKey],
-    ['ca.pem', pems.ca],
-  ] as const) {
-    writeFileSync(join(dir, name), pem);
-  }
+async function tlsServer(certs: Awaited<ReturnType<typeof certificates>>, withCa: boolean) {
   const url = databaseUrl(await freshDatabase());
   const config = parseConfig(
     [
@@ -106,9 +56,9 @@ async function tlsServer(pems: Awaited<ReturnType<typeof certificates>>, withCa:
       '  api:',
       '    port: 0',
       '    healthport: 0',
-      `    certfile: ${join(dir, 'server.pem')}`,
-      `    keyfile: ${join(dir, 'server.key')}`,
-      ...(withCa ? [`    cafile: ${join(dir, 'ca.pem')}`] : []),
+      `    certfile: ${join(certs.dir, 'server.pem')}`,
+      `    keyfile: ${join(certs.dir, 'server.key')}`,
+      ...(withCa ? [`    cafile: ${join(certs.dir, 'ca.pem')}`] : []),
       '  updater:',
       '    interval: 0',
     ].join('\n'),
@@ -120,20 +70,21 @@ async function tlsServer(pems: Awaited<ReturnType<typeof certificates>>, withCa:
 
 describe('API over TLS (api.certfile, api.keyfile, api.cafile)', () => {
   it('serves HTTPS and gRPC (ALPN h2) on one TLS port', async () => {
-    const pems = await certificates();
-    const port = await tlsServer(pems, false);
-    expect(await get(port, { ca: pems.ca })).toBe(200);
-    expect(await getStatus(port, grpc.credentials.createSsl(pems.ca))).toBe(grpc.status.OK);
+    const certs = await certificates();
+    const port = await tlsServer(certs, false);
+    expect(await get(port, { ca: certs.ca })).toBe(200);
+    expect(await getStatus(port, grpc.credentials.createSsl(certs.ca))).toBe(grpc.status.OK);
     // A gRPC client that does not trust the server's certificate gets no answer.
     expect(await getStatus(port, grpc.credentials.createSsl())).toBe(grpc.status.UNAVAILABLE);
   });
 
   it('with a CA requires a client certificate signed by it, for HTTPS and gRPC alike', async () => {
-    const pems = await certificates();
-    const port = await tlsServer(pems, true);
-    await expect(get(port, { ca: pems.ca })).rejects.toThrow();
-    expect(await get(port, { ca: pems.ca, key: pems.clientKey, cert: pems.clientCert })).toBe(200);
-    expect(await getStatus(port, grpc.credentials.createSsl(pems.ca))).toBe(grpc.status.UNAVAILABLE);
-    expect(await getStatus(port, grpc.credentials.createSsl(pems.ca, pems.clientKey, pems.clientCert))).toBe(grpc.status.OK);
+    const certs = await certificates();
+    const client = certs.pairs.client!;
+    const port = await tlsServer(certs, true);
+    await expect(get(port, { ca: certs.ca })).rejects.toThrow();
+    expect(await get(port, { ca: certs.ca, ...client })).toBe(200);
+    expect(await getStatus(port, grpc.credentials.createSsl(certs.ca))).toBe(grpc.status.UNAVAILABLE);
+    expect(await getStatus(port, grpc.credentials.createSsl(certs.ca, client.key, client.cert))).toBe(grpc.status.OK);
   });
 });
