@@ -175,7 +175,10 @@ async function storeAncestry(pool: Pool, request: PostAncestryRequest, scanned: 
   });
 }
 
-function vulnerabilityMessage(v: AffectingVulnerability): Record<string, unknown> {
+/** A Vulnerability message; fixed_by only for one affecting a feature (absent when there is no fix). */
+function vulnerabilityMessage(
+  v: Pick<AffectingVulnerability, 'name' | 'namespace' | 'description' | 'link' | 'severity' | 'metadata'> & { fixedBy?: string | null },
+): Record<string, unknown> {
   return {
     name: v.name,
     namespace_name: v.namespace,
@@ -365,14 +368,7 @@ export class AncestryService {
       current_page: page.token ?? this.#mint(side, notification, page.start),
       next_page: next === undefined ? undefined : this.#mint(side, notification, next),
       limit,
-      vulnerability: {
-        name: v.name,
-        namespace_name: v.namespace,
-        description: v.description,
-        link: v.link,
-        severity: v.severity,
-        metadata: metadataText(v.metadata),
-      },
+      vulnerability: vulnerabilityMessage(v),
       ancestries: ancestries.map((a) => ({ index: a.id, name: a.name })),
     };
   }
