@@ -34,10 +34,15 @@ export function registerV1Api(app: RouteApp, deps: V1ApiDeps): void {
         response: { ...(route.schema?.response as object), '4xx': ErrorBody, '5xx': ErrorBody },
       };
     });
-    // A client that writes, then reads a report, sees its write: the answer waits until the
-    // report cache has dropped what the write made stale.
-    scope.addHook('onSend', async (request, reply) => {
-      if (request.method !== 'GET' && request.method !== 'HEAD' && reply.statusCode < 400) await deps.caughtUp();
+    // A client that writes, then reads a report, sees its write: a write's answer waits until the
+    // report cache has dropped what the write made stale. Reads carry no such hook.
+    scope.addHook('onRoute', (route) => {
+      const methods = [route.method].flat();
+      if (methods.every((m) => m === 'GET' || m === 'HEAD')) return;
+      const waitForOwnChange = async (_request: unknown, reply: { statusCode: number }) => {
+        if (reply.statusCode < 400) await deps.caughtUp();
+      };
+      route.onSend = [...[route.onSend ?? []].flat(), waitForOwnChange];
     });
     const { pool, pageTokens, defaultRevision } = deps;
     registerVulnerabilityRoutes(scope, { pool, pageTokens, defaultRevision });

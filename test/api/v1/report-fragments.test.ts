@@ -67,6 +67,11 @@ describe('layer reports from fragments', () => {
     const cached = (layer: string) => cache.report(reportKey(layer, FULL_B));
     const held = new Map(REPORT_LAYERS.map((layer) => [layer, cached(layer)]));
     expect([...held.values()].every(Boolean)).toBe(true);
+    // A cached report is answered without a database connection (freshness comes from the listener).
+    let checkouts = 0;
+    t.pool.on('acquire', () => checkouts++);
+    expect((await reportBytes(t, 'stretch-app', FULL_QUERY, 'B')).equals(before.get('stretch-app')!)).toBe(true);
+    expect(checkouts).toBe(0);
 
     // A new vulnerability of a package only the Debian 10 layer has: its report alone changes.
     const onlyBuster = seeded.busterSources[0]!;
