@@ -30,8 +30,7 @@ const SOFT_DELETE = 'UPDATE vulnerability SET deleted_at = now() WHERE id = ANY(
  * drawn from the sequences first).
  */
 /** As one string: parsing tens of thousands of one-column rows cost ten times drawing the values. */
-const ALLOCATE_VULNERABILITY_IDS = "SELECT string_agg(nextval('vulnerability_id_seq')::text, ',') AS ids FROM generate_series(1, $1)";
-const ALLOCATE_FIXEDIN_IDS = "SELECT string_agg(nextval('vulnerability_fixedin_id_seq')::text, ',') AS ids FROM generate_series(1, $1)";
+const ALLOCATE_IDS = "SELECT string_agg(nextval($2::regclass)::text, ',') AS ids FROM generate_series(1, $1)";
 const COPY_VERSIONS =
   'COPY vulnerability (id, namespace_id, name, description, link, severity, metadata, updater, source_severity) FROM STDIN';
 const COPY_FIXEDIN = 'COPY vulnerability_fixedin (id, vulnerability_id, feature_id, fixed_version) FROM STDIN';
@@ -176,7 +175,7 @@ async function insertVersions(client: pg.PoolClient, update: NamespaceUpdate, wr
   const names = [...new Set(write.flatMap((v) => v.fixedIn.map((f) => f.feature)))];
   const featureIdByName = names.length > 0 ? await featureIds(client, update.namespace.id, names) : new Map<string, number>();
   const versions = featureIdByName.size > 0 ? await versionsOfFeatures(client, [...featureIdByName.values()]) : [];
-  const ids = await allocate(client, ALLOCATE_VULNERABILITY_IDS, write.length);
+  const ids = await allocate(client, 'vulnerability_id_seq', write.length);
   await copyRows(
     client,
     COPY_VERSIONS,
@@ -207,7 +206,7 @@ async function insertVersions(client: pg.PoolClient, update: NamespaceUpdate, wr
     );
     return ids;
   }
-  const fixIds = await allocate(client, ALLOCATE_FIXEDIN_IDS, fixes.length);
+  const fixIds = await allocate(client, 'vulnerability_fixedin_id_seq', fixes.length);
   fixes.forEach((f, i) => (f.id = fixIds[i]!));
   await copyRows(
     client,
@@ -219,8 +218,9 @@ async function insertVersions(client: pg.PoolClient, update: NamespaceUpdate, wr
   return ids;
 }
 
-async function allocate(client: pg.PoolClient, query: string, count: number): Promise<number[]> {
-  return (await client.query<{ ids: string }>(query, [count])).rows[0]!.ids.split(',').map(Number);
+/** count ids drawn from a table's id sequence. */
+async function allocate(client: pg.PoolClient, sequence: string, count: number): Promise<number[]> {
+  return (await client.query<{ ids: string }>(ALLOCATE_IDS, [count, sequence])).rows[0]!.ids.split(',').map(Number);
 }
 
 const COPY_ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
