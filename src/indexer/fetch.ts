@@ -63,6 +63,18 @@ export async function openLayer(
   );
 }
 
+/**
+ * A layer a client sends in its request body, under the same byte limit as a download; signal (the
+ * client went away, or the download timeout) ends it.
+ */
+export function readUpload(body: Readable, settings: FetchSettings, signal?: AbortSignal): Readable {
+  const stream = limitBytes(body, settings.maxLayerBytes, (err) =>
+    err instanceof TarsierError ? err : badRequest(`the layer upload failed: ${(err as Error).message}`, err),
+  );
+  if (signal) addAbortSignal(signal, stream);
+  return stream;
+}
+
 /** `path` without userinfo, query or fragment: safe to show in messages and logs. */
 export function redactLocation(path: string): string {
   if (!SCHEME_RE.test(path)) return path;

@@ -7,8 +7,10 @@ import type { Metrics } from '../metrics.js';
 import { findLayer, saveLayer, type LayerRow } from '../store/layers.js';
 import { acquireLease, leaseOwner, releaseLease, renewLease } from '../store/locks.js';
 import { withTransaction, type Pool } from '../store/pool.js';
-import { readLayerArchive, type ArchiveLimits, type LayerFormat } from './archive.js';
-import { openLayer, redactLocation, type FetchSettings } from './fetch.js';
+import type { Readable } from 'node:stream';
+import { readLayerArchive, type ArchiveLimits, type LayerContents, type LayerFormat } from './archive.js';
+import { verifiedRead } from './digest.js';
+import { openLayer, readUpload, redactLocation, type FetchSettings } from './fetch.js';
 
 /** The 400's message for a ParentName that is not indexed (Clair v2's, matched by Quay). */
 export const UNKNOWN_PARENT_MESSAGE = 'worker: parent layer is unknown, it must be processed first';
@@ -22,6 +24,18 @@ export interface IndexRequest {
   readonly headers: Readonly<Record<string, string>>;
   readonly parentName: string | undefined;
   readonly format: LayerFormat;
+}
+
+/** Where a layer's bytes come from, and what they must hash to. */
+export interface LayerSource {
+  /** Downloaded from here with these headers, unless body is given; then it only names the layer in logs. */
+  readonly path: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly format: LayerFormat;
+  /** The compressed bytes, sent by the client (PUT /tarsier/v1/layers/{digest}); read once, never stored. */
+  readonly body?: Readable;
+  /** `sha256:<hex>` of the compressed bytes (a registry blob digest): verified over the whole blob. */
+  readonly digest?: string;
 }
 
 export interface IndexerSettings {
@@ -132,13 +146,16 @@ export class Indexer {
    * local files as for URLs, ends by clair.indexer.downloadtimeout; signal (the requester went
    * away) ends it at once, with the download and any decompressor process.
    */
-  async scan(request: Pick<IndexRequest, 'path' | 'headers' | 'format'>, signal?: AbortSignal): Promise<LayerScan> {
+  async scan(request: LayerSource, signal?: AbortSignal): Promise<LayerScan> {
     const { downloadTimeoutMs } = this.#settings.fetch;
     const deadline = AbortSignal.timeout(downloadTimeoutMs);
     const stop = signal ? AbortSignal.any([signal, deadline]) : deadline;
     try {
-      const opened = await openLayer(request.path, request.headers, this.#settings.fetch, stop);
-      const contents = await readLayerArchive(opened.stream, request.format, wants, this.#settings.limits);
+      const stream = request.body
+        ? readUpload(request.body, this.#settings.fetch, stop)
+        : (await openLayer(request.path, request.headers, this.#settings.fetch, stop)).stream;
+      const read = (bytes: Readable): Promise<LayerContents> => readLayerArchive(bytes, request.format, wants, this.#settings.limits);
+      const contents = request.digest ? await verifiedRead(stream, request.digest, read) : await read(stream);
       return scanContents(contents, PACKAGE_LISTERS, NAMESPACE_DETECTORS);
     } catch (err) {
       if (signal?.aborted) throw signal.reason;

@@ -5,18 +5,16 @@ import { findScanByHash } from '../store/ancestries.js';
 import { loadScan, saveScan } from '../store/layers.js';
 import { acquireLease, leaseOwner, releaseLease, renewLease } from '../store/locks.js';
 import { withTransaction, type Pool } from '../store/pool.js';
-import type { LayerFormat } from './archive.js';
 import { redactLocation } from './fetch.js';
-import type { Indexer } from './indexer.js';
+import type { Indexer, LayerSource } from './indexer.js';
 import { SharedWork } from './shared-work.js';
 
-/** A layer of the ancestry API, identified by its hash. */
-export interface LayerScanRequest {
+/**
+ * A layer of the ancestry API (or of an image: its hash is then the blob digest), identified by
+ * its hash. Headers (Authorization and the like) are never stored or logged.
+ */
+export interface LayerScanRequest extends LayerSource {
   readonly hash: string;
-  readonly path: string;
-  /** HTTP headers for the download (Authorization and the like); never stored or logged. */
-  readonly headers: Readonly<Record<string, string>>;
-  readonly format: LayerFormat;
 }
 
 export interface ScannedLayer {

@@ -1,19 +1,13 @@
 import type { Static } from '@sinclair/typebox';
 import { NAMESPACE_DETECTORS, PACKAGE_LISTERS } from '../../ecosystems/index.js';
 import { badRequest, notFound, TarsierError } from '../../errors.js';
-import { layerFormatNamed, type LayerFormat } from '../../indexer/archive.js';
-import type { LayerScans, ScannedLayer } from '../../indexer/layer-scans.js';
-import {
-  ancestriesAffectedBy,
-  lockAncestryName,
-  readAncestry,
-  replaceAncestry,
-  type AffectedAncestry,
-  type AncestryFeatureRow,
-} from '../../store/ancestries.js';
-import { featuresFor, type AffectingVulnerability, type LayerFeature } from '../../store/layers.js';
+import { layerFormatNamed } from '../../indexer/archive.js';
+import { scanAncestryLayers, storeAncestry, type AncestryRequest } from '../../indexer/ancestry-assembly.js';
+import type { LayerScans } from '../../indexer/layer-scans.js';
+import { ancestriesAffectedBy, readAncestry, type AffectedAncestry } from '../../store/ancestries.js';
+import type { AffectingVulnerability } from '../../store/layers.js';
 import { findNotification, markNotificationRead } from '../../store/notifications.js';
-import { withTransaction, type Pool, type Queryable } from '../../store/pool.js';
+import type { Pool, Queryable } from '../../store/pool.js';
 import { updaterStates } from '../../store/updater-state.js';
 import { findVulnerabilityById } from '../../store/vulnerabilities.js';
 import { MAX_NAME_LENGTH } from '../limits.js';
@@ -63,23 +57,10 @@ export async function serviceStatus(db: Queryable): Promise<ServiceStatus> {
 
 /** Format names accepted on input (case-insensitive); OCI layers are Docker layers (as in v1). */
 const FORMAT_HINT = 'use Docker (or OCI) or ACI';
-/** Layers downloaded at once for one ancestry. */
-const SCAN_CONCURRENCY = 4;
 /** Scan keys of v1 layers start with this; an ancestry layer hash must not (it would name a v1 layer's scan). */
 const V1_SCAN_PREFIX = 'v1/';
 
-export interface PostLayer {
-  hash: string;
-  path: string;
-  headers: Record<string, string>;
-}
-
-export interface PostAncestryRequest {
-  name: string;
-  format: LayerFormat;
-  /** Parent first. */
-  layers: PostLayer[];
-}
+export type PostAncestryRequest = AncestryRequest;
 
 const blank = (value: string): boolean => value.trim() === '';
 
@@ -107,72 +88,6 @@ export function parsePostAncestry(body: unknown): PostAncestryRequest {
     return { hash, path, headers: stringMapField(layer, 'headers', at) };
   });
   return { name, format, layers };
-}
-
-/** The same error, its message naming the layer it is about. */
-function aboutLayer(err: unknown, index: number, hash: string): unknown {
-  if (!(err instanceof TarsierError)) return err;
-  return new TarsierError(err.code, `layers[${index}] (${hash}): ${err.message}`, { cause: err });
-}
-
-/**
- * Scans the distinct layer hashes, a few at a time. After a failure no new download starts; the
- * error reported is that of the first failing layer in ancestry order.
- */
-async function scanLayers(scans: LayerScans, request: PostAncestryRequest, signal: AbortSignal): Promise<Map<string, ScannedLayer>> {
-  const firstIndex = new Map<string, number>();
-  request.layers.forEach((l, i) => firstIndex.has(l.hash) || firstIndex.set(l.hash, i));
-  const queue = [...firstIndex.values()];
-  const scanned = new Map<string, ScannedLayer>();
-  const failures: Array<{ index: number; err: unknown }> = [];
-  const worker = async (): Promise<void> => {
-    for (let index = queue.shift(); index !== undefined && failures.length === 0; index = queue.shift()) {
-      const layer = request.layers[index]!;
-      try {
-        scanned.set(layer.hash, await scans.scan({ ...layer, format: request.format }, signal));
-      } catch (err) {
-        failures.push({ index, err: aboutLayer(err, index, layer.hash) });
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(SCAN_CONCURRENCY, queue.length) }, worker));
-  if (failures.length > 0) throw failures.reduce((a, b) => (b.index < a.index ? b : a)).err;
-  return scanned;
-}
-
-/**
- * Assembles and stores the ancestry: the layers in order, each resolving its features from its own
- * scan and the features so far (its namespace is its detected one, else the one before); a feature
- * belongs to the position of the layer that introduced it. Replaces an ancestry of the same name.
- */
-async function storeAncestry(pool: Pool, request: PostAncestryRequest, scanned: Map<string, ScannedLayer>): Promise<void> {
-  await withTransaction(pool, async (client) => {
-    await lockAncestryName(client, request.name);
-    let resolved: LayerFeature[] = [];
-    let introducedAt = new Map<number, number>();
-    let namespace: string | null = null;
-    for (const [position, layer] of request.layers.entries()) {
-      const { scan } = scanned.get(layer.hash)!;
-      namespace = scan.namespace ?? namespace;
-      let features: LayerFeature[];
-      try {
-        features = await featuresFor(client, scan, namespace, resolved);
-      } catch (err) {
-        throw aboutLayer(err, position, layer.hash);
-      }
-      const next = new Map<number, number>();
-      for (const f of features)
-        if (!next.has(f.featureVersionId)) next.set(f.featureVersionId, introducedAt.get(f.featureVersionId) ?? position);
-      resolved = features;
-      introducedAt = next;
-    }
-    const rows: AncestryFeatureRow[] = [...introducedAt].map(([featureVersionId, position]) => ({ featureVersionId, position }));
-    await replaceAncestry(client, {
-      name: request.name,
-      scanIds: request.layers.map((l) => scanned.get(l.hash)!.scanId),
-      features: rows,
-    });
-  });
 }
 
 /** A Vulnerability message; fixed_by only for one affecting a feature (absent when there is no fix). */
@@ -267,7 +182,7 @@ export class AncestryService {
 
   /** AncestryService.PostAncestry: scans the layers (stopping when signal aborts) and stores the ancestry. */
   async postAncestry(request: PostAncestryRequest, signal: AbortSignal): Promise<{ status: ServiceStatus }> {
-    const scanned = await scanLayers(this.#scans, request, signal);
+    const scanned = await scanAncestryLayers(this.#scans, request, signal);
     signal.throwIfAborted(); // a caller gone by now gets no ancestry either
     await storeAncestry(this.#pool, request, scanned);
     return { status: await serviceStatus(this.#pool) };

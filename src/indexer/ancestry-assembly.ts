@@ -1,0 +1,99 @@
+import type { LayerFormat } from './archive.js';
+import { TarsierError } from '../errors.js';
+import { lockAncestryName, replaceAncestry, type AncestryFeatureRow } from '../store/ancestries.js';
+import { featuresFor, type LayerFeature } from '../store/layers.js';
+import { withTransaction, type Pool } from '../store/pool.js';
+import type { LayerScans, ScannedLayer } from './layer-scans.js';
+
+/**
+ * An ancestry (the ancestry API's, or an image's, named by its manifest digest) from its layers:
+ * each layer scanned once by hash, then the features resolved layer by layer and stored.
+ */
+
+/** Layers downloaded at once for one ancestry. */
+const SCAN_CONCURRENCY = 4;
+
+export interface AncestryLayer {
+  hash: string;
+  path: string;
+  headers: Record<string, string>;
+  /** sha256 of the compressed bytes, verified when given (registry blobs). */
+  digest?: string;
+}
+
+export interface AncestryRequest {
+  name: string;
+  format: LayerFormat;
+  /** Parent first. */
+  layers: AncestryLayer[];
+}
+
+/** The same error, its message naming the layer it is about. */
+function aboutLayer(err: unknown, index: number, hash: string): unknown {
+  if (!(err instanceof TarsierError)) return err;
+  return new TarsierError(err.code, `layers[${index}] (${hash}): ${err.message}`, { cause: err });
+}
+
+/**
+ * Scans the distinct layer hashes, a few at a time. After a failure no new download starts; the
+ * error reported is that of the first failing layer in ancestry order.
+ */
+export async function scanAncestryLayers(
+  scans: LayerScans,
+  request: AncestryRequest,
+  signal: AbortSignal,
+): Promise<Map<string, ScannedLayer>> {
+  const firstIndex = new Map<string, number>();
+  request.layers.forEach((l, i) => firstIndex.has(l.hash) || firstIndex.set(l.hash, i));
+  const queue = [...firstIndex.values()];
+  const scanned = new Map<string, ScannedLayer>();
+  const failures: Array<{ index: number; err: unknown }> = [];
+  const worker = async (): Promise<void> => {
+    for (let index = queue.shift(); index !== undefined && failures.length === 0; index = queue.shift()) {
+      const layer = request.layers[index]!;
+      try {
+        scanned.set(layer.hash, await scans.scan({ ...layer, format: request.format }, signal));
+      } catch (err) {
+        failures.push({ index, err: aboutLayer(err, index, layer.hash) });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(SCAN_CONCURRENCY, queue.length) }, worker));
+  if (failures.length > 0) throw failures.reduce((a, b) => (b.index < a.index ? b : a)).err;
+  return scanned;
+}
+
+/**
+ * Assembles and stores the ancestry: the layers in order, each resolving its features from its own
+ * scan and the features so far (its namespace is its detected one, else the one before); a feature
+ * belongs to the position of the layer that introduced it. Replaces an ancestry of the same name.
+ */
+export async function storeAncestry(pool: Pool, request: AncestryRequest, scanned: Map<string, ScannedLayer>): Promise<void> {
+  await withTransaction(pool, async (client) => {
+    await lockAncestryName(client, request.name);
+    let resolved: LayerFeature[] = [];
+    let introducedAt = new Map<number, number>();
+    let namespace: string | null = null;
+    for (const [position, layer] of request.layers.entries()) {
+      const { scan } = scanned.get(layer.hash)!;
+      namespace = scan.namespace ?? namespace;
+      let features: LayerFeature[];
+      try {
+        features = await featuresFor(client, scan, namespace, resolved);
+      } catch (err) {
+        throw aboutLayer(err, position, layer.hash);
+      }
+      const next = new Map<number, number>();
+      for (const f of features)
+        if (!next.has(f.featureVersionId)) next.set(f.featureVersionId, introducedAt.get(f.featureVersionId) ?? position);
+      resolved = features;
+      introducedAt = next;
+    }
+    const rows: AncestryFeatureRow[] = [...introducedAt].map(([featureVersionId, position]) => ({ featureVersionId, position }));
+    await replaceAncestry(client, {
+      name: request.name,
+      scanIds: request.layers.map((l) => scanned.get(l.hash)!.scanId),
+      features: rows,
+    });
+  });
+}

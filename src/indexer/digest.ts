@@ -1,0 +1,64 @@
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { PassThrough, type Readable } from 'node:stream';
+import { TarsierError } from '../errors.js';
+
+/** A content digest as registries and the OCI spec write it. Only sha256 is accepted: it is what every registry uses. */
+const SHA256_DIGEST = /^sha256:[a-f0-9]{64}$/;
+
+export const isSha256Digest = (value: string): boolean => SHA256_DIGEST.test(value);
+
+/** The bytes read were not those the digest names. The message names both digests. */
+export class DigestMismatch extends TarsierError {
+  constructor(
+    readonly expected: string,
+    readonly actual: string,
+  ) {
+    super('bad_request', `layer ${expected}: the bytes received have the digest ${actual}; nothing was stored`);
+    this.name = 'DigestMismatch';
+  }
+}
+
+/**
+ * Runs consume over source's bytes while hashing every byte of source, and resolves only when the
+ * whole of source hashed to expected. consume may stop reading early (the archive reader stops at
+ * the end-of-archive marker): the rest is still read and hashed, as a digest covers the whole blob.
+ * A mismatch rejects with DigestMismatch whatever consume returned, so nothing derived from the
+ * bytes is used; when consume fails on bytes that are not what the digest names, the mismatch is
+ * what is reported.
+ */
+export async function verifiedRead<T>(source: Readable, expected: string, consume: (stream: Readable) => Promise<T>): Promise<T> {
+  const hash = createHash('sha256');
+  const forConsumer = new PassThrough();
+  const pump = async (): Promise<string> => {
+    try {
+      for await (const chunk of source as AsyncIterable<Buffer>) {
+        hash.update(chunk);
+        if (forConsumer.destroyed || forConsumer.writableEnded) continue;
+        if (!forConsumer.write(chunk)) {
+          await Promise.race([once(forConsumer, 'drain'), once(forConsumer, 'close')]).catch(() => undefined);
+        }
+      }
+      forConsumer.end();
+      return `sha256:${hash.digest('hex')}`;
+    } catch (err) {
+      forConsumer.destroy(err as Error);
+      throw err;
+    }
+  };
+  const pumping = pump();
+  let result: T;
+  try {
+    result = await consume(forConsumer);
+  } catch (err) {
+    // Bytes the layer reader refused may simply not be the layer the digest names: read the rest
+    // (bounded by the layer limits) and say so. Anything else (the client went away) stops here.
+    if (!(err instanceof TarsierError)) source.destroy();
+    const actual = await pumping.catch(() => undefined);
+    if (actual !== undefined && actual !== expected) throw new DigestMismatch(expected, actual);
+    throw err;
+  }
+  const actual = await pumping;
+  if (actual !== expected) throw new DigestMismatch(expected, actual);
+  return result;
+}
