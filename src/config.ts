@@ -74,7 +74,28 @@ export interface Config {
     readonly secret: string;
     readonly retentionMs: number;
   };
+  /** Credentials and transport per registry host, as references write the host (`localhost:5000`, `docker.io`). */
+  readonly registries: Readonly<Record<string, RegistryHostConfig>>;
+  readonly webhooks: {
+    /** The whole Authorization header value registry webhooks must send; empty: the webhook routes are off (404). */
+    readonly secret: string;
+  };
+  readonly images: {
+    /** An image no tag points to any more is deleted this long after it was last seen; 0 keeps it. */
+    readonly untaggedRetentionMs: number;
+    /** Image scans (webhooks, ?wait=false) run at once by this process. */
+    readonly workers: number;
+    /** Attempts of a queued scan before it is given up. */
+    readonly attempts: number;
+  };
   readonly log: { readonly level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
+}
+
+export interface RegistryHostConfig {
+  readonly username: string;
+  readonly password: string;
+  readonly token: string;
+  readonly insecure: boolean;
 }
 
 type LogLevel = Config['log']['level'];
@@ -441,6 +462,18 @@ const updaterName = (name: string): string => {
   return n;
 };
 
+/** Docker's names for Docker Hub, which references and credentials may use. */
+const DOCKER_HUB_ALIASES = new Set(['index.docker.io', 'registry-1.docker.io', 'registry.hub.docker.com']);
+const REGISTRY_HOST = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[a-f0-9:]+\])(?::[0-9]{1,5})?$/;
+
+/** A registry as references name it: lower case host[:port], Docker Hub as docker.io. */
+const registryHost = (name: string): string => {
+  const host = name.toLowerCase();
+  if (!REGISTRY_HOST.test(host))
+    throw new Problem(`${JSON.stringify(name)} is not a registry host[:port] such as "ghcr.io" or "localhost:5000"`);
+  return DOCKER_HUB_ALIASES.has(host) ? 'docker.io' : host;
+};
+
 const SCHEMA: SectionSpec = section({
   database: section({
     type: leaf(databaseType), // Clair: driver name; only pgsql exists
@@ -519,6 +552,24 @@ const SCHEMA: SectionSpec = section({
       certfile: ignored(),
       failoverretrydelay: ignored(),
     }),
+  }),
+  registries: {
+    kind: 'map',
+    name: registryHost,
+    value: section({
+      username: leaf(text(), ''),
+      password: leaf(text(true), ''),
+      token: leaf(text(true), ''),
+      insecure: leaf(boolean, false),
+    }),
+  },
+  webhooks: section({
+    secret: leaf(text(true), ''),
+  }),
+  images: section({
+    untaggedretention: leaf(duration, '720h'),
+    workers: leaf(integer(1, 64), 2),
+    attempts: leaf(integer(1, 100), 5),
   }),
   log: section({
     level: leaf(logLevel, 'info'),
@@ -628,6 +679,8 @@ function walkMap(spec: MapSpec, value: unknown, key: string, orig: Segment[], sr
     }
   });
   for (const [name, hit] of entries) walk(spec.value, hit.value, `${key}.${name}`, [...orig, hit.orig], src, out);
+  // The map's own slot lists its entry names, so the config can be built from them.
+  out.set(key, { value: [...entries.keys()], given: entries.size > 0 });
 }
 
 /** Lower-cases the keys of a YAML mapping, rejecting non-mappings, bad names and case-duplicates. */
@@ -817,6 +870,23 @@ function build(vals: Values, env: Env): Config {
       },
       secret: vals.get<string>('notifier.secret'),
       retentionMs: vals.get<number>('notifier.retention'),
+    },
+    registries: Object.fromEntries(
+      (vals.opt<string[]>('registries') ?? []).map((host) => [
+        host,
+        {
+          username: vals.get<string>(`registries.${host}.username`),
+          password: vals.get<string>(`registries.${host}.password`),
+          token: vals.get<string>(`registries.${host}.token`),
+          insecure: vals.get<boolean>(`registries.${host}.insecure`),
+        },
+      ]),
+    ),
+    webhooks: { secret: vals.get<string>('webhooks.secret') },
+    images: {
+      untaggedRetentionMs: vals.get<number>('images.untaggedretention'),
+      workers: vals.get<number>('images.workers'),
+      attempts: vals.get<number>('images.attempts'),
     },
     log: { level: fromEnv(env, ENV.logLevel, logLevel, cwd) ?? vals.get<LogLevel>('log.level') },
   };

@@ -58,6 +58,9 @@ const DEFAULTS: Config = {
     secret: '',
     retentionMs: 720 * 3_600_000,
   },
+  registries: {},
+  webhooks: { secret: '' },
+  images: { untaggedRetentionMs: 720 * 3_600_000, workers: 2, attempts: 5 },
   log: { level: 'info' },
 };
 
@@ -307,6 +310,14 @@ describe('Tarsier keys', () => {
         secret: 'hmac-secret',
         retentionMs: 168 * 3_600_000,
       },
+      registries: {
+        'registry.example.com:5000': { username: 'scanner', password: 's3cret', token: '', insecure: false },
+        'ghcr.io': { username: '', password: '', token: 'ghp-token', insecure: false },
+        'docker.io': { username: 'hubuser', password: 'hubpass', token: '', insecure: false },
+        'localhost:5000': { username: '', password: '', token: '', insecure: true },
+      },
+      webhooks: { secret: 'Bearer webhook-secret' },
+      images: { untaggedRetentionMs: 48 * 3_600_000, workers: 3, attempts: 4 },
       log: { level: 'debug' },
     } satisfies Config);
   });
@@ -519,7 +530,7 @@ describe('errors name the key', () => {
     ],
     [
       'clair:\n  databse: {}\n',
-      'clair.databse: unknown key (known keys under clair: api, database, indexer, log, notifier, updater, worker) (line 2)',
+      'clair.databse: unknown key (known keys under clair: api, database, images, indexer, log, notifier, registries, updater, webhooks, worker) (line 2)',
     ],
     [
       'clair:\n  notifier:\n    stomp:\n      broker: x\n',
@@ -790,7 +801,11 @@ describe('docs/configuration.md', () => {
     value !== null && typeof value === 'object' && !Array.isArray(value)
       ? Object.entries(value).flatMap(([k, v]) => {
           const key = prefix === '' ? k : `${prefix}.${k}`;
-          const named = /^updater\.sources\.[a-z]+$/.test(key) ? 'updater.sources.<name>' : key;
+          const named = /^updater\.sources\.[a-z]+$/.test(key)
+            ? 'updater.sources.<name>'
+            : prefix === 'registries'
+              ? 'registries.<host>'
+              : key;
           const children = keysOf(v, named);
           return /^(worker|notifier\.stomp)$/.test(named) || children.length === 0 ? [named, ...children] : children;
         })

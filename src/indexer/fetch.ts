@@ -143,9 +143,10 @@ function parseHttpUrl(path: string): URL {
 
 /**
  * One Agent per download: its sockets die with the stream (no idle connection outlives the layer),
- * and its connector carries the address guard, which must see every hop of a redirect.
+ * and its connector carries the address guard, which must see every hop of a redirect. The
+ * registry client uses the same for manifests and tokens: a registry host is chosen by clients too.
  */
-function createDispatcher(settings: FetchSettings): Dispatcher {
+export function createDispatcher(settings: FetchSettings): Dispatcher {
   const timeoutMs = settings.downloadTimeoutMs;
   const policy = new AddressPolicy(settings);
   const agent = new Agent({
@@ -273,6 +274,12 @@ const REASONS: Readonly<Record<string, string>> = {
   ENETUNREACH: 'network unreachable',
   UND_ERR_SOCKET: 'connection closed by the server',
 };
+
+/** Why a connection failed, for a message: a refused address or a network reason. */
+export function connectionFailureReason(err: unknown): string {
+  if (err instanceof RefusedAddressError) return `${err.address} ${REFUSAL_REASONS[err.refusal]}`;
+  return networkReason(err);
+}
 
 /** A short reason a person can act on; any URL inside an error text is redacted. */
 function networkReason(err: unknown): string {
