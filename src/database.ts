@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import { isDatabaseUnavailable } from './errors.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './store/embedded.js';
 import { migrate } from './store/migrate.js';
+import { migrateQueue } from './images/queue.js';
 import { createPool, type Pool } from './store/pool.js';
 
 /**
@@ -21,12 +22,13 @@ export interface Database {
 /** How long start-up waits for a configured database that is not up yet (containers start together). */
 export const DATABASE_WAIT_MS = 60_000;
 
-/** Migrates, retrying while the database cannot be reached, up to DATABASE_WAIT_MS. */
+/** Migrates (Tarsier's schema, then the image queue's), retrying while the database cannot be reached, up to DATABASE_WAIT_MS. */
 async function migrateWhenReachable(pool: Pool, log: Logger, waitMs = DATABASE_WAIT_MS): Promise<void> {
   const deadline = Date.now() + waitMs;
   for (let delay = 500; ; delay = Math.min(delay * 2, 5_000)) {
     try {
       await migrate(pool, log);
+      await migrateQueue(pool, log);
       return;
     } catch (err) {
       if (!isDatabaseUnavailable(err) || Date.now() + delay > deadline) throw err;

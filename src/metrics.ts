@@ -101,6 +101,28 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly imageScans = new Counter({
+    name: 'tarsier_image_scans_total',
+    help: 'Image scans from registries, by outcome (scanned, failed).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly imageJobs = new Counter({
+    name: 'tarsier_image_jobs_total',
+    help: 'Queued image scan attempts (webhooks, ?wait=false), by outcome: done, retry (failed, will run again), given_up.',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /** Set by the image queue's collect function (a query at scrape time). */
+  readonly imageQueueDepth = new Gauge({
+    name: 'tarsier_image_queue_depth',
+    help: 'Queued image scans not yet done, by state (waiting: ready or backing off; running: locked by a worker).',
+    labelNames: ['state'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'tarsier_' });
   }

@@ -6,6 +6,7 @@ import pino from 'pino';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/store/embedded.js';
 import { migrate } from '../src/store/migrate.js';
+import { migrateQueue } from '../src/images/queue.js';
 import { createPool } from '../src/store/pool.js';
 import { databaseOf } from './helpers/database-of.js';
 
@@ -43,6 +44,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await adminClient.query(`CREATE DATABASE ${template}`);
   const pool = createPool(databaseOf(admin, template), 2, log);
   await migrate(pool, log);
+  await migrateQueue(pool, log);
   await pool.end();
 
   project.provide('pgAdmin', admin);

@@ -149,7 +149,7 @@ export class RegistryRepository {
   async manifest(tagOrDigest: string, signal?: AbortSignal): Promise<FetchedManifest> {
     const what = `${this.#registry}/${this.#repository}${tagOrDigest.includes(':') ? '@' : ':'}${tagOrDigest}`;
     const url = `${this.#baseUrl}/v2/${this.#repository}/manifests/${encodeURIComponent(tagOrDigest)}`;
-    const response = await this.#get(url, { accept: MANIFEST_ACCEPT }, what, signal);
+    const response = await this.#get(url, { accept: MANIFEST_ACCEPT }, `manifest ${what}`, signal);
     const body = await readLimited(response, MAX_MANIFEST_BYTES, `the manifest of ${what}`);
     const digest = `sha256:${createHash('sha256').update(body).digest('hex')}`;
     if (tagOrDigest.includes(':') && tagOrDigest !== digest) {
@@ -167,6 +167,22 @@ export class RegistryRepository {
       throw new RegistryError(`the manifest of ${what} cannot be read: ${(err as Error).message}`, false, err);
     }
     return { digest, mediaType: manifest.mediaType, manifest };
+  }
+
+  /** The image config blob (small JSON: platform, history), its bytes checked against its digest. */
+  async config(descriptor: Descriptor, signal?: AbortSignal): Promise<Record<string, unknown>> {
+    const what = `config ${this.#registry}/${this.#repository}@${descriptor.digest}`;
+    const url = `${this.#baseUrl}/v2/${this.#repository}/blobs/${descriptor.digest}`;
+    const body = await readLimited(await this.#get(url, {}, what, signal), MAX_MANIFEST_BYTES, `the ${what}`);
+    const digest = `sha256:${createHash('sha256').update(body).digest('hex')}`;
+    if (digest !== descriptor.digest) throw new RegistryError(`the registry sent a ${what} whose bytes have the digest ${digest}`, false);
+    try {
+      const config = JSON.parse(body.toString('utf8')) as unknown;
+      if (config !== null && typeof config === 'object' && !Array.isArray(config)) return config as Record<string, unknown>;
+    } catch {
+      // reported below
+    }
+    throw new RegistryError(`the ${what} is not a JSON object`, false);
   }
 
   /**
@@ -192,7 +208,7 @@ export class RegistryRepository {
     if (response.statusCode >= 200 && response.statusCode < 300) return response;
     await discard(response);
     if (response.statusCode === 401 || response.statusCode === 403) throw this.#refused(response.statusCode, what);
-    if (response.statusCode === 404) throw new RegistryError(`the registry ${this.#registry} has no manifest ${what}`, false);
+    if (response.statusCode === 404) throw new RegistryError(`the registry ${this.#registry} has no ${what}`, false);
     const retryable = response.statusCode === 429 || response.statusCode >= 500;
     throw new RegistryError(`the registry ${this.#registry} answered ${response.statusCode} for ${what}`, retryable);
   }
@@ -233,7 +249,7 @@ export class RegistryRepository {
     url.searchParams.set('scope', `repository:${this.#repository}:pull`);
     const headers: Record<string, string> = this.#credentials.kind === 'basic' ? { authorization: basicHeader(this.#credentials) } : {};
     const what = `a token from ${url.origin}${url.pathname}`;
-    const response = await this.#send(url.href, headers, signal);
+    const response = await this.#send(url.href, headers, signal, { withSession: false });
     if (response.statusCode !== 200) {
       await discard(response);
       const refused = response.statusCode === 401 || response.statusCode === 403;
@@ -259,12 +275,17 @@ export class RegistryRepository {
     this.#tokenExpiresAt = Date.now() + seconds * 1000;
   }
 
-  async #send(url: string, headers: Record<string, string>, signal?: AbortSignal): Promise<Dispatcher.ResponseData> {
+  /** withSession: false for the token request, which carries its own credentials (or none) and never the session's token. */
+  async #send(
+    url: string,
+    headers: Record<string, string>,
+    signal?: AbortSignal,
+    { withSession = true } = {},
+  ): Promise<Dispatcher.ResponseData> {
     const timeout = AbortSignal.timeout(this.#fetch.downloadTimeoutMs);
     const dispatcher = createDispatcher(this.#fetch);
     const all: Record<string, string> = { 'user-agent': USER_AGENT, ...headers };
-    // The token request carries its own credentials; everything else carries the session's.
-    if (all.authorization === undefined && this.#authorization !== undefined) all.authorization = this.#authorization;
+    if (withSession && all.authorization === undefined && this.#authorization !== undefined) all.authorization = this.#authorization;
     try {
       const response = await request(url, {
         method: 'GET',
@@ -278,7 +299,12 @@ export class RegistryRepository {
       void dispatcher.destroy().catch(() => undefined);
       if (signal?.aborted) throw signal.reason;
       const origin = new URL(url).host;
-      throw new RegistryError(`could not reach the registry at ${origin}: ${connectionFailureReason(err)}`, true, err);
+      const reason = connectionFailureReason(err);
+      // A TLS failure does not go away by itself (a plain-HTTP registry, an unknown CA).
+      const tls = reason.startsWith('TLS failure');
+      const hint =
+        tls && url.startsWith('https:') ? `; if the registry serves plain HTTP, set clair.registries."${this.#registry}".insecure` : '';
+      throw new RegistryError(`could not reach the registry at ${origin}: ${reason}${hint}`, !tls, err);
     }
   }
 }

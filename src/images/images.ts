@@ -1,0 +1,188 @@
+import type { Logger } from 'pino';
+import { badRequest, TarsierError } from '../errors.js';
+import { scanAncestryLayers, storeAncestry, type AncestryRequest } from '../indexer/ancestry-assembly.js';
+import type { LayerScans } from '../indexer/layer-scans.js';
+import type { Metrics } from '../metrics.js';
+import { RegistryError, type RegistryAccess, type RegistryClient, type RegistryRepository } from '../registry/client.js';
+import {
+  formatPlatform,
+  imageEntries,
+  parsePlatform,
+  selectPlatform,
+  type ImageIndex,
+  type ImageManifest,
+  type Platform,
+} from '../registry/manifest.js';
+import { formatImageReference, InvalidReference, parseImageReference, type ImageReference } from '../registry/reference.js';
+import { recordImages, type ImageRecord } from '../store/images.js';
+import { withTransaction, type Pool } from '../store/pool.js';
+
+/** What to scan: an image reference, as `POST /tarsier/v1/images` and the queue give it. */
+export interface ImageScanRequest {
+  /** `host[:port]/repo:tag`, `…@sha256:…`, or a Docker Hub short name. */
+  reference: string;
+  /** `os/arch[/variant]`: only this platform of an index; absent: every platform. */
+  platform?: string | undefined;
+  /** Plain HTTP to the registry for this pull. */
+  insecure?: boolean | undefined;
+  /** A registry Authorization header value for this pull only (never stored, never queued). */
+  authorization?: string | undefined;
+}
+
+export interface ScannedImage extends ImageRecord {
+  tag: string | undefined;
+  /** Layer blob digests, bottom first. */
+  layers: string[];
+}
+
+/** A request checked before anything is fetched: the parsed reference and platform. */
+export interface CheckedImageRequest {
+  reference: ImageReference;
+  platform: Platform | undefined;
+  access: RegistryAccess;
+}
+
+/** Checks a request's reference and platform; a 400 that names what is wrong. */
+export function checkImageRequest(request: ImageScanRequest): CheckedImageRequest {
+  let reference: ImageReference;
+  try {
+    reference = parseImageReference(request.reference);
+  } catch (err) {
+    if (err instanceof InvalidReference) throw badRequest(err.message, err);
+    throw err;
+  }
+  let platform: Platform | undefined;
+  if (request.platform !== undefined) {
+    try {
+      platform = parsePlatform(request.platform);
+    } catch (err) {
+      throw badRequest(`platform: ${(err as Error).message}`, err);
+    }
+  }
+  return { reference, platform, access: { authorization: request.authorization, insecure: request.insecure } };
+}
+
+interface PlatformImage {
+  digest: string;
+  manifest: ImageManifest;
+  platform: string;
+  indexDigest: string | null;
+}
+
+/**
+ * Scans images from registries: the manifest (an index gives one image per platform, or the one
+ * asked for), each layer blob downloaded at most once by digest (digest verified; a layer already
+ * scanned, by any image or ancestry, is not downloaded again), each image assembled as the
+ * ancestry named by its manifest digest, then recorded with its repository and tag.
+ */
+export class ImageScanner {
+  readonly #pool: Pool;
+  readonly #registry: RegistryClient;
+  readonly #scans: LayerScans;
+  readonly #log: Logger;
+  readonly #metrics: Metrics | undefined;
+
+  constructor(deps: { pool: Pool; registry: RegistryClient; scans: LayerScans; log: Logger; metrics?: Metrics }) {
+    this.#pool = deps.pool;
+    this.#registry = deps.registry;
+    this.#scans = deps.scans;
+    this.#log = deps.log.child({ component: 'images' });
+    this.#metrics = deps.metrics;
+  }
+
+  async scan(request: ImageScanRequest, signal: AbortSignal = new AbortController().signal): Promise<ScannedImage[]> {
+    const { reference, platform, access } = checkImageRequest(request);
+    const started = performance.now();
+    const repository = this.#registry.repository(reference, access);
+    const images = await this.#resolve(repository, reference, platform, signal);
+    const scanned: ScannedImage[] = [];
+    for (const image of images) {
+      const layers = await Promise.all(image.manifest.layers.map(async (layer) => ({ layer, blob: await repository.blob(layer, signal) })));
+      const ancestry: AncestryRequest = {
+        name: image.digest,
+        format: 'docker',
+        layers: layers.map(({ layer, blob }) => ({ hash: layer.digest, path: blob.path, headers: blob.headers, digest: layer.digest })),
+      };
+      const found = await scanAncestryLayers(this.#scans, ancestry, signal);
+      await storeAncestry(this.#pool, ancestry, found);
+      scanned.push({
+        registry: reference.registry,
+        repository: reference.repository,
+        digest: image.digest,
+        platform: image.platform,
+        mediaType: image.manifest.mediaType,
+        indexDigest: image.indexDigest,
+        tag: reference.tag,
+        layers: image.manifest.layers.map((l) => l.digest),
+      });
+    }
+    await withTransaction(this.#pool, (client) =>
+      recordImages(client, { registry: reference.registry, repository: reference.repository, tag: reference.tag }, scanned),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    this.#metrics?.imageScans.inc({ outcome: 'scanned' });
+    this.#log.info(
+      { reference: formatImageReference(reference), images: scanned.map((i) => `${i.platform} ${i.digest}`), seconds },
+      'image scanned',
+    );
+    return scanned;
+  }
+
+  /** The image manifests the reference names: one, or one per platform of an index (or the one asked for). */
+  async #resolve(
+    repository: RegistryRepository,
+    reference: ImageReference,
+    wanted: Platform | undefined,
+    signal: AbortSignal,
+  ): Promise<PlatformImage[]> {
+    const top = await repository.manifest(reference.digest ?? reference.tag!, signal);
+    if (top.manifest.kind === 'manifest') {
+      const platform = await this.#platformOf(repository, top.manifest, signal);
+      if (wanted && platform !== formatPlatform(wanted)) {
+        throw new RegistryError(`${formatImageReference(reference)} is a single ${platform} image, not ${formatPlatform(wanted)}`, false);
+      }
+      return [{ digest: top.digest, manifest: top.manifest, platform, indexDigest: null }];
+    }
+    const entries = wanted ? [selectPlatform(top.manifest, wanted)].filter((e) => e !== undefined) : imageEntries(top.manifest);
+    if (entries.length === 0) {
+      throw new RegistryError(
+        `${formatImageReference(reference)} has no ${wanted ? formatPlatform(wanted) + ' ' : ''}image: ${available(top.manifest)}`,
+        false,
+      );
+    }
+    const images: PlatformImage[] = [];
+    for (const entry of entries) {
+      const fetched = await repository.manifest(entry.digest, signal);
+      if (fetched.manifest.kind !== 'manifest') {
+        throw new RegistryError(`${formatImageReference(reference)}: the index entry ${entry.digest} is an index itself`, false);
+      }
+      const platform = entry.platform ? formatPlatform(entry.platform) : await this.#platformOf(repository, fetched.manifest, signal);
+      images.push({ digest: fetched.digest, manifest: fetched.manifest, platform, indexDigest: top.digest });
+    }
+    return images;
+  }
+
+  /** A lone manifest's platform, from its image config (os, architecture, variant). */
+  async #platformOf(repository: RegistryRepository, manifest: ImageManifest, signal: AbortSignal): Promise<string> {
+    const config = await repository.config(manifest.config, signal);
+    const text = (key: string): string | undefined =>
+      typeof config[key] === 'string' && config[key] !== '' ? (config[key] as string) : undefined;
+    const os = text('os');
+    const architecture = text('architecture');
+    if (!os || !architecture) return 'unknown';
+    const variant = text('variant');
+    return formatPlatform({ os, architecture, ...(variant ? { variant } : {}) });
+  }
+}
+
+function available(index: ImageIndex): string {
+  const platforms = imageEntries(index).map((e) => (e.platform ? formatPlatform(e.platform) : e.digest));
+  return platforms.length > 0 ? `it has ${platforms.join(', ')}` : 'it lists no image';
+}
+
+/** Whether a failed scan may succeed if run again later (the registry or network failed), for the queue. */
+export function isRetryable(err: unknown): boolean {
+  if (err instanceof RegistryError) return err.retryable;
+  if (err instanceof TarsierError) return err.code === 'unavailable' || err.code === 'internal';
+  return true;
+}

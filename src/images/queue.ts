@@ -1,0 +1,201 @@
+import { Logger as WorkerLogger, makeWorkerUtils, run, runMigrations, type Runner, type Task, type WorkerUtils } from 'graphile-worker';
+import type { Logger } from 'pino';
+import type { Metrics } from '../metrics.js';
+import { acquireLease, leaseOwner, ownerIsGone, releaseLease, renewLease } from '../store/locks.js';
+import type { Pool } from '../store/pool.js';
+import { isRetryable, type ImageScanner, type ImageScanRequest } from './images.js';
+
+/**
+ * The durable queue of image scans (registry webhooks, `POST /tarsier/v1/images?wait=false`):
+ * graphile-worker's jobs in PostgreSQL, so a scan outlives a restart, runs on one replica
+ * (`FOR UPDATE SKIP LOCKED`), starts at once (LISTEN/NOTIFY) and is retried with exponential
+ * backoff when the registry or the network failed. A scan the request itself dooms (a missing
+ * manifest, refused credentials) is not retried. Jobs carry no credentials: queued scans use the
+ * configured ones (`clair.registries`).
+ *
+ * graphile-worker keeps the jobs of a worker that died (a killed process) locked for four hours.
+ * Each worker of ours therefore holds a lease in the lock table while it runs, and every replica
+ * unlocks the jobs of workers whose lease lapsed or whose process has ended, so another worker
+ * picks them up within seconds.
+ */
+
+export const SCAN_IMAGE_TASK = 'scan-image';
+
+/** A queued scan: the request without credentials, and where it came from. */
+export interface QueuedScan {
+  reference: string;
+  platform?: string | undefined;
+  insecure?: boolean | undefined;
+  /** api, distribution (Docker Distribution webhook), harbor (Harbor webhook). */
+  source: string;
+}
+
+const WORKER_LEASE_TTL_MS = 30_000;
+const WORKER_LEASE_RENEW_MS = WORKER_LEASE_TTL_MS / 3;
+/** How often lost jobs are looked for. */
+const SWEEP_INTERVAL_MS = 10_000;
+/** A job locked this recently by a worker with no lease row may belong to a worker still registering it. */
+const UNREGISTERED_GRACE_SECONDS = 60;
+/** How often a worker that found no job asks again (jobs that come due after a backoff); new jobs wake it at once. */
+const POLL_INTERVAL_MS = 1_000;
+const WORKER_LEASE_PREFIX = 'image-worker/';
+
+const SELECT_LOCKED_WORKERS = `
+  SELECT DISTINCT j.locked_by, l.owner, l.until < now() AS lapsed,
+         j.locked_at < now() - $2 * interval '1 second' AS old
+  FROM graphile_worker.jobs j
+  LEFT JOIN lock l ON l.name = $1 || j.locked_by
+  WHERE j.locked_by IS NOT NULL AND j.task_identifier = '${SCAN_IMAGE_TASK}'`;
+const SELECT_DEPTH = `
+  SELECT count(*) FILTER (WHERE locked_by IS NULL AND attempts < max_attempts) AS waiting,
+         count(*) FILTER (WHERE locked_by IS NOT NULL) AS running
+  FROM graphile_worker.jobs WHERE task_identifier = '${SCAN_IMAGE_TASK}'`;
+
+/** Creates or updates graphile-worker's schema (part of `tarsier migrate`). */
+export async function migrateQueue(pool: Pool, log: Logger): Promise<void> {
+  await runMigrations({ pgPool: pool, logger: workerLogger(log) });
+}
+
+export class ImageQueue {
+  readonly #pool: Pool;
+  readonly #scanner: ImageScanner;
+  readonly #log: Logger;
+  readonly #metrics: Metrics | undefined;
+  readonly #concurrency: number;
+  readonly #attempts: number;
+  readonly #owner = leaseOwner('image-queue');
+  readonly #workers = new Set<string>();
+  #utils: WorkerUtils | undefined;
+  #runner: Runner | undefined;
+  #timers: NodeJS.Timeout[] = [];
+
+  constructor(deps: { pool: Pool; scanner: ImageScanner; log: Logger; metrics?: Metrics; concurrency: number; attempts: number }) {
+    this.#pool = deps.pool;
+    this.#scanner = deps.scanner;
+    this.#log = deps.log.child({ component: 'image-queue' });
+    this.#metrics = deps.metrics;
+    this.#concurrency = deps.concurrency;
+    this.#attempts = deps.attempts;
+  }
+
+  /** Starts the workers (and the sweep for jobs of dead workers). */
+  async start(): Promise<void> {
+    const logger = workerLogger(this.#log);
+    this.#utils = await makeWorkerUtils({ pgPool: this.#pool, logger });
+    await this.#sweep();
+    this.#runner = await run({
+      pgPool: this.#pool,
+      logger,
+      concurrency: this.#concurrency,
+      noHandleSignals: true,
+      pollInterval: POLL_INTERVAL_MS,
+      taskList: { [SCAN_IMAGE_TASK]: this.#task },
+    });
+    this.#runner.events.on('worker:create', ({ worker }) => void this.#register(worker.workerId));
+    this.#runner.events.on('worker:stop', ({ worker }) => {
+      this.#workers.delete(worker.workerId);
+      void releaseLease(this.#pool, WORKER_LEASE_PREFIX + worker.workerId, this.#owner).catch(() => undefined);
+    });
+    const renew = setInterval(() => void this.#renewLeases(), WORKER_LEASE_RENEW_MS);
+    const sweep = setInterval(() => void this.#sweep(), SWEEP_INTERVAL_MS);
+    this.#timers = [renew, sweep];
+    for (const timer of this.#timers) timer.unref();
+  }
+
+  /** Queues a scan; returns the job id. The same reference and platform queued twice while waiting is one job. */
+  async enqueue(scan: QueuedScan): Promise<string> {
+    const utils = this.#utils ?? (this.#utils = await makeWorkerUtils({ pgPool: this.#pool, logger: workerLogger(this.#log) }));
+    const job = await utils.addJob(SCAN_IMAGE_TASK, scan, {
+      jobKey: `${scan.reference}|${scan.platform ?? ''}`,
+      maxAttempts: this.#attempts,
+    });
+    this.#log.info({ job: job.id, reference: scan.reference, source: scan.source }, 'image scan queued');
+    return job.id;
+  }
+
+  /** Scans waiting (ready or backing off) and running, for the queue depth metric. */
+  async depth(): Promise<{ waiting: number; running: number }> {
+    const row = (await this.#pool.query<{ waiting: number; running: number }>(SELECT_DEPTH)).rows[0]!;
+    return { waiting: row.waiting, running: row.running };
+  }
+
+  /** Stops taking jobs; a scan under way is aborted and its job released to run again (here after a restart, or elsewhere). */
+  async stop(): Promise<void> {
+    for (const timer of this.#timers) clearInterval(timer);
+    this.#timers = [];
+    await this.#runner?.stop();
+    this.#runner = undefined;
+    await this.#utils?.release();
+    this.#utils = undefined;
+  }
+
+  readonly #task: Task = async (payload, helpers) => {
+    const scan = payload as QueuedScan;
+    const request: ImageScanRequest = { reference: scan.reference, platform: scan.platform, insecure: scan.insecure };
+    const { attempts, max_attempts: maxAttempts, id } = helpers.job;
+    try {
+      await this.#scanner.scan(request, helpers.abortSignal);
+      this.#metrics?.imageJobs.inc({ outcome: 'done' });
+    } catch (err) {
+      const context = { job: id, reference: scan.reference, attempt: attempts, err };
+      if (!isRetryable(err)) {
+        // Running it again cannot help: the job ends here, its reason in the log and the metric.
+        this.#metrics?.imageJobs.inc({ outcome: 'given_up' });
+        this.#metrics?.imageScans.inc({ outcome: 'failed' });
+        this.#log.warn(context, 'image scan failed; not retried');
+        return;
+      }
+      const last = attempts >= maxAttempts;
+      this.#metrics?.imageJobs.inc({ outcome: last ? 'given_up' : 'retry' });
+      if (last) this.#metrics?.imageScans.inc({ outcome: 'failed' });
+      this.#log.warn(context, last ? 'image scan failed; attempts used up' : 'image scan failed; will retry');
+      throw err;
+    }
+  };
+
+  async #register(workerId: string): Promise<void> {
+    this.#workers.add(workerId);
+    await acquireLease(this.#pool, WORKER_LEASE_PREFIX + workerId, this.#owner, WORKER_LEASE_TTL_MS).catch((err: unknown) =>
+      this.#log.warn({ err }, 'could not register an image worker'),
+    );
+  }
+
+  async #renewLeases(): Promise<void> {
+    for (const id of this.#workers) {
+      await renewLease(this.#pool, WORKER_LEASE_PREFIX + id, this.#owner, WORKER_LEASE_TTL_MS).catch((err: unknown) =>
+        this.#log.warn({ err }, 'image worker lease renewal failed'),
+      );
+    }
+  }
+
+  /** Unlocks the jobs of workers that are gone: lease lapsed, process ended, or never registered. */
+  async #sweep(): Promise<void> {
+    try {
+      const { rows } = await this.#pool.query<{ locked_by: string; owner: string | null; lapsed: boolean | null; old: boolean }>(
+        SELECT_LOCKED_WORKERS,
+        [WORKER_LEASE_PREFIX, UNREGISTERED_GRACE_SECONDS],
+      );
+      const dead = rows
+        .filter((r) => !this.#workers.has(r.locked_by))
+        .filter((r) => (r.owner === null ? r.old : r.lapsed || ownerIsGone(r.owner)))
+        .map((r) => r.locked_by);
+      if (dead.length === 0) return;
+      await this.#utils!.forceUnlockWorkers(dead);
+      await this.#pool.query('DELETE FROM lock WHERE name = ANY($1::text[])', [dead.map((w) => WORKER_LEASE_PREFIX + w)]);
+      this.#log.warn({ workers: dead }, 'released the image scans of workers that stopped without finishing them');
+    } catch (err) {
+      this.#log.warn({ err }, 'looking for image scans of stopped workers failed');
+    }
+  }
+}
+
+/** graphile-worker's log lines through ours (its debug chatter at debug). */
+function workerLogger(log: Logger): WorkerLogger {
+  return new WorkerLogger(() => (level, message, meta) => {
+    const fields = { component: 'graphile-worker', ...(meta as object | undefined) };
+    if (level === 'error') log.error(fields, message);
+    else if (level === 'warning') log.warn(fields, message);
+    else if (level === 'info') log.info(fields, message);
+    else log.debug(fields, message);
+  });
+}

@@ -1,0 +1,250 @@
+import type pg from 'pg';
+import type { Severity } from '../model/vulnerability.js';
+import type { Queryable } from './pool.js';
+
+/**
+ * Images (migrations/0004_images.sql): records of what registries hold, by repository and
+ * manifest digest, with their tags. An image's contents are the ancestry named by its digest.
+ */
+
+export interface ImageRecord {
+  /** The registry as references write it. */
+  registry: string;
+  repository: string;
+  digest: string;
+  platform: string;
+  mediaType: string;
+  /** The index the image was reached through, when it was. */
+  indexDigest: string | null;
+}
+
+export interface SeverityCount {
+  /** Distinct vulnerabilities (by name) of that severity affecting the image. */
+  total: number;
+  /** Of those, the ones a package upgrade fixes (a fixed version is known for an affected package). */
+  fixable: number;
+}
+
+export interface ImageRow extends ImageRecord {
+  id: number;
+  tags: string[];
+  firstSeen: Date;
+  lastSeen: Date;
+  /** When the image's contents were last (re)assembled; null when its ancestry is gone. */
+  scannedAt: Date | null;
+  counts: Partial<Record<Severity, SeverityCount>>;
+}
+
+export interface ImageFilter {
+  registry?: string | undefined;
+  repository?: string | undefined;
+  tag?: string | undefined;
+  digest?: string | undefined;
+  /** Only images affected by a vulnerability at least this severe. */
+  minSeverity?: Severity | undefined;
+}
+
+const UPSERT_IMAGE = `
+  INSERT INTO image (registry, repository, digest, platform, media_type, index_digest)
+  VALUES ($1, $2, $3, $4, $5, $6)
+  ON CONFLICT (registry, repository, digest) DO UPDATE
+  SET last_seen = now(), platform = EXCLUDED.platform, media_type = EXCLUDED.media_type,
+      index_digest = coalesce(EXCLUDED.index_digest, image.index_digest)
+  RETURNING id`;
+/** The tag leaves the images of the repository it no longer names. */
+const MOVE_TAG = `
+  DELETE FROM image_tag t USING image i
+  WHERE t.image_id = i.id AND i.registry = $1 AND i.repository = $2 AND t.tag = $3 AND NOT (i.id = ANY($4::bigint[]))`;
+const INSERT_TAGS = `INSERT INTO image_tag (image_id, tag) SELECT unnest($1::bigint[]), $2 ON CONFLICT DO NOTHING`;
+
+/** The live vulnerabilities affecting an image's ancestry (by its digest), joined per affected feature version. */
+const AFFECTING_IMAGE = `
+  FROM ancestry a
+  JOIN ancestry_feature af ON af.ancestry_id = a.id
+  JOIN vulnerability_affects va ON va.feature_version_id = af.feature_version_id
+  JOIN vulnerability v ON v.id = va.vulnerability_id AND v.deleted_at IS NULL
+  JOIN vulnerability_fixedin fi ON fi.id = va.fixedin_id`;
+
+const SELECT_IMAGES = `
+  WITH page AS (
+    SELECT i.* FROM image i
+    WHERE i.id > $1
+      AND ($2::text IS NULL OR i.registry = $2)
+      AND ($3::text IS NULL OR i.repository = $3)
+      AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM image_tag t WHERE t.image_id = i.id AND t.tag = $4))
+      AND ($5::text IS NULL OR i.digest = $5)
+      AND ($6::severity IS NULL OR EXISTS (SELECT 1 ${AFFECTING_IMAGE} WHERE a.name = i.digest AND v.severity >= $6::severity))
+    ORDER BY i.id
+    LIMIT $7
+  )
+  SELECT p.id, p.registry, p.repository, p.digest, p.platform, p.media_type, p.index_digest, p.first_seen, p.last_seen,
+         coalesce((SELECT array_agg(t.tag ORDER BY t.tag) FROM image_tag t WHERE t.image_id = p.id), '{}') AS tags,
+         (SELECT created_at FROM ancestry WHERE name = p.digest) AS scanned_at,
+         coalesce((
+           SELECT jsonb_object_agg(s.severity, jsonb_build_object('total', s.total, 'fixable', s.fixable))
+           FROM (
+             SELECT v.severity, count(DISTINCT v.name) AS total,
+                    count(DISTINCT v.name) FILTER (WHERE fi.fixed_version IS NOT NULL) AS fixable
+             ${AFFECTING_IMAGE}
+             WHERE a.name = p.digest
+             GROUP BY v.severity
+           ) s
+         ), '{}') AS counts
+  FROM page p
+  ORDER BY p.id`;
+
+interface ImageDbRow {
+  id: number;
+  registry: string;
+  repository: string;
+  digest: string;
+  platform: string;
+  media_type: string;
+  index_digest: string | null;
+  first_seen: Date;
+  last_seen: Date;
+  tags: string[];
+  scanned_at: Date | null;
+  counts: Partial<Record<Severity, SeverityCount>>;
+}
+
+const toImageRow = (r: ImageDbRow): ImageRow => ({
+  id: r.id,
+  registry: r.registry,
+  repository: r.repository,
+  digest: r.digest,
+  platform: r.platform,
+  mediaType: r.media_type,
+  indexDigest: r.index_digest,
+  tags: r.tags,
+  firstSeen: r.first_seen,
+  lastSeen: r.last_seen,
+  scannedAt: r.scanned_at,
+  counts: r.counts,
+});
+
+/**
+ * Records images seen in a repository (first seen now, or last seen now again) and, with a tag,
+ * points the tag at exactly these images: it leaves the repository's other images, which are kept.
+ * Runs in the caller's transaction.
+ */
+export async function recordImages(
+  client: pg.PoolClient,
+  where: { registry: string; repository: string; tag: string | undefined },
+  images: readonly Omit<ImageRecord, 'registry' | 'repository'>[],
+): Promise<number[]> {
+  const ids: number[] = [];
+  for (const image of images) {
+    const { rows } = await client.query<{ id: number }>(UPSERT_IMAGE, [
+      where.registry,
+      where.repository,
+      image.digest,
+      image.platform,
+      image.mediaType,
+      image.indexDigest,
+    ]);
+    ids.push(rows[0]!.id);
+  }
+  if (where.tag !== undefined) {
+    await client.query(MOVE_TAG, [where.registry, where.repository, where.tag, ids]);
+    await client.query(INSERT_TAGS, [ids, where.tag]);
+  }
+  return ids;
+}
+
+/** Up to limit images matching the filter, in id order after afterId, with tags and counts. */
+export async function listImages(db: Queryable, filter: ImageFilter, afterId: number, limit: number): Promise<ImageRow[]> {
+  const { rows } = await db.query<ImageDbRow>(SELECT_IMAGES, [
+    afterId,
+    filter.registry ?? null,
+    filter.repository ?? null,
+    filter.tag ?? null,
+    filter.digest ?? null,
+    filter.minSeverity ?? null,
+    limit,
+  ]);
+  return rows.map(toImageRow);
+}
+
+/** Every record of a digest (one per repository holding it). */
+export async function imagesWithDigest(db: Queryable, digest: string): Promise<ImageRow[]> {
+  return listImages(db, { digest }, 0, Number.MAX_SAFE_INTEGER);
+}
+
+export interface ExposedImage {
+  id: number;
+  registry: string;
+  repository: string;
+  digest: string;
+  platform: string;
+  tags: string[];
+  /** The affected packages of the image, each with the version that fixes it (null: no fix yet). */
+  packages: Array<{ name: string; version: string; namespace: string; severity: Severity; fixedBy: string | null }>;
+}
+
+const SELECT_EXPOSED = `
+  WITH page AS (
+    SELECT DISTINCT i.id, i.registry, i.repository, i.digest, i.platform
+    FROM vulnerability v
+    JOIN vulnerability_affects va ON va.vulnerability_id = v.id
+    JOIN ancestry_feature af ON af.feature_version_id = va.feature_version_id
+    JOIN ancestry a ON a.id = af.ancestry_id
+    JOIN image i ON i.digest = a.name
+    WHERE v.name = $1 AND v.deleted_at IS NULL AND i.id > $2
+    ORDER BY i.id
+    LIMIT $3
+  )
+  SELECT p.*,
+         coalesce((SELECT array_agg(t.tag ORDER BY t.tag) FROM image_tag t WHERE t.image_id = p.id), '{}') AS tags,
+         (SELECT jsonb_agg(DISTINCT jsonb_build_object('name', f.name, 'version', fv.version, 'namespace', n.name,
+                                                       'severity', v.severity, 'fixedBy', fi.fixed_version))
+          FROM ancestry a
+          JOIN ancestry_feature af ON af.ancestry_id = a.id
+          JOIN vulnerability_affects va ON va.feature_version_id = af.feature_version_id
+          JOIN vulnerability v ON v.id = va.vulnerability_id AND v.deleted_at IS NULL AND v.name = $1
+          JOIN vulnerability_fixedin fi ON fi.id = va.fixedin_id
+          JOIN feature_version fv ON fv.id = af.feature_version_id
+          JOIN feature f ON f.id = fv.feature_id
+          JOIN namespace n ON n.id = v.namespace_id
+          WHERE a.name = p.digest) AS packages
+  FROM page p
+  ORDER BY p.id`;
+
+/** Up to limit images affected by the live vulnerabilities of this name (any namespace), after afterId. */
+export async function imagesExposedTo(db: Queryable, vulnerability: string, afterId: number, limit: number): Promise<ExposedImage[]> {
+  const { rows } = await db.query<ExposedImage>(SELECT_EXPOSED, [vulnerability, afterId, limit]);
+  return rows.map((r) => ({ ...r, packages: [...r.packages].sort((a, b) => a.name.localeCompare(b.name)) }));
+}
+
+/** Whether a live vulnerability of this name exists (in any namespace). */
+export async function vulnerabilityNameExists(db: Queryable, name: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM vulnerability WHERE name = $1 AND deleted_at IS NULL LIMIT 1', [name]);
+  return rows.length > 0;
+}
+
+/**
+ * Deletes every record of a digest, and its ancestry when no image holds the digest any more.
+ * Returns how many image records went.
+ */
+export async function deleteImagesWithDigest(client: pg.PoolClient, digest: string): Promise<number> {
+  const { rowCount } = await client.query('DELETE FROM image WHERE digest = $1', [digest]);
+  await client.query('DELETE FROM ancestry WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM image WHERE digest = $1)', [digest]);
+  return rowCount ?? 0;
+}
+
+/** Deletes images no tag names that were last seen before the cut-off; their ancestries go when unused. */
+export async function purgeUntaggedImages(client: pg.PoolClient, lastSeenBefore: Date): Promise<number> {
+  const { rows } = await client.query<{ digest: string }>(
+    `DELETE FROM image i WHERE i.last_seen < $1 AND NOT EXISTS (SELECT 1 FROM image_tag t WHERE t.image_id = i.id)
+     RETURNING i.digest`,
+    [lastSeenBefore],
+  );
+  const digests = [...new Set(rows.map((r) => r.digest))];
+  if (digests.length > 0) {
+    await client.query(
+      'DELETE FROM ancestry a WHERE a.name = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM image i WHERE i.digest = a.name)',
+      [digests],
+    );
+  }
+  return rows.length;
+}
