@@ -23,7 +23,11 @@ import { LayerReports } from './api/v1/layer-reports.js';
 import { ReportCache } from './api/v1/report-cache.js';
 import type { RouteApp } from './api/route-app.js';
 import type { Config } from './config.js';
-import type { Indexer } from './indexer/indexer.js';
+import { indexerSettings, type Indexer } from './indexer/indexer.js';
+import { ImageScanner } from './images/images.js';
+import { ImageQueue } from './images/queue.js';
+import { RegistryClient } from './registry/client.js';
+import { registerTarsierApi } from './api/tarsier/index.js';
 import type { Metrics } from './metrics.js';
 import type { Pool } from './store/pool.js';
 import { ReportChanges } from './store/report-changes.js';
@@ -47,6 +51,11 @@ export interface AppDeps {
   /** The ancestry API's operations, shared with the gRPC transport; made here unless given. */
   ancestry?: AncestryService;
   tls?: ApiTls | undefined;
+  /**
+   * Image scans from registries and their queue; made here unless given. Whoever owns the process
+   * starts the queue's workers (startServer); scans are queued either way. Closing the app stops them.
+   */
+  images?: ImageServices;
   /** A gRPC server to share the API port with (src/api/listener.ts); on close its calls get drainMs to finish. */
   grpc?: { server: grpc.Server; drainMs: number };
 }
@@ -135,6 +144,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.addHook('onReady', () => reportChanges.start());
   app.addHook('onClose', () => reportChanges.stop());
 
+  const images = deps.images ?? imageServices({ pool, indexer: deps.indexer, config, log: deps.log, metrics });
+  metrics.imageQueueDepth = () => images.queue.depth();
+  app.addHook('onClose', () => images.queue.stop());
+
   app.setValidatorCompiler(compileValidator);
   app.setErrorHandler(edge.onError);
   app.setNotFoundHandler(edge.onNotFound);
@@ -151,7 +164,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   const authenticate = createAuthenticator(config.api.auth);
   if (authenticate) {
-    app.addHook('onRequest', async (request) => authenticate(request.headers.authorization));
+    app.addHook('onRequest', async (request) => {
+      // Registry webhooks carry their own shared secret in Authorization (src/api/tarsier/webhooks.ts).
+      if ((request.routeOptions.config as { webhook?: boolean } | undefined)?.webhook) return;
+      await authenticate(request.headers.authorization);
+    });
   }
 
   // api.timeout, as Clair's TimeoutHandler: a request still unanswered after it gets a 503.
@@ -199,8 +216,43 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       caughtUp: () => reportChanges.caughtUp(CATCH_UP_TIMEOUT_MS),
     });
     registerAncestryApi(scope, { service: deps.ancestry ?? ancestryService({ pool, indexer, pageTokens, config, log: deps.log }), config });
+    registerTarsierApi(scope, {
+      pool,
+      scanner: images.scanner,
+      queue: images.queue,
+      scans: images.scans,
+      pageTokens,
+      bodyTimeoutMs: config.api.bodyTimeoutMs,
+      webhookSecret: config.webhooks.secret,
+    });
   });
   return app;
+}
+
+export interface ImageServices {
+  scanner: ImageScanner;
+  queue: ImageQueue;
+  scans: LayerScans;
+}
+
+/** Image scans from registries (credentials from clair.registries) and their durable queue. */
+export function imageServices(deps: { pool: Pool; indexer: Indexer; config: Config; log: Logger; metrics: Metrics }): ImageServices {
+  const { pool, config, log, metrics } = deps;
+  const settings = indexerSettings(config);
+  const registry = new RegistryClient({ fetch: settings.fetch, hosts: (host) => config.registries[host] });
+  const scans = layerScans(deps);
+  const scanner = new ImageScanner({ pool, registry, scans, log, metrics });
+  const queue = new ImageQueue({ pool, scanner, log, metrics, concurrency: config.images.workers, attempts: config.images.attempts });
+  return { scanner, queue, scans };
+}
+
+function layerScans(deps: { pool: Pool; indexer: Indexer; config: Config; log: Logger }): LayerScans {
+  return new LayerScans({
+    pool: deps.pool,
+    indexer: deps.indexer,
+    log: deps.log.child({ component: 'layer-scans' }),
+    downloadTimeoutMs: deps.config.indexer.downloadTimeoutMs,
+  });
 }
 
 /** The ancestry API's operations over this database and indexer. */
@@ -211,13 +263,7 @@ export function ancestryService(deps: {
   config: Config;
   log: Logger;
 }): AncestryService {
-  const scans = new LayerScans({
-    pool: deps.pool,
-    indexer: deps.indexer,
-    log: deps.log.child({ component: 'layer-scans' }),
-    downloadTimeoutMs: deps.config.indexer.downloadTimeoutMs,
-  });
-  return new AncestryService({ pool: deps.pool, scans, pageTokens: deps.pageTokens });
+  return new AncestryService({ pool: deps.pool, scans: layerScans(deps), pageTokens: deps.pageTokens });
 }
 
 /** Health port: GET /health answers 200 when the database answers, 503 when it does not. */

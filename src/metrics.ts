@@ -115,13 +115,24 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** Set by the image queue's collect function (a query at scrape time). */
-  readonly imageQueueDepth = new Gauge({
-    name: 'tarsier_image_queue_depth',
-    help: 'Queued image scans not yet done, by state (waiting: ready or backing off; running: locked by a worker).',
-    labelNames: ['state'] as const,
-    registers: [this.registry],
-  });
+  /** Where the image queue depth is read at scrape time (set by whoever runs the queue). */
+  imageQueueDepth: (() => Promise<{ waiting: number; running: number }>) | undefined;
+
+  readonly imageQueue = (() => {
+    const metrics = this;
+    return new Gauge({
+      name: 'tarsier_image_queue_depth',
+      help: 'Queued image scans not yet done, by state (waiting: ready or backing off; running: locked by a worker).',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      async collect() {
+        const depth = await metrics.imageQueueDepth?.().catch(() => undefined);
+        if (!depth) return;
+        this.set({ state: 'waiting' }, depth.waiting);
+        this.set({ state: 'running' }, depth.running);
+      },
+    });
+  })();
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'tarsier_' });

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { loadPageTokenKey, PageTokens } from './api/paging.js';
 import * as grpc from '@grpc/grpc-js';
 import { buildGrpcServer } from './api/grpc.js';
-import { ancestryService, buildApp, buildHealthApp, type ApiTls } from './app.js';
+import { ancestryService, buildApp, buildHealthApp, imageServices, type ApiTls } from './app.js';
 import type { Config } from './config.js';
 import { Indexer, indexerSettings } from './indexer/indexer.js';
 import { Metrics } from './metrics.js';
@@ -99,6 +99,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       metrics,
       api: config.api,
     });
+    const images = imageServices({ pool, indexer, config, log, metrics });
     const tls = await readTls(config);
     const api = buildApp({
       config,
@@ -108,6 +109,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       metrics,
       indexer,
       ancestry,
+      images,
       tls,
       grpc: { server: grpcApi.server, drainMs: GRPC_DRAIN_MS },
     });
@@ -130,6 +132,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     healthCheck.unref();
     scheduler?.start();
     await notifier.start();
+    await images.queue.start();
     log.info({ apiPort, healthPort, grpcPort }, 'tarsier listening');
 
     let stopping: Promise<void> | undefined;
@@ -145,6 +148,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
           clearInterval(healthCheck);
           await scheduler?.stop();
           await notifier.stop();
+          // Scans under way are aborted and their jobs released, to run again after a restart.
+          await images.queue.stop();
           await api.close();
           await new Promise<void>((resolve) => grpcApi.server.tryShutdown(() => resolve()));
           await health.close();

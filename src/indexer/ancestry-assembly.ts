@@ -1,5 +1,5 @@
 import type { LayerFormat } from './archive.js';
-import { TarsierError } from '../errors.js';
+import { badRequest, TarsierError } from '../errors.js';
 import { lockAncestryName, replaceAncestry, type AncestryFeatureRow } from '../store/ancestries.js';
 import { featuresFor, type LayerFeature } from '../store/layers.js';
 import { withTransaction, type Pool } from '../store/pool.js';
@@ -26,6 +26,20 @@ export interface AncestryRequest {
   format: LayerFormat;
   /** Parent first. */
   layers: AncestryLayer[];
+}
+
+/**
+ * Checks, before anything is downloaded or written, that every layer given without a path was
+ * scanned before (uploaded, or part of an earlier ancestry): a 400 naming the first that was not.
+ */
+export async function checkLayerSources(scans: LayerScans, request: AncestryRequest): Promise<void> {
+  for (const [index, layer] of request.layers.entries()) {
+    if (layer.path !== '' || (await scans.isScanned(layer.hash))) continue;
+    throw badRequest(
+      `layers[${index}].path is required: the layer ${layer.hash} has not been scanned before ` +
+        '(nor uploaded with PUT /tarsier/v1/layers/{digest})',
+    );
+  }
 }
 
 /** The same error, its message naming the layer it is about. */

@@ -1,5 +1,5 @@
 import { INDEXER_VERSION } from '../ecosystems/index.js';
-import { TarsierError } from '../errors.js';
+import { badRequest, TarsierError } from '../errors.js';
 import type { LayerScan } from '../model/layer.js';
 import { findScanByHash } from '../store/ancestries.js';
 import { loadScan, saveScan } from '../store/layers.js';
@@ -64,7 +64,16 @@ export class LayerScans {
   async scan(request: LayerScanRequest, signal?: AbortSignal): Promise<ScannedLayer> {
     const stored = await this.#current(request.hash);
     if (stored) return stored;
+    if (request.path === '' && !request.body) {
+      throw badRequest('path is required: the layer has not been scanned before (nor uploaded with PUT /tarsier/v1/layers/{digest})');
+    }
     return this.#inFlight.run(request.hash, signal, (shared) => this.#scanOnce(request, shared));
+  }
+
+  /** Whether the current indexer version has scanned the hash. */
+  async isScanned(hash: string): Promise<boolean> {
+    const stored = await findScanByHash(this.#pool, hash);
+    return stored !== undefined && stored.indexedByVersion >= INDEXER_VERSION;
   }
 
   async #current(hash: string): Promise<ScannedLayer | undefined> {

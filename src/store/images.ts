@@ -19,7 +19,7 @@ export interface ImageRecord {
 }
 
 export interface SeverityCount {
-  /** Distinct vulnerabilities (by name) of that severity affecting the image. */
+  /** Distinct vulnerabilities (by name, each at the highest severity its sources give) affecting the image. */
   total: number;
   /** Of those, the ones a package upgrade fixes (a fixed version is known for an affected package). */
   fixable: number;
@@ -83,11 +83,15 @@ const SELECT_IMAGES = `
          coalesce((
            SELECT jsonb_object_agg(s.severity, jsonb_build_object('total', s.total, 'fixable', s.fixable))
            FROM (
-             SELECT v.severity, count(DISTINCT v.name) AS total,
-                    count(DISTINCT v.name) FILTER (WHERE fi.fixed_version IS NOT NULL) AS fixable
-             ${AFFECTING_IMAGE}
-             WHERE a.name = p.digest
-             GROUP BY v.severity
+             SELECT per.severity, count(*) AS total, count(*) FILTER (WHERE per.fixable) AS fixable
+             FROM (
+               -- Each vulnerability once, at its highest severity; fixable when any affected package has a fix.
+               SELECT v.name, max(v.severity) AS severity, bool_or(fi.fixed_version IS NOT NULL) AS fixable
+               ${AFFECTING_IMAGE}
+               WHERE a.name = p.digest
+               GROUP BY v.name
+             ) per
+             GROUP BY per.severity
            ) s
          ), '{}') AS counts
   FROM page p

@@ -6,7 +6,7 @@ import { afterAll } from 'vitest';
 import { PageTokens } from '../../src/api/paging.js';
 import type { ReportCache } from '../../src/api/v1/report-cache.js';
 import { buildGrpcServer } from '../../src/api/grpc.js';
-import { ancestryService, buildApp } from '../../src/app.js';
+import { ancestryService, buildApp, imageServices, type ImageServices } from '../../src/app.js';
 import { parseConfig, type Config } from '../../src/config.js';
 import { Indexer, indexerSettings } from '../../src/indexer/indexer.js';
 import { Metrics } from '../../src/metrics.js';
@@ -18,6 +18,7 @@ export interface TestApp {
   config: Config;
   pageTokens: PageTokens;
   metrics: Metrics;
+  images: ImageServices;
 }
 
 /**
@@ -36,6 +37,8 @@ export async function testApp(
     reports?: ReportCache;
     log?: Logger;
     grpc?: boolean;
+    /** Run the image scan queue's workers (as the server does). */
+    imageQueue?: boolean;
   } = {},
 ): Promise<TestApp> {
   const pool = options.pool ?? (await freshPool());
@@ -46,6 +49,7 @@ export async function testApp(
   const indexer = new Indexer({ pool, settings: indexerSettings(config), log, metrics });
   const ancestry = ancestryService({ pool, indexer, pageTokens, config, log });
   const grpc = options.grpc ? buildGrpcServer({ service: ancestry, log, metrics, api: config.api }) : undefined;
+  const images = imageServices({ pool, indexer, config, log, metrics });
   const app = buildApp({
     config,
     pool,
@@ -54,16 +58,18 @@ export async function testApp(
     metrics,
     indexer,
     ancestry,
+    images,
     reports: options.reports,
     ...(grpc ? { grpc: { server: grpc.server, drainMs: 1_000 } } : {}),
   });
   options.routes?.(app);
   await app.ready();
+  if (options.imageQueue) await images.queue.start();
   afterAll(async () => {
     await app.close();
     grpc?.server.forceShutdown();
   });
-  return { app, pool, config, pageTokens, metrics };
+  return { app, pool, config, pageTokens, metrics, images };
 }
 
 /** JSON body of an inject() response. */

@@ -2,7 +2,7 @@ import type { Static } from '@sinclair/typebox';
 import { NAMESPACE_DETECTORS, PACKAGE_LISTERS } from '../../ecosystems/index.js';
 import { badRequest, notFound, TarsierError } from '../../errors.js';
 import { layerFormatNamed } from '../../indexer/archive.js';
-import { scanAncestryLayers, storeAncestry, type AncestryRequest } from '../../indexer/ancestry-assembly.js';
+import { checkLayerSources, scanAncestryLayers, storeAncestry, type AncestryRequest } from '../../indexer/ancestry-assembly.js';
 import type { LayerScans } from '../../indexer/layer-scans.js';
 import { ancestriesAffectedBy, readAncestry, type AffectedAncestry } from '../../store/ancestries.js';
 import type { AffectingVulnerability } from '../../store/layers.js';
@@ -83,8 +83,8 @@ export function parsePostAncestry(body: unknown): PostAncestryRequest {
     if (blank(hash)) throw badRequest(`${at}.hash is required`);
     if (hash.length > MAX_NAME_LENGTH) throw badRequest(`${at}.hash is longer than the ${MAX_NAME_LENGTH}-character limit`);
     if (hash.startsWith(V1_SCAN_PREFIX)) throw badRequest(`${at}.hash must not start with "${V1_SCAN_PREFIX}"`);
-    const path = stringField(layer, 'path', at);
-    if (blank(path)) throw badRequest(`${at}.path is required`);
+    // A layer uploaded (PUT /tarsier/v1/layers/{digest}) or scanned before needs no path: it is not downloaded.
+    const path = stringField(layer, 'path', at).trim();
     return { hash, path, headers: stringMapField(layer, 'headers', at) };
   });
   return { name, format, layers };
@@ -182,6 +182,7 @@ export class AncestryService {
 
   /** AncestryService.PostAncestry: scans the layers (stopping when signal aborts) and stores the ancestry. */
   async postAncestry(request: PostAncestryRequest, signal: AbortSignal): Promise<{ status: ServiceStatus }> {
+    await checkLayerSources(this.#scans, request);
     const scanned = await scanAncestryLayers(this.#scans, request, signal);
     signal.throwIfAborted(); // a caller gone by now gets no ancestry either
     await storeAncestry(this.#pool, request, scanned);

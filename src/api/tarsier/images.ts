@@ -1,0 +1,271 @@
+import { badRequest, notFound } from '../../errors.js';
+import type { ImageQueue } from '../../images/queue.js';
+import { checkImageRequest, type ImageScanner } from '../../images/images.js';
+import { imageContents } from '../../images/report.js';
+import {
+  deleteImagesWithDigest,
+  imagesExposedTo,
+  imagesWithDigest,
+  listImages,
+  vulnerabilityNameExists,
+  type ImageFilter,
+  type ImageRow,
+} from '../../store/images.js';
+import { withTransaction, type Pool } from '../../store/pool.js';
+import { whileClientWaits } from '../edge.js';
+import type { PageTokens } from '../paging.js';
+import type { RouteApp } from '../route-app.js';
+import {
+  DEFAULT_IMAGE_PAGE,
+  DeletedImages,
+  DigestParams,
+  ExposedImages,
+  ImageDetail,
+  ImageList,
+  ImageListQuery,
+  ImageScanBody,
+  ImageScanQuery,
+  PageQuery,
+  QueuedScan,
+  ScannedImages,
+  VulnerabilityNameParams,
+} from './schemas.js';
+
+export interface ImageRouteDeps {
+  pool: Pool;
+  scanner: ImageScanner;
+  queue: ImageQueue;
+  pageTokens: PageTokens;
+}
+
+const TAGS = ['images'];
+
+/** A page token: the last id of the page and the list it belongs to (so it cannot be used on another). */
+interface ImagePage {
+  After: number;
+  List: string;
+}
+
+function pageStart(tokens: PageTokens, token: string | undefined, list: string): number {
+  if (token === undefined || token === '') return 0;
+  const payload = tokens.decode(token) as Partial<ImagePage> | null;
+  if (!payload || typeof payload.After !== 'number' || !Number.isSafeInteger(payload.After) || payload.List !== list) {
+    throw badRequest('page is a token of another list; start again from the first page');
+  }
+  return payload.After;
+}
+
+function nextPage(tokens: PageTokens, rows: readonly { id: number }[], limit: number, list: string): string | undefined {
+  return rows.length === limit ? tokens.encode({ After: rows[rows.length - 1]!.id, List: list } satisfies ImagePage) : undefined;
+}
+
+const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
+
+function summaryOf(counts: ImageRow['counts']): Record<string, { Total: number; Fixable: number }> {
+  return Object.fromEntries(Object.entries(counts).map(([severity, c]) => [severity, { Total: c.total, Fixable: c.fixable }]));
+}
+
+function imageSummary(row: ImageRow) {
+  return {
+    Registry: row.registry,
+    Repository: row.repository,
+    Digest: row.digest,
+    Platform: row.platform,
+    MediaType: row.mediaType,
+    ...(row.indexDigest ? { IndexDigest: row.indexDigest } : {}),
+    Tags: row.tags,
+    FirstSeen: row.firstSeen.toISOString(),
+    LastSeen: row.lastSeen.toISOString(),
+    ScannedAt: iso(row.scannedAt),
+    Summary: summaryOf(row.counts),
+  };
+}
+
+export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
+  const { pool, scanner, queue, pageTokens } = deps;
+
+  app.post(
+    '/tarsier/v1/images',
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'scanImage',
+        summary: 'Pull an image from its registry and scan it',
+        description:
+          'Fetches the manifest (an index gives one image per platform, or the one asked for), downloads each layer once by digest ' +
+          '(verified), indexes each image as the ancestry named by its manifest digest, and records it with its repository and tag. ' +
+          'Credentials come from clair.registries. Answers 201 when done, or 202 at once with ?wait=false (the scan is queued).',
+        body: ImageScanBody,
+        querystring: ImageScanQuery,
+        response: { 201: ScannedImages, 202: QueuedScan },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      // Checked here, before anything is queued or fetched: a bad reference is the client's 400.
+      const checked = checkImageRequest(body);
+      if (request.query.wait === false) {
+        const job = await queue.enqueue({ reference: body.reference, platform: body.platform, insecure: body.insecure, source: 'api' });
+        return reply.code(202).send({ Job: job });
+      }
+      const scanned = await scanner.scan(body, whileClientWaits(reply));
+      const rows: ImageRow[] = [];
+      for (const image of scanned) {
+        const filter: ImageFilter = {
+          registry: checked.reference.registry,
+          repository: checked.reference.repository,
+          digest: image.digest,
+        };
+        rows.push(...(await listImages(pool, filter, 0, 1)));
+      }
+      return reply.code(201).send({ Images: rows.map(imageSummary) });
+    },
+  );
+
+  app.get(
+    '/tarsier/v1/images',
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'listImages',
+        summary: 'List images with their vulnerability counts',
+        description: 'Images in the order they were first recorded, filtered, with per-severity and fixable counts; paged with NextPage.',
+        querystring: ImageListQuery,
+        response: { 200: ImageList },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const filter: ImageFilter = {
+        registry: q.registry,
+        repository: q.repository,
+        tag: q.tag,
+        digest: q.digest,
+        minSeverity: q.min_severity,
+      };
+      const list = `images ${JSON.stringify(filter)}`;
+      const limit = q.limit ?? DEFAULT_IMAGE_PAGE;
+      const rows = await listImages(pool, filter, pageStart(pageTokens, q.page, list), limit);
+      const next = nextPage(pageTokens, rows, limit, list);
+      return { Images: rows.map(imageSummary), ...(next ? { NextPage: next } : {}) };
+    },
+  );
+
+  app.get(
+    '/tarsier/v1/images/:digest',
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'getImage',
+        summary: 'One image: layers, packages and vulnerabilities',
+        description:
+          'The image with this manifest digest: where registries hold it, its layers, and each package with the layer that added ' +
+          'it and the vulnerabilities affecting it (severity, FixedBy, metadata).',
+        params: DigestParams,
+        response: { 200: ImageDetail },
+      },
+    },
+    async (request) => {
+      const { digest } = request.params;
+      const [contents, references] = await Promise.all([imageContents(pool, digest), imagesWithDigest(pool, digest)]);
+      if (!contents) throw notFound(`image ${digest} is not known: scan it with POST /tarsier/v1/images`);
+      return {
+        Image: {
+          Digest: digest,
+          Layers: contents.layers,
+          References: references.map((r) => ({
+            Registry: r.registry,
+            Repository: r.repository,
+            Platform: r.platform,
+            Tags: r.tags,
+            FirstSeen: r.firstSeen.toISOString(),
+            LastSeen: r.lastSeen.toISOString(),
+          })),
+          Summary: summaryOf(contents.summary),
+          Packages: contents.packages.map((p) => ({
+            Name: p.name,
+            Version: p.version,
+            NamespaceName: p.namespace,
+            VersionFormat: p.versionFormat,
+            AddedBy: p.addedBy,
+            Vulnerabilities: p.vulnerabilities.map((v) => ({
+              Name: v.name,
+              NamespaceName: v.namespace,
+              Description: v.description,
+              Link: v.link,
+              Severity: v.severity,
+              ...(v.metadata ? { Metadata: v.metadata } : {}),
+              ...(v.fixedBy !== null ? { FixedBy: v.fixedBy } : {}),
+            })),
+          })),
+        },
+      };
+    },
+  );
+
+  app.delete(
+    '/tarsier/v1/images/:digest',
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'deleteImage',
+        summary: 'Delete an image',
+        description: 'Deletes every record of the digest (in every repository) and its contents.',
+        params: DigestParams,
+        response: { 200: DeletedImages },
+      },
+    },
+    async (request) => {
+      const { digest } = request.params;
+      const deleted = await withTransaction(pool, (client) => deleteImagesWithDigest(client, digest));
+      if (deleted === 0) throw notFound(`image ${digest} is not known`);
+      return { Deleted: deleted };
+    },
+  );
+
+  app.get(
+    '/tarsier/v1/vulnerabilities/:name/images',
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'listImagesAffectedBy',
+        summary: 'Images a vulnerability affects',
+        description:
+          'Every recorded image holding a package the vulnerability (any namespace) affects, with those packages and the ' +
+          'version that fixes each; paged with NextPage.',
+        params: VulnerabilityNameParams,
+        querystring: PageQuery,
+        response: { 200: ExposedImages },
+      },
+    },
+    async (request) => {
+      const { name } = request.params;
+      const list = `exposed ${name}`;
+      const limit = request.query.limit ?? DEFAULT_IMAGE_PAGE;
+      const start = pageStart(pageTokens, request.query.page, list);
+      const rows = await imagesExposedTo(pool, name, start, limit);
+      if (rows.length === 0 && start === 0 && !(await vulnerabilityNameExists(pool, name))) {
+        throw notFound(`vulnerability ${name} is not known`);
+      }
+      const next = nextPage(pageTokens, rows, limit, list);
+      return {
+        Vulnerability: name,
+        Images: rows.map((r) => ({
+          Registry: r.registry,
+          Repository: r.repository,
+          Digest: r.digest,
+          Platform: r.platform,
+          Tags: r.tags,
+          Packages: r.packages.map((p) => ({
+            Name: p.name,
+            Version: p.version,
+            NamespaceName: p.namespace,
+            Severity: p.severity,
+            ...(p.fixedBy !== null ? { FixedBy: p.fixedBy } : {}),
+          })),
+        })),
+        ...(next ? { NextPage: next } : {}),
+      };
+    },
+  );
+}

@@ -1,0 +1,48 @@
+import type { ImageScanner } from '../../images/images.js';
+import type { ImageQueue } from '../../images/queue.js';
+import type { LayerScans } from '../../indexer/layer-scans.js';
+import type { Pool } from '../../store/pool.js';
+import { jsonBodyParser } from '../json-body.js';
+import type { PageTokens } from '../paging.js';
+import type { RouteApp } from '../route-app.js';
+import { ErrorBody } from '../v1/schemas.js';
+import { registerImageRoutes } from './images.js';
+import { registerLayerUploadRoutes } from './layers.js';
+import { registerWebhookRoutes } from './webhooks.js';
+
+export interface TarsierApiDeps {
+  pool: Pool;
+  scanner: ImageScanner;
+  queue: ImageQueue;
+  scans: LayerScans;
+  pageTokens: PageTokens;
+  bodyTimeoutMs: number;
+  webhookSecret: string;
+}
+
+/**
+ * Tarsier's own API under /tarsier/v1 (SPEC §10): images, layer uploads, registry webhooks. JSON
+ * bodies are read as sent (none of the v1 API's field-name normalisation: registries' events have
+ * fields such as `name` and `authorization` that must stay as they are); errors take the v1
+ * envelope (src/api/edge.ts, by URL). Layer uploads live in a scope of their own, whose body is
+ * the raw stream.
+ */
+export function registerTarsierApi(app: RouteApp, deps: TarsierApiDeps): void {
+  const errors = (scope: RouteApp) =>
+    scope.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, response: { ...(route.schema?.response as object), '4xx': ErrorBody, '5xx': ErrorBody } };
+    });
+  void app.register(async (plugin) => {
+    const scope = plugin as unknown as RouteApp;
+    errors(scope);
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', jsonBodyParser({ deadlineMs: deps.bodyTimeoutMs }));
+    registerImageRoutes(scope, deps);
+    registerWebhookRoutes(scope, { queue: deps.queue, secret: deps.webhookSecret });
+  });
+  void app.register(async (plugin) => {
+    const scope = plugin as unknown as RouteApp;
+    errors(scope);
+    registerLayerUploadRoutes(scope, { scans: deps.scans });
+  });
+}

@@ -1,0 +1,179 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { SEVERITIES } from '../../model/vulnerability.js';
+import { MAX_NAME_LENGTH, MAX_PAGE_LIMIT } from '../limits.js';
+
+/**
+ * Tarsier's own API under /tarsier/v1: images from registries, layer uploads and registry webhooks.
+ * Field names in the v1 API's style (PascalCase, NextPage), errors in its envelope.
+ */
+
+const optional = <T extends TSchema>(schema: T) => Type.Optional(schema);
+const severity = (description: string) =>
+  Type.Union(
+    SEVERITIES.map((s) => Type.Literal(s)),
+    { description },
+  );
+const timestamp = (description: string) => Type.String({ description: `${description} (RFC 3339).` });
+
+export const DEFAULT_IMAGE_PAGE = 50;
+const DIGEST_PATTERN = '^sha256:[a-f0-9]{64}$';
+
+export const Digest = Type.String({
+  pattern: DIGEST_PATTERN,
+  maxLength: 71,
+  description: 'A sha256 content digest: sha256:<64 lowercase hex digits>.',
+});
+
+export const DigestParams = Type.Object({ digest: Digest });
+export const VulnerabilityNameParams = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: MAX_NAME_LENGTH, description: 'A vulnerability name (CVE-…, DSA-…, ALAS-…).' }),
+});
+
+export const ImageScanBody = Type.Object(
+  {
+    reference: Type.String({
+      minLength: 1,
+      maxLength: MAX_NAME_LENGTH,
+      description: 'The image: host[:port]/repository:tag, …@sha256:…, or a Docker Hub name (debian:12).',
+    }),
+    platform: optional(
+      Type.String({ maxLength: 100, description: 'os/architecture[/variant]: only this image of a multi-platform index.' }),
+    ),
+    insecure: optional(Type.Boolean({ description: 'Pull over plain HTTP (also configurable per registry: clair.registries).' })),
+  },
+  { description: 'An image to pull from its registry and scan.' },
+);
+export type ImageScanBody = Static<typeof ImageScanBody>;
+
+export const ImageScanQuery = Type.Object({
+  wait: optional(
+    Type.Boolean({ default: true, description: 'false: queue the scan and answer 202 at once instead of 201 when it is done.' }),
+  ),
+});
+
+export const ImageListQuery = Type.Object({
+  registry: optional(
+    Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Only images of this registry (ghcr.io, localhost:5000, docker.io).' }),
+  ),
+  repository: optional(
+    Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Only images of this repository (library/debian, team/app).' }),
+  ),
+  tag: optional(Type.String({ maxLength: 128, description: 'Only images this tag names.' })),
+  digest: optional(Digest),
+  min_severity: optional(severity('Only images affected by a vulnerability at least this severe.')),
+  limit: optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_IMAGE_PAGE, description: 'Images per page.' })),
+  page: optional(Type.String({ maxLength: 4096, description: 'NextPage of the previous page, unchanged.' })),
+});
+export type ImageListQuery = Static<typeof ImageListQuery>;
+
+export const PageQuery = Type.Object({
+  limit: optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_IMAGE_PAGE, description: 'Images per page.' })),
+  page: optional(Type.String({ maxLength: 4096, description: 'NextPage of the previous page, unchanged.' })),
+});
+
+const SeverityCount = Type.Object({
+  Total: Type.Integer({ description: 'Distinct vulnerabilities of this severity (each at the highest severity its sources give).' }),
+  Fixable: Type.Integer({ description: 'Of those, the ones an upgrade of an affected package fixes.' }),
+});
+const Summary = Type.Record(Type.String(), SeverityCount, {
+  description: 'Per severity (Unknown … Defcon1; severities with none are left out): vulnerability counts.',
+});
+
+export const ImageSummary = Type.Object({
+  Registry: Type.String(),
+  Repository: Type.String(),
+  Digest: Type.String({ description: 'The manifest digest: the image.' }),
+  Platform: Type.String({ description: 'os/architecture[/variant].' }),
+  MediaType: Type.String({ description: 'The manifest media type.' }),
+  IndexDigest: optional(Type.String({ description: 'The multi-platform index the image was reached through.' })),
+  Tags: Type.Array(Type.String(), { description: 'Tags of the repository that name this image now; empty when a tag moved away.' }),
+  FirstSeen: timestamp('When Tarsier first saw the image in this repository'),
+  LastSeen: timestamp('When it last saw it (a scan or a push)'),
+  ScannedAt: Type.Union([timestamp('When its contents were last assembled'), Type.Null()]),
+  Summary,
+});
+
+export const ImageList = Type.Object({
+  Images: Type.Array(ImageSummary),
+  NextPage: optional(Type.String({ description: 'Pass as page for the next page; absent on the last page.' })),
+});
+
+export const ScannedImages = Type.Object({ Images: Type.Array(ImageSummary) });
+export const QueuedScan = Type.Object({ Job: Type.String({ description: 'The id of the queued scan.' }) });
+
+const ImageVulnerability = Type.Object({
+  Name: Type.String(),
+  NamespaceName: Type.String(),
+  Description: Type.String(),
+  Link: Type.String(),
+  Severity: Type.String(),
+  Metadata: optional(Type.Record(Type.String(), Type.Unknown(), { description: "The source's metadata and enrichment (NVD scores)." })),
+  FixedBy: optional(Type.String({ description: 'The version that fixes it; absent when there is no fix yet.' })),
+});
+
+const ImagePackage = Type.Object({
+  Name: Type.String(),
+  Version: Type.String(),
+  NamespaceName: Type.String(),
+  VersionFormat: Type.String(),
+  AddedBy: Type.String({ description: 'The digest of the layer that added the package.' }),
+  Vulnerabilities: Type.Array(ImageVulnerability),
+});
+
+const ImageReference = Type.Object({
+  Registry: Type.String(),
+  Repository: Type.String(),
+  Platform: Type.String(),
+  Tags: Type.Array(Type.String()),
+  FirstSeen: Type.String(),
+  LastSeen: Type.String(),
+});
+
+export const ImageDetail = Type.Object({
+  Image: Type.Object({
+    Digest: Type.String(),
+    Layers: Type.Array(Type.String(), { description: 'Layer digests, bottom first.' }),
+    References: Type.Array(ImageReference, { description: 'Where registries hold the image; empty for an image uploaded by a client.' }),
+    Summary,
+    Packages: Type.Array(ImagePackage),
+  }),
+});
+
+export const ExposedImages = Type.Object({
+  Vulnerability: Type.String(),
+  Images: Type.Array(
+    Type.Object({
+      Registry: Type.String(),
+      Repository: Type.String(),
+      Digest: Type.String(),
+      Platform: Type.String(),
+      Tags: Type.Array(Type.String()),
+      Packages: Type.Array(
+        Type.Object({
+          Name: Type.String(),
+          Version: Type.String(),
+          NamespaceName: Type.String(),
+          Severity: Type.String(),
+          FixedBy: optional(Type.String({ description: 'The version that fixes it here; absent when there is no fix yet.' })),
+        }),
+      ),
+    }),
+  ),
+  NextPage: optional(Type.String()),
+});
+
+export const DeletedImages = Type.Object({ Deleted: Type.Integer({ description: 'Image records deleted (one per repository).' }) });
+
+export const UploadedLayer = Type.Object({
+  Layer: Type.Object({
+    Digest: Type.String(),
+    NamespaceName: optional(Type.String({ description: 'The namespace its release files name, if any.' })),
+    IndexedByVersion: Type.Integer(),
+  }),
+});
+
+export const WebhookAccepted = Type.Object({
+  Queued: Type.Array(Type.Object({ Reference: Type.String(), Job: Type.String() }), {
+    description: 'The scans the event queued (manifest pushes); other events are ignored.',
+  }),
+});
