@@ -118,21 +118,18 @@ export class Metrics {
   /** Where the image queue depth is read at scrape time (set by whoever runs the queue). */
   imageQueueDepth: (() => Promise<{ waiting: number; running: number }>) | undefined;
 
-  readonly imageQueue = (() => {
-    const metrics = this;
-    return new Gauge({
-      name: 'tarsier_image_queue_depth',
-      help: 'Queued image scans not yet done, by state (waiting: ready or backing off; running: locked by a worker).',
-      labelNames: ['state'] as const,
-      registers: [this.registry],
-      async collect() {
-        const depth = await metrics.imageQueueDepth?.().catch(() => undefined);
-        if (!depth) return;
-        this.set({ state: 'waiting' }, depth.waiting);
-        this.set({ state: 'running' }, depth.running);
-      },
-    });
-  })();
+  readonly imageQueue: Gauge<'state'> = new Gauge({
+    name: 'tarsier_image_queue_depth',
+    help: 'Queued image scans not yet done, by state (waiting: ready or backing off; running: locked by a worker).',
+    labelNames: ['state'] as const,
+    registers: [this.registry],
+    collect: async () => {
+      const depth = await this.imageQueueDepth?.().catch(() => undefined);
+      if (!depth) return;
+      this.imageQueue.set({ state: 'waiting' }, depth.waiting);
+      this.imageQueue.set({ state: 'running' }, depth.running);
+    },
+  });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'tarsier_' });
