@@ -17,6 +17,7 @@ import { runnerSettings, UpdaterRunner } from './updater/runner.js';
 import { UpdaterScheduler } from './updater/scheduler.js';
 import { enabledSources } from './updater/sources.js';
 import { openDatabase } from './database.js';
+import { ImageRetention } from './images/retention.js';
 
 /** The API's TLS material when api.certfile and api.keyfile are set (Clair's rule). */
 async function readTls(config: Config): Promise<ApiTls | undefined> {
@@ -100,6 +101,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       api: config.api,
     });
     const images = imageServices({ pool, indexer, config, log, metrics });
+    const retention = new ImageRetention({ pool, retentionMs: config.images.untaggedRetentionMs, log });
     const tls = await readTls(config);
     const api = buildApp({
       config,
@@ -133,6 +135,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     scheduler?.start();
     await notifier.start();
     await images.queue.start();
+    retention.start();
     log.info({ apiPort, healthPort, grpcPort }, 'tarsier listening');
 
     let stopping: Promise<void> | undefined;
@@ -147,6 +150,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         stopping ??= (async () => {
           clearInterval(healthCheck);
           await scheduler?.stop();
+          retention.stop();
           await notifier.stop();
           // Scans under way are aborted and their jobs released, to run again after a restart.
           await images.queue.stop();

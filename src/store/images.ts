@@ -252,3 +252,38 @@ export async function purgeUntaggedImages(client: pg.PoolClient, lastSeenBefore:
   }
   return rows.length;
 }
+
+export interface AffectedImage {
+  id: number;
+  registry: string;
+  repository: string;
+  digest: string;
+  platform: string;
+  tags: string[];
+}
+
+const SELECT_AFFECTED_BY_VERSION = `
+  SELECT i.id, i.registry, i.repository, i.digest, i.platform,
+         coalesce((SELECT array_agg(t.tag ORDER BY t.tag) FROM image_tag t WHERE t.image_id = i.id), '{}') AS tags
+  FROM image i
+  WHERE i.id > $2 AND EXISTS (
+    SELECT 1 FROM ancestry a
+    JOIN ancestry_feature af ON af.ancestry_id = a.id
+    JOIN vulnerability_affects va ON va.feature_version_id = af.feature_version_id AND va.vulnerability_id = $1
+    WHERE a.name = i.digest)
+  ORDER BY i.id
+  LIMIT $3`;
+
+/**
+ * Up to limit images (after afterId, in id order) holding a package this vulnerability version
+ * affects: a notification's side in the images view. Superseded versions keep their affects rows,
+ * so the old side of a change still lists what it affected.
+ */
+export async function imagesAffectedByVersion(
+  db: Queryable,
+  vulnerabilityId: number,
+  afterId: number,
+  limit: number,
+): Promise<AffectedImage[]> {
+  return (await db.query<AffectedImage>(SELECT_AFFECTED_BY_VERSION, [vulnerabilityId, afterId, limit])).rows;
+}

@@ -8,6 +8,7 @@ import type { RouteApp } from '../route-app.js';
 import { ErrorBody } from '../v1/schemas.js';
 import { registerImageRoutes } from './images.js';
 import { registerLayerUploadRoutes } from './layers.js';
+import { registerImageNotificationRoutes } from './notifications.js';
 import { registerWebhookRoutes } from './webhooks.js';
 
 export interface TarsierApiDeps {
@@ -38,6 +39,7 @@ export function registerTarsierApi(app: RouteApp, deps: TarsierApiDeps): void {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', jsonBodyParser({ deadlineMs: deps.bodyTimeoutMs }));
     registerImageRoutes(scope, deps);
+    registerImageNotificationRoutes(scope, deps);
     registerWebhookRoutes(scope, { queue: deps.queue, secret: deps.webhookSecret });
   });
   void app.register(async (plugin) => {

@@ -177,3 +177,39 @@ export const WebhookAccepted = Type.Object({
     description: 'The scans the event queued (manifest pushes); other events are ignored.',
   }),
 });
+
+export const NotificationParams = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: MAX_NAME_LENGTH, description: 'The notification name, as delivered to the webhook.' }),
+});
+
+const NotificationSide = Type.Object({
+  Vulnerability: Type.Object({
+    Name: Type.String(),
+    NamespaceName: Type.String(),
+    Description: Type.String(),
+    Link: Type.String(),
+    Severity: Type.String(),
+  }),
+  Images: Type.Array(
+    Type.Object({
+      Registry: Type.String(),
+      Repository: Type.String(),
+      Digest: Type.String(),
+      Platform: Type.String(),
+      Tags: Type.Array(Type.String()),
+    }),
+    { description: 'Images holding a package this version of the vulnerability affects (this page of them).' },
+  ),
+});
+
+export const ImageNotification = Type.Object({
+  Notification: Type.Object({
+    Name: Type.String(),
+    Created: timestamp('When the change was made'),
+    Notified: optional(timestamp('When it was delivered')),
+    Deleted: optional(timestamp('When it was marked read')),
+    Old: optional(NotificationSide),
+    New: optional(NotificationSide),
+    NextPage: optional(Type.String({ description: 'Pass as page for the next images of both sides; absent on the last page.' })),
+  }),
+});

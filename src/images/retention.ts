@@ -1,0 +1,57 @@
+import type { Logger } from 'pino';
+import { purgeUntaggedImages } from '../store/images.js';
+import { acquireLease, leaseOwner, releaseLease } from '../store/locks.js';
+import { withTransaction, type Pool } from '../store/pool.js';
+
+/** How often untagged images past their retention are looked for. */
+const PURGE_INTERVAL_MS = 60 * 60_000;
+const LEASE = 'images/retention';
+const LEASE_TTL_MS = 5 * 60_000;
+
+/**
+ * Deletes images no tag names any more (a tag moved to a new digest) once they were last seen
+ * longer ago than clair.images.untaggedretention, with their contents when no other image holds
+ * the digest. One replica at a time (a lease); 0 keeps them.
+ */
+export class ImageRetention {
+  readonly #pool: Pool;
+  readonly #retentionMs: number;
+  readonly #log: Logger;
+  readonly #owner = leaseOwner('image-retention');
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(deps: { pool: Pool; retentionMs: number; log: Logger }) {
+    this.#pool = deps.pool;
+    this.#retentionMs = deps.retentionMs;
+    this.#log = deps.log.child({ component: 'image-retention' });
+  }
+
+  start(): void {
+    if (this.#retentionMs === 0) return;
+    void this.purge();
+    this.#timer = setInterval(() => void this.purge(), PURGE_INTERVAL_MS);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  /** One pass; returns the image records deleted (0 when another replica holds the lease). */
+  async purge(): Promise<number> {
+    try {
+      if (!(await acquireLease(this.#pool, LEASE, this.#owner, LEASE_TTL_MS))) return 0;
+      try {
+        const cutoff = new Date(Date.now() - this.#retentionMs);
+        const deleted = await withTransaction(this.#pool, (client) => purgeUntaggedImages(client, cutoff));
+        if (deleted > 0) this.#log.info({ deleted, lastSeenBefore: cutoff.toISOString() }, 'untagged images purged');
+        return deleted;
+      } finally {
+        await releaseLease(this.#pool, LEASE, this.#owner);
+      }
+    } catch (err) {
+      this.#log.warn({ err }, 'purging untagged images failed');
+      return 0;
+    }
+  }
+}
