@@ -28,6 +28,7 @@ import { ImageScanner } from './images/images.js';
 import { ImageQueue } from './images/queue.js';
 import { RegistryClient } from './registry/client.js';
 import { registerTarsierApi } from './api/tarsier/index.js';
+import { registerHarborApi } from './api/harbor/index.js';
 import type { Metrics } from './metrics.js';
 import type { Pool } from './store/pool.js';
 import { ReportChanges } from './store/report-changes.js';
@@ -225,6 +226,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       bodyTimeoutMs: config.api.bodyTimeoutMs,
       webhookSecret: config.webhooks.secret,
     });
+    registerHarborApi(scope, { pool, scanner: images.scanner, log: deps.log, bodyTimeoutMs: config.api.bodyTimeoutMs });
   });
   return app;
 }

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { TarsierError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { MAX_NAME_LENGTH } from './limits.js';
+import { harborErrorResponse, isHarborApiUrl } from './harbor/errors.js';
 import { classifyRequestError, type RequestError } from './request-errors.js';
 import { JSON_CONTENT_TYPE, v1ErrorResponse } from './v1/errors.js';
 import { ancestryErrorResponse, isAncestryApiUrl } from './v3/errors.js';
@@ -19,15 +20,23 @@ import { ancestryErrorResponse, isAncestryApiUrl } from './v3/errors.js';
  * to, with the request id, logged once and counted in tarsier_http_errors_total.
  */
 
-export type Dialect = 'v1' | 'ancestry';
+export type Dialect = 'v1' | 'ancestry' | 'harbor';
 
-/** The error envelope of the route a URL belongs to: the ancestry API's, or v1's (also /tarsier). */
+/** The error envelope of the route a URL belongs to: the ancestry API's, Harbor's (/api/v1), or v1's (also /tarsier). */
 export function dialectOf(url: string): Dialect {
+  if (isHarborApiUrl(url)) return 'harbor';
   return isAncestryApiUrl(url) ? 'ancestry' : 'v1';
 }
 
 function errorResponse(dialect: Dialect, problem: RequestError): { status: number; body: unknown } {
-  return dialect === 'ancestry' ? ancestryErrorResponse(problem) : v1ErrorResponse(problem);
+  switch (dialect) {
+    case 'ancestry':
+      return ancestryErrorResponse(problem);
+    case 'harbor':
+      return harborErrorResponse(problem);
+    default:
+      return v1ErrorResponse(problem);
+  }
 }
 
 /** Request ids a client may choose: short, printable, nothing a log line could be forged with. */

@@ -50,7 +50,7 @@ describe('the OpenAPI document', () => {
   it('describes every route the server has, with its path, query and header parameters', async () => {
     const { doc, routes } = await documentOf();
     const documented = routes.filter((r) => !r.hidden && r.method !== 'HEAD' && !r.url.startsWith('/docs'));
-    expect(documented.length).toBe(27);
+    expect(documented.length).toBe(31);
     for (const route of documented) {
       const operation = doc.paths[openApiPath(route.url)]?.[route.method.toLowerCase()];
       expect(operation, `${route.method} ${route.url}`).toBeDefined();
@@ -69,7 +69,13 @@ describe('the OpenAPI document', () => {
       if (route.url.startsWith('/v1/')) expect(parameters.some((p) => p.in === 'header' && p.name === 'x-clair-api-revision')).toBe(true);
       expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['4XX', '5XX']));
       const error = operation.responses['4XX'].content['application/json'].schema;
-      expect(Object.keys(error.properties).sort()).toEqual(/^\/(v1|tarsier)\//.test(route.url) ? ['Error'] : ['code', 'error', 'message']);
+      // Each API's own error envelope: v1's (also /tarsier), Harbor's Pluggable Scanner API's, the ancestry API's.
+      const envelope = /^\/(v1|tarsier)\//.test(route.url)
+        ? ['Error']
+        : route.url.startsWith('/api/v1/')
+          ? ['error']
+          : ['code', 'error', 'message'];
+      expect(Object.keys(error.properties).sort(), `${route.method} ${route.url}`).toEqual(envelope);
     }
     const query = (path: string, method: string) =>
       (doc.paths[path][method].parameters as Array<{ in: string; name: string; required?: boolean; schema: Record<string, unknown> }>)
