@@ -30,6 +30,9 @@ describe('migrations', () => {
       'ancestry_layer',
       'feature',
       'feature_version',
+      'harbor_scan',
+      'image',
+      'image_tag',
       'keyvalue',
       'layer',
       'layer_diff',
@@ -45,5 +48,8 @@ describe('migrations', () => {
       'vulnerability_affects',
       'vulnerability_fixedin',
     ]);
+    // The image scan queue's own schema (graphile-worker), migrated with Tarsier's.
+    const queue = await pool.query("SELECT 1 FROM information_schema.views WHERE table_schema = 'graphile_worker' AND table_name = 'jobs'");
+    expect(queue.rowCount).toBe(1);
   });
 });
