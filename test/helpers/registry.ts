@@ -2,7 +2,7 @@ import { execFile, spawn } from 'node:child_process';
 import { randomUUID, createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -311,5 +311,83 @@ async function answerTokenRequest(
     body: { token, access_token: token, expires_in: expiresIn, issued_at: new Date(issuedAt * 1000).toISOString() },
     granted,
     username: user ?? null,
+  };
+}
+
+/** A blob GET the proxy saw: the digest asked for. */
+export interface ProxiedBlob {
+  repository: string;
+  digest: string;
+}
+
+export interface RegistryProxy {
+  /** 127.0.0.1:PORT: reference images through it (and configure clair.registries for it). */
+  readonly host: string;
+  readonly url: string;
+  /** Every blob GET forwarded, in order. */
+  readonly blobGets: ProxiedBlob[];
+  /** How many GETs of this blob went through. */
+  blobGetsOf(digest: string): number;
+  close(): Promise<void>;
+}
+
+export interface RegistryProxyOptions {
+  /**
+   * Sees each blob the registry answers a GET with (successful answers only) and returns what the
+   * client gets instead (same length or not); may hold the answer by returning a pending promise.
+   */
+  blob?: (blob: ProxiedBlob, body: Buffer) => Buffer | Promise<Buffer>;
+}
+
+const BLOB_PATH = /^\/v2\/(.+)\/blobs\/(sha256:[a-f0-9]{64})$/;
+
+/**
+ * A plain HTTP proxy in front of a registry (node:http, one upstream request per request), to count
+ * the blob downloads a client makes and to play a registry whose storage or network alters or holds
+ * a blob. Everything else passes unchanged, including auth challenges.
+ */
+export async function startRegistryProxy(registry: Pick<Registry, 'url'>, options: RegistryProxyOptions = {}): Promise<RegistryProxy> {
+  const upstream = new URL(registry.url);
+  const blobGets: ProxiedBlob[] = [];
+  const server = createServer((req, res) => {
+    const path = req.url ?? '/';
+    const match = req.method === 'GET' ? BLOB_PATH.exec(path.split('?')[0]!) : null;
+    const blob = match ? { repository: match[1]!, digest: match[2]! } : undefined;
+    if (blob) blobGets.push(blob);
+    const forward = httpRequest(
+      { host: upstream.hostname, port: upstream.port, method: req.method, path, headers: { ...req.headers, host: upstream.host } },
+      (answer) => {
+        if (!blob || !options.blob || answer.statusCode !== 200) {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+          return;
+        }
+        const chunks: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+        answer.on('end', () => {
+          void Promise.resolve(options.blob!(blob, Buffer.concat(chunks))).then(
+            (body) => {
+              if (res.destroyed) return;
+              res.writeHead(200, { ...answer.headers, 'content-length': String(body.length) }).end(body);
+            },
+            (error: unknown) => res.writeHead(500).end(String(error)),
+          );
+        });
+      },
+    );
+    forward.on('error', (error) => (res.headersSent ? res.destroy() : res.writeHead(502).end(String(error))));
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    host: `127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${port}`,
+    blobGets,
+    blobGetsOf: (digest) => blobGets.filter((b) => b.digest === digest).length,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }

@@ -1,0 +1,293 @@
+/**
+ * Image scans that run later: a real registry's push notifications (Docker Distribution webhook)
+ * reaching a listening app, `POST /tarsier/v1/images?wait=false`, and the durable queue across
+ * restarts — a scan queued while no worker runs, and a scan whose worker process is killed in the
+ * middle of a layer download. What the user sees is the image appearing in GET /tarsier/v1/images.
+ * Runs where the registry programs are installed (CI installs them).
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPool } from '../../src/store/pool.js';
+import { json, testApp, type TestApp } from '../helpers/app.js';
+import { freshDatabase, silentLog } from '../helpers/db.js';
+import { debianLayer, layer, ociLayout, pushImage } from '../helpers/oci-image.js';
+import { databaseUrl, startTarsier } from '../helpers/process.js';
+import { missingRegistryPrograms, startRegistry, startRegistryProxy, type Registry, type RegistryProxy } from '../helpers/registry.js';
+
+const missing = missingRegistryPrograms();
+const skipped = missing.length > 0 ? ` (skipped: ${missing.join(', ')} not installed)` : '';
+
+const SECRET = 'Bearer s3cret';
+const WEBHOOKS_YAML = `  webhooks:\n    secret: "${SECRET}"`;
+/** How long a queued scan may take to show up (a webhook delivery, a worker's poll, a scan). */
+const APPEARS_MS = 20_000;
+
+let scratch: string;
+beforeAll(async () => void (scratch = await mkdtemp(join(tmpdir(), 'tarsier-image-queue-'))));
+afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+let layouts = 0;
+/** Pushes a one-platform image whose top layer is its own; the digest the tag names. */
+async function push(registry: Registry, repository: string, tag: string): Promise<string> {
+  const own = layer({ [`srv/${repository}/${tag}`]: `${repository}:${tag} ${++layouts}` });
+  const layout = await ociLayout(join(scratch, `layout-${layouts}`), { layers: [debianLayer(9), own] });
+  return pushImage(registry, layout.dir, repository, tag);
+}
+
+/** The images of a repository as [digest, tags], from GET /tarsier/v1/images. */
+async function imagesOf(t: TestApp, repository: string): Promise<Array<[string, string[]]>> {
+  const res = await t.app.inject({ url: `/tarsier/v1/images?repository=${encodeURIComponent(repository)}` });
+  expect(res.statusCode, res.body).toBe(200);
+  return json(res).Images.map((i: any) => [i.Digest, i.Tags]);
+}
+
+/** A Docker Distribution notification of a manifest push, as the registry sends it. */
+function pushEvent(registry: string, repository: string, digest: string, tag: string) {
+  return {
+    events: [
+      {
+        id: 'event-1',
+        timestamp: new Date().toISOString(),
+        action: 'push',
+        target: {
+          mediaType: 'application/vnd.oci.image.manifest.v1+json',
+          digest,
+          repository,
+          url: `http://${registry}/v2/${repository}/manifests/${digest}`,
+          tag,
+        },
+        request: { host: registry, method: 'PUT' },
+      },
+    ],
+  };
+}
+
+const webhook = (t: TestApp, body: unknown, headers: Record<string, string>, path = 'distribution') =>
+  t.app.inject({
+    method: 'POST',
+    url: `/tarsier/v1/webhooks/${path}`,
+    payload: body as Record<string, unknown>,
+    headers: { 'content-type': 'application/vnd.docker.distribution.events.v1+json', ...headers },
+  });
+
+describe.skipIf(missing.length > 0)(`registry webhooks and queued scans${skipped}`, () => {
+  let registry: Registry;
+  /** Listens on a real port, runs the queue, takes the registry's notifications. */
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp({ imageQueue: true, yaml: WEBHOOKS_YAML });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    // An open registry: the queued scan pulls over plain HTTP because the event's URL says so.
+    registry = await startRegistry({
+      notifications: { url: `http://127.0.0.1:${port}/tarsier/v1/webhooks/distribution`, headers: { Authorization: [SECRET] } },
+    });
+  });
+  afterAll(() => registry?.stop());
+
+  it('scans what is pushed to the registry: its notification queues the scan and the image appears', async () => {
+    const digest = await push(registry, 'hooked/app', 'v1');
+    await expect.poll(() => imagesOf(t, 'hooked/app'), { timeout: APPEARS_MS, interval: 200 }).toEqual([[digest, ['v1']]]);
+    const image = json(await t.app.inject({ url: `/tarsier/v1/images?digest=${digest}` })).Images[0];
+    expect(image).toMatchObject({ Registry: registry.host, Platform: 'linux/amd64' });
+    expect(image.ScannedAt).toEqual(expect.any(String));
+    expect(json(await t.app.inject({ url: `/tarsier/v1/images/${digest}` })).Image.Packages.length).toBeGreaterThan(40);
+
+    // A second push to the same tag moves it.
+    const next = await push(registry, 'hooked/app', 'v1');
+    await expect
+      .poll(() => imagesOf(t, 'hooked/app'), { timeout: APPEARS_MS, interval: 200 })
+      .toEqual([
+        [digest, []],
+        [next, ['v1']],
+      ]);
+  });
+
+  it('with ?wait=false, answers 202 with the job at once, and the queue scans the image', async () => {
+    const digest = await push(registry, 'queued/app', 'v1');
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/tarsier/v1/images?wait=false',
+      payload: { reference: `${registry.host}/queued/app:v1`, insecure: true },
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    expect(json(res)).toEqual({ Job: expect.stringMatching(/^\d+$/) });
+    await expect.poll(() => imagesOf(t, 'queued/app'), { timeout: APPEARS_MS, interval: 200 }).toEqual([[digest, ['v1']]]);
+  });
+
+  it('queues nothing for a wrong or missing secret (401), and answers 404 when no secret is configured', async () => {
+    // No worker runs here, so whatever is queued stays to be counted.
+    const idle = await testApp({ yaml: WEBHOOKS_YAML });
+    const event = pushEvent(registry.host, 'hooked/app', `sha256:${'a'.repeat(64)}`, 'v9');
+    for (const headers of [{ authorization: 'Bearer wrong' }, { authorization: `${SECRET} ` }, {}] as Array<Record<string, string>>) {
+      const refused = await webhook(idle, event, headers);
+      expect(refused.statusCode, JSON.stringify(headers)).toBe(401);
+      expect(json(refused).Error.Message).toContain('clair.webhooks.secret');
+    }
+    expect(await idle.images.queue.depth()).toEqual({ waiting: 0, running: 0 });
+
+    const accepted = await webhook(idle, event, { authorization: SECRET });
+    expect(accepted.statusCode, accepted.body).toBe(202);
+    expect(json(accepted)).toEqual({
+      Queued: [{ Reference: `${registry.host}/hooked/app:v9@sha256:${'a'.repeat(64)}`, Job: expect.any(String) }],
+    });
+    expect(await idle.images.queue.depth()).toEqual({ waiting: 1, running: 0 });
+
+    const disabled = await testApp();
+    for (const path of ['distribution', 'harbor']) {
+      const res = await webhook(disabled, event, { authorization: SECRET }, path);
+      expect(res.statusCode, path).toBe(404);
+      expect(json(res).Error.Message).toContain('clair.webhooks.secret');
+    }
+    expect(await disabled.images.queue.depth()).toEqual({ waiting: 0, running: 0 });
+  });
+});
+
+describe.skipIf(missing.length > 0)(`queued scans across restarts${skipped}`, () => {
+  let registry: Registry;
+  /** Holds the answers of blob downloads while holding is set (a layer download under way). */
+  let proxy: RegistryProxy;
+  let holding: { arrived: () => void; released: Promise<void> } | undefined;
+  let registriesYaml: string;
+  beforeAll(async () => {
+    registry = await startRegistry({ auth: 'basic' });
+    proxy = await startRegistryProxy(registry, {
+      blob: async (_blob, body) => {
+        if (holding) {
+          holding.arrived();
+          await holding.released;
+        }
+        return body;
+      },
+    });
+    registriesYaml = [
+      '  registries:',
+      `    "${registry.host}": { username: ${registry.username}, password: ${registry.password}, insecure: true }`,
+      `    "${proxy.host}": { username: ${registry.username}, password: ${registry.password}, insecure: true }`,
+    ].join('\n');
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await registry?.stop();
+  });
+
+  it('runs a scan queued while no worker ran once a worker starts on the database (configured credentials)', async () => {
+    const digest = await push(registry, 'restart/queued', 'v1');
+    const before = await testApp({ yaml: registriesYaml });
+    const queued = await before.app.inject({
+      method: 'POST',
+      url: '/tarsier/v1/images?wait=false',
+      payload: { reference: `${registry.host}/restart/queued:v1` },
+    });
+    expect(queued.statusCode, queued.body).toBe(202);
+    expect(await before.images.queue.depth()).toEqual({ waiting: 1, running: 0 });
+    expect(await imagesOf(before, 'restart/queued')).toEqual([]);
+
+    const after = await testApp({ pool: before.pool, yaml: registriesYaml, imageQueue: true });
+    await expect.poll(() => imagesOf(after, 'restart/queued'), { timeout: APPEARS_MS, interval: 200 }).toEqual([[digest, ['v1']]]);
+    await expect.poll(() => after.images.queue.depth(), { timeout: 5_000 }).toEqual({ waiting: 0, running: 0 });
+  });
+
+  /** Holds blob downloads through the proxy; resolves downloading once one is held. */
+  function holdDownloads(): { downloading: Promise<void>; release: () => void } {
+    let arrived!: () => void;
+    const downloading = new Promise<void>((resolve) => (arrived = resolve));
+    let release!: () => void;
+    holding = { arrived, released: new Promise<void>((resolve) => (release = resolve)) };
+    return {
+      downloading,
+      release: () => {
+        holding = undefined;
+        release();
+      },
+    };
+  }
+
+  const lockedBy = async (pool: pg.Pool): Promise<Array<string | null>> =>
+    (await pool.query<{ locked_by: string | null }>('SELECT locked_by FROM graphile_worker.jobs ORDER BY id')).rows.map((r) => r.locked_by);
+
+  it('runs again, elsewhere, a scan whose server was killed in the middle of it', { timeout: 120_000 }, async () => {
+    const digest = await push(registry, 'restart/killed', 'v1');
+    const database = await freshDatabase();
+    const pool: pg.Pool = createPool(database, 4, silentLog);
+    afterAll(() => pool.end());
+    const config = join(scratch, 'killed.yaml');
+    await writeFile(config, `clair:\n  updater:\n    interval: 0\n${registriesYaml}\n`);
+
+    const hold = holdDownloads();
+    try {
+      const server = await startTarsier({ DATABASE_URL: databaseUrl(database), TARSIER_CONFIG: config });
+      const res = await fetch(`http://127.0.0.1:${server.apiPort}/tarsier/v1/images?wait=false`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ reference: `${proxy.host}/restart/killed:v1` }),
+      });
+      expect(res.status, await res.clone().text()).toBe(202);
+
+      // The server's worker holds the job and is downloading a layer (held by the proxy): kill it.
+      await hold.downloading;
+      const locked = await lockedBy(pool);
+      expect(locked).toEqual([expect.any(String)]);
+      server.child.kill('SIGKILL');
+      expect(await server.exited).toBe('SIGKILL');
+      // Nothing of the dead process releases it: the job stays locked by its worker.
+      expect(await lockedBy(pool)).toEqual(locked);
+    } finally {
+      hold.release();
+    }
+
+    // Another server on the database finds the dead worker's job and runs it. This should take
+    // seconds (the new server sweeps as it starts and sees the dead process's lease); with the bug
+    // of the test below (no leases), the job waits for the one-minute grace of unregistered workers,
+    // so the wait here allows for that.
+    const after = await testApp({ pool, yaml: registriesYaml, imageQueue: true });
+    await expect.poll(() => imagesOf(after, 'restart/killed'), { timeout: 90_000, interval: 250 }).toEqual([[digest, ['v1']]]);
+    await expect.poll(() => after.images.queue.depth(), { timeout: 5_000 }).toEqual({ waiting: 0, running: 0 });
+  });
+
+  // BUG: the image queue's workers never take their lease. src/images/queue.ts ImageQueue.start()
+  // subscribes to graphile-worker's 'worker:create' after `await run(...)`, but graphile-worker
+  // (0.16.6, runner.js buildRunner → main.js _runTaskList → makeNewWorker) creates the workers and
+  // emits 'worker:create' inside run(), before it resolves: #register never runs, so no
+  // `image-worker/<id>` row is written to the lock table and #workers stays empty.
+  // Input: a queued scan in progress (its layer download held) on one app; its job's locked_at two
+  // minutes old (a long scan); a second app (replica) starts its queue, whose start() sweeps once.
+  // Expected: the job stays locked by the first app's worker, which holds a lease in the lock table.
+  // Actual: the lock table has no lease; the sweep takes the worker for an unregistered dead one
+  // (owner null, locked over UNREGISTERED_GRACE_SECONDS ago) and force-unlocks the live job, which
+  // then runs a second time concurrently. Likewise any scan running over a minute is unlocked by its
+  // own process's sweep (every 10 s), and a killed server's jobs wait a minute instead of being
+  // released at once (the test above measured about 60 s).
+  it.skip('keeps a long scan with its live worker: another replica does not take it', async () => {
+    const digest = await push(registry, 'restart/long', 'v1');
+    const hold = holdDownloads();
+    try {
+      const worker = await testApp({ yaml: registriesYaml, imageQueue: true });
+      const res = await worker.app.inject({
+        method: 'POST',
+        url: '/tarsier/v1/images?wait=false',
+        payload: { reference: `${proxy.host}/restart/long:v1` },
+      });
+      expect(res.statusCode, res.body).toBe(202);
+      await hold.downloading;
+      const [running] = await lockedBy(worker.pool);
+      expect(running).toEqual(expect.any(String));
+
+      // The scan has been running for two minutes; a replica starts and looks for lost jobs.
+      await worker.pool.query("UPDATE graphile_worker._private_jobs SET locked_at = now() - interval '2 minutes'");
+      await testApp({ pool: worker.pool, yaml: registriesYaml, imageQueue: true });
+      expect(await lockedBy(worker.pool)).toEqual([running]);
+      const lease = await worker.pool.query('SELECT owner FROM lock WHERE name = $1', [`image-worker/${running}`]);
+      expect(lease.rows).toEqual([{ owner: expect.stringMatching(/^image-queue /) }]);
+
+      hold.release();
+      await expect.poll(() => imagesOf(worker, 'restart/long'), { timeout: APPEARS_MS, interval: 200 }).toEqual([[digest, ['v1']]]);
+    } finally {
+      hold.release();
+    }
+  });
+});
