@@ -1,4 +1,14 @@
-import { Logger as WorkerLogger, makeWorkerUtils, run, runMigrations, type Runner, type Task, type WorkerUtils } from 'graphile-worker';
+import { EventEmitter } from 'node:events';
+import {
+  Logger as WorkerLogger,
+  makeWorkerUtils,
+  run,
+  runMigrations,
+  type Runner,
+  type Task,
+  type WorkerEvents,
+  type WorkerUtils,
+} from 'graphile-worker';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.js';
 import { acquireLease, leaseOwner, ownerIsGone, releaseLease, renewLease } from '../store/locks.js';
@@ -83,18 +93,21 @@ export class ImageQueue {
     const logger = workerLogger(this.#log);
     this.#utils = await makeWorkerUtils({ pgPool: this.#pool, logger });
     await this.#sweep();
+    // Subscribed before run(): it creates its workers (and says so) before it returns.
+    const events = new EventEmitter() as WorkerEvents;
+    events.on('worker:create', ({ worker }) => void this.#register(worker.workerId));
+    events.on('worker:stop', ({ worker }) => {
+      this.#workers.delete(worker.workerId);
+      void releaseLease(this.#pool, WORKER_LEASE_PREFIX + worker.workerId, this.#owner).catch(() => undefined);
+    });
     this.#runner = await run({
       pgPool: this.#pool,
       logger,
+      events,
       concurrency: this.#concurrency,
       noHandleSignals: true,
       pollInterval: POLL_INTERVAL_MS,
       taskList: { [SCAN_IMAGE_TASK]: this.#task },
-    });
-    this.#runner.events.on('worker:create', ({ worker }) => void this.#register(worker.workerId));
-    this.#runner.events.on('worker:stop', ({ worker }) => {
-      this.#workers.delete(worker.workerId);
-      void releaseLease(this.#pool, WORKER_LEASE_PREFIX + worker.workerId, this.#owner).catch(() => undefined);
     });
     const renew = setInterval(() => void this.#renewLeases(), WORKER_LEASE_RENEW_MS);
     const sweep = setInterval(() => void this.#sweep(), SWEEP_INTERVAL_MS);

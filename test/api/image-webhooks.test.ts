@@ -210,7 +210,7 @@ describe.skipIf(missing.length > 0)(`queued scans across restarts${skipped}`, ()
   const lockedBy = async (pool: pg.Pool): Promise<Array<string | null>> =>
     (await pool.query<{ locked_by: string | null }>('SELECT locked_by FROM graphile_worker.jobs ORDER BY id')).rows.map((r) => r.locked_by);
 
-  it('runs again, elsewhere, a scan whose server was killed in the middle of it', { timeout: 120_000 }, async () => {
+  it('runs again, elsewhere, a scan whose server was killed in the middle of it', { timeout: 60_000 }, async () => {
     const digest = await push(registry, 'restart/killed', 'v1');
     const database = await freshDatabase();
     const pool: pg.Pool = createPool(database, 4, silentLog);
@@ -245,24 +245,13 @@ describe.skipIf(missing.length > 0)(`queued scans across restarts${skipped}`, ()
     // of the test below (no leases), the job waits for the one-minute grace of unregistered workers,
     // so the wait here allows for that.
     const after = await testApp({ pool, yaml: registriesYaml, imageQueue: true });
-    await expect.poll(() => imagesOf(after, 'restart/killed'), { timeout: 90_000, interval: 250 }).toEqual([[digest, ['v1']]]);
+    await expect.poll(() => imagesOf(after, 'restart/killed'), { timeout: 40_000, interval: 250 }).toEqual([[digest, ['v1']]]);
     await expect.poll(() => after.images.queue.depth(), { timeout: 5_000 }).toEqual({ waiting: 0, running: 0 });
   });
 
-  // BUG: the image queue's workers never take their lease. src/images/queue.ts ImageQueue.start()
-  // subscribes to graphile-worker's 'worker:create' after `await run(...)`, but graphile-worker
-  // (0.16.6, runner.js buildRunner → main.js _runTaskList → makeNewWorker) creates the workers and
-  // emits 'worker:create' inside run(), before it resolves: #register never runs, so no
-  // `image-worker/<id>` row is written to the lock table and #workers stays empty.
-  // Input: a queued scan in progress (its layer download held) on one app; its job's locked_at two
-  // minutes old (a long scan); a second app (replica) starts its queue, whose start() sweeps once.
-  // Expected: the job stays locked by the first app's worker, which holds a lease in the lock table.
-  // Actual: the lock table has no lease; the sweep takes the worker for an unregistered dead one
-  // (owner null, locked over UNREGISTERED_GRACE_SECONDS ago) and force-unlocks the live job, which
-  // then runs a second time concurrently. Likewise any scan running over a minute is unlocked by its
-  // own process's sweep (every 10 s), and a killed server's jobs wait a minute instead of being
-  // released at once (the test above measured about 60 s).
-  it.skip('keeps a long scan with its live worker: another replica does not take it', async () => {
+  // Each worker holds a lease while its process runs: a scan running longer than a minute stays
+  // with its worker, and is not run a second time by another replica's sweep.
+  it('keeps a long scan with its live worker: another replica does not take it', async () => {
     const digest = await push(registry, 'restart/long', 'v1');
     const hold = holdDownloads();
     try {
