@@ -362,7 +362,10 @@ describe('errors: {"error", "code", "message"} with the grpc-gateway status', ()
       [{ ...valid(), layers: 'x' }, 'layers must be a list or null (got "x")'],
       [{ ...valid(), layers: [postLayer('base'), 'x'] }, 'layers[1] must be a JSON object (got "x")'],
       [{ ...valid(), layers: [{ ...postLayer('base'), hash: '' }] }, 'layers[0].hash is required'],
-      [{ ...valid(), layers: [postLayer('base'), postLayer('app'), { ...postLayer('upgrade'), path: '' }] }, /^layers\[2\]\.path is required: the layer sha256:upgrade0+ has not been scanned before/],
+      [
+        { ...valid(), layers: [postLayer('base'), postLayer('app'), { ...postLayer('upgrade'), path: '' }] },
+        /^layers\[2\]\.path is required: the layer sha256:upgrade0+ has not been scanned before/,
+      ],
       [
         { ...valid(), layers: [{ ...postLayer('base'), headers: { Authorization: 1 } }] },
         'layers[0].headers.Authorization must be a string (got 1)',
