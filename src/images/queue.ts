@@ -75,7 +75,7 @@ export class ImageQueue {
   readonly #attempts: number;
   readonly #owner = leaseOwner('image-queue');
   readonly #workers = new Set<string>();
-  #utils: WorkerUtils | undefined;
+  #utils: Promise<WorkerUtils> | undefined;
   #runner: Runner | undefined;
   #timers: NodeJS.Timeout[] = [];
 
@@ -91,7 +91,6 @@ export class ImageQueue {
   /** Starts the workers (and the sweep for jobs of dead workers). */
   async start(): Promise<void> {
     const logger = workerLogger(this.#log);
-    this.#utils = await makeWorkerUtils({ pgPool: this.#pool, logger });
     await this.#sweep();
     // Subscribed before run(): it creates its workers (and says so) before it returns.
     const events = new EventEmitter() as WorkerEvents;
@@ -117,8 +116,9 @@ export class ImageQueue {
 
   /** Queues a scan; returns the job id. The same reference and platform queued twice while waiting is one job. */
   async enqueue(scan: QueuedScan): Promise<string> {
-    const utils = this.#utils ?? (this.#utils = await makeWorkerUtils({ pgPool: this.#pool, logger: workerLogger(this.#log) }));
-    const job = await utils.addJob(SCAN_IMAGE_TASK, scan, {
+    const job = await (
+      await this.#workerUtils()
+    ).addJob(SCAN_IMAGE_TASK, scan, {
       jobKey: `${scan.reference}|${scan.platform ?? ''}`,
       maxAttempts: this.#attempts,
     });
@@ -138,8 +138,14 @@ export class ImageQueue {
     this.#timers = [];
     await this.#runner?.stop();
     this.#runner = undefined;
-    await this.#utils?.release();
+    const utils = this.#utils;
     this.#utils = undefined;
+    await (await utils)?.release();
+  }
+
+  /** One set of worker utils, made on first use (concurrent first uses share it). */
+  #workerUtils(): Promise<WorkerUtils> {
+    return (this.#utils ??= makeWorkerUtils({ pgPool: this.#pool, logger: workerLogger(this.#log) }));
   }
 
   readonly #task: Task = async (payload, helpers) => {
@@ -193,7 +199,7 @@ export class ImageQueue {
         .filter((r) => (r.owner === null ? r.old : r.lapsed || ownerIsGone(r.owner)))
         .map((r) => r.locked_by);
       if (dead.length === 0) return;
-      await this.#utils!.forceUnlockWorkers(dead);
+      await (await this.#workerUtils()).forceUnlockWorkers(dead);
       await this.#pool.query('DELETE FROM lock WHERE name = ANY($1::text[])', [dead.map((w) => WORKER_LEASE_PREFIX + w)]);
       this.#log.warn({ workers: dead }, 'released the image scans of workers that stopped without finishing them');
     } catch (err) {

@@ -1,5 +1,6 @@
 import { SEVERITIES, type Severity } from '../model/vulnerability.js';
 import { readAncestry } from '../store/ancestries.js';
+import type { AffectingVulnerability } from '../store/layers.js';
 import type { SeverityCount } from '../store/images.js';
 import type { Pool } from '../store/pool.js';
 
@@ -9,17 +10,8 @@ import type { Pool } from '../store/pool.js';
  * an image (the images API, Harbor's report, the scanner).
  */
 
-export interface ImageVulnerability {
-  name: string;
-  namespace: string;
-  description: string;
-  link: string;
-  severity: Severity;
-  /** The source's metadata and enrichment (NVD scores), as v1's Metadata. */
-  metadata: Record<string, unknown> | null;
-  /** The version that fixes it; null: no fix yet. */
-  fixedBy: string | null;
-}
+/** A vulnerability affecting one of the image's packages: the store's, without its join key. */
+export type ImageVulnerability = Omit<AffectingVulnerability, 'featureVersionId'>;
 
 export interface ImagePackage {
   name: string;
@@ -45,18 +37,10 @@ export async function imageContents(pool: Pool, digest: string): Promise<ImageCo
   const ancestry = await readAncestry(pool, digest);
   if (!ancestry) return undefined;
   const byFeature = new Map<number, ImageVulnerability[]>();
-  for (const v of ancestry.vulnerabilities) {
-    const list = byFeature.get(v.featureVersionId) ?? [];
-    list.push({
-      name: v.name,
-      namespace: v.namespace,
-      description: v.description,
-      link: v.link,
-      severity: v.severity,
-      metadata: v.metadata,
-      fixedBy: v.fixedBy,
-    });
-    byFeature.set(v.featureVersionId, list);
+  for (const { featureVersionId, ...vulnerability } of ancestry.vulnerabilities) {
+    const list = byFeature.get(featureVersionId) ?? [];
+    list.push(vulnerability);
+    byFeature.set(featureVersionId, list);
   }
   const packages = ancestry.features.map((f) => ({
     name: f.name,

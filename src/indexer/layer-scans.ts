@@ -1,5 +1,5 @@
 import { INDEXER_VERSION } from '../ecosystems/index.js';
-import { badRequest, TarsierError } from '../errors.js';
+import { TarsierError } from '../errors.js';
 import type { LayerScan } from '../model/layer.js';
 import { findScanByHash } from '../store/ancestries.js';
 import { loadScan, saveScan } from '../store/layers.js';
@@ -64,9 +64,6 @@ export class LayerScans {
   async scan(request: LayerScanRequest, signal?: AbortSignal): Promise<ScannedLayer> {
     const stored = await this.#current(request.hash);
     if (stored) return stored;
-    if (request.path === '' && !request.body) {
-      throw badRequest('path is required: the layer has not been scanned before (nor uploaded with PUT /tarsier/v1/layers/{digest})');
-    }
     return this.#inFlight.run(request.hash, signal, (shared) => this.#scanOnce(request, shared));
   }
 

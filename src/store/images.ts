@@ -57,6 +57,9 @@ const MOVE_TAG = `
   WHERE t.image_id = i.id AND i.registry = $1 AND i.repository = $2 AND t.tag = $3 AND NOT (i.id = ANY($4::bigint[]))`;
 const INSERT_TAGS = `INSERT INTO image_tag (image_id, tag) SELECT unnest($1::bigint[]), $2 ON CONFLICT DO NOTHING`;
 
+/** The tags of image p, sorted ('{}' when none). */
+const TAGS_OF_P = `coalesce((SELECT array_agg(t.tag ORDER BY t.tag) FROM image_tag t WHERE t.image_id = p.id), '{}') AS tags`;
+
 /** The live vulnerabilities affecting an image's ancestry (by its digest), joined per affected feature version. */
 const AFFECTING_IMAGE = `
   FROM ancestry a
@@ -78,7 +81,7 @@ const SELECT_IMAGES = `
     LIMIT $7
   )
   SELECT p.id, p.registry, p.repository, p.digest, p.platform, p.media_type, p.index_digest, p.first_seen, p.last_seen,
-         coalesce((SELECT array_agg(t.tag ORDER BY t.tag) FROM image_tag t WHERE t.image_id = p.id), '{}') AS tags,
+         ${TAGS_OF_P},
          (SELECT created_at FROM ancestry WHERE name = p.digest) AS scanned_at,
          coalesce((
            SELECT jsonb_object_agg(s.severity, jsonb_build_object('total', s.total, 'fixable', s.fixable))
@@ -170,18 +173,27 @@ export async function listImages(db: Queryable, filter: ImageFilter, afterId: nu
   return rows.map(toImageRow);
 }
 
-/** Every record of a digest (one per repository holding it). */
-export async function imagesWithDigest(db: Queryable, digest: string): Promise<ImageRow[]> {
-  return listImages(db, { digest }, 0, Number.MAX_SAFE_INTEGER);
+export type ImageReferenceRow = Pick<ImageRow, 'registry' | 'repository' | 'platform' | 'tags' | 'firstSeen' | 'lastSeen'>;
+
+const SELECT_WITH_DIGEST = `
+  SELECT p.registry, p.repository, p.platform, p.first_seen AS "firstSeen", p.last_seen AS "lastSeen", ${TAGS_OF_P}
+  FROM image p WHERE p.digest = $1 ORDER BY p.id`;
+
+/** Where registries hold a digest: one record per repository (no counts: the contents are the same for all). */
+export async function imagesWithDigest(db: Queryable, digest: string): Promise<ImageReferenceRow[]> {
+  return (await db.query<ImageReferenceRow>(SELECT_WITH_DIGEST, [digest])).rows;
 }
 
-export interface ExposedImage {
+export interface AffectedImage {
   id: number;
   registry: string;
   repository: string;
   digest: string;
   platform: string;
   tags: string[];
+}
+
+export interface ExposedImage extends AffectedImage {
   /** The affected packages of the image, each with the version that fixes it (null: no fix yet). */
   packages: Array<{ name: string; version: string; namespace: string; severity: Severity; fixedBy: string | null }>;
 }
@@ -199,7 +211,7 @@ const SELECT_EXPOSED = `
     LIMIT $3
   )
   SELECT p.*,
-         coalesce((SELECT array_agg(t.tag ORDER BY t.tag) FROM image_tag t WHERE t.image_id = p.id), '{}') AS tags,
+         ${TAGS_OF_P},
          (SELECT jsonb_agg(DISTINCT jsonb_build_object('name', f.name, 'version', fv.version, 'namespace', n.name,
                                                        'severity', v.severity, 'fixedBy', fi.fixed_version))
           FROM ancestry a
@@ -253,25 +265,15 @@ export async function purgeUntaggedImages(client: pg.PoolClient, lastSeenBefore:
   return rows.length;
 }
 
-export interface AffectedImage {
-  id: number;
-  registry: string;
-  repository: string;
-  digest: string;
-  platform: string;
-  tags: string[];
-}
-
 const SELECT_AFFECTED_BY_VERSION = `
-  SELECT i.id, i.registry, i.repository, i.digest, i.platform,
-         coalesce((SELECT array_agg(t.tag ORDER BY t.tag) FROM image_tag t WHERE t.image_id = i.id), '{}') AS tags
-  FROM image i
-  WHERE i.id > $2 AND EXISTS (
+  SELECT p.id, p.registry, p.repository, p.digest, p.platform, ${TAGS_OF_P}
+  FROM image p
+  WHERE p.id > $2 AND EXISTS (
     SELECT 1 FROM ancestry a
     JOIN ancestry_feature af ON af.ancestry_id = a.id
     JOIN vulnerability_affects va ON va.feature_version_id = af.feature_version_id AND va.vulnerability_id = $1
-    WHERE a.name = i.digest)
-  ORDER BY i.id
+    WHERE a.name = p.digest)
+  ORDER BY p.id
   LIMIT $3`;
 
 /**
