@@ -121,4 +121,16 @@ describe.skipIf(missing.length > 0)('images in notifications and image retention
     // Tagged images are never purged.
     expect((await t.app.inject({ url: `/tarsier/v1/images/${digests.b}` })).statusCode).toBe(200);
   });
+
+  it('deletes an image in every repository, with its contents, and then knows it no more', async () => {
+    const res = await t.app.inject({ method: 'DELETE', url: `/tarsier/v1/images/${digests.c}` });
+    expect(res.statusCode).toBe(200);
+    expect(json(res)).toEqual({ Deleted: 1 });
+    expect((await t.app.inject({ url: `/tarsier/v1/images/${digests.c}` })).statusCode).toBe(404);
+    expect((await t.pool.query('SELECT 1 FROM ancestry WHERE name = $1', [digests.c])).rowCount).toBe(0);
+    const again = await t.app.inject({ method: 'DELETE', url: `/tarsier/v1/images/${digests.c}` });
+    expect(again.statusCode).toBe(404);
+    expect(json(again)).toEqual({ Error: { Message: `image ${digests.c} is not known` } });
+    expect((await t.app.inject({ url: `/tarsier/v1/images/${digests.b}` })).statusCode).toBe(200);
+  });
 });
