@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto';
+import type { Severity } from '../../model/vulnerability.js';
+import type { Finding, ReportCvss, ReportPackage, ScanReport } from '../report.js';
+
+/**
+ * CycloneDX 1.6 JSON: the image as the BOM's subject, every package in it as a component
+ * (bom-ref = its purl), and one vulnerability per id, whose `affects` names the components.
+ */
+
+type CycloneDxSeverity = 'critical' | 'high' | 'medium' | 'low' | 'info' | 'none' | 'unknown';
+
+const SEVERITIES: Readonly<Record<Severity, CycloneDxSeverity>> = {
+  Unknown: 'unknown',
+  Negligible: 'info',
+  Low: 'low',
+  Medium: 'medium',
+  High: 'high',
+  Critical: 'critical',
+  Defcon1: 'critical',
+};
+
+/** options.serialNumber: the BOM's serialNumber (urn:uuid:…) instead of a random one, e.g. for reproducible output. */
+export function cyclonedxReport(report: ScanReport, options: { serialNumber?: string } = {}): Record<string, unknown> {
+  const { target } = report;
+  // The image has no purl without a registry name; its digest is unique in the BOM all the same.
+  const imageRef = target.digest;
+  // Findings name packages of report.packages; adding theirs as well keeps every `affects` resolvable.
+  const components = uniqueByPurl([...report.packages, ...report.vulnerabilities.map((f) => f.package)]);
+  return {
+    $schema: 'http://cyclonedx.org/schema/bom-1.6.schema.json',
+    bomFormat: 'CycloneDX',
+    specVersion: '1.6',
+    serialNumber: options.serialNumber ?? `urn:uuid:${randomUUID()}`,
+    version: 1,
+    metadata: {
+      timestamp: report.createdAt,
+      tools: { components: [{ type: 'application', name: report.tool.name, version: report.tool.version }] },
+      component: {
+        type: 'container',
+        'bom-ref': imageRef,
+        name: target.input,
+        version: target.digest,
+        properties: [
+          ...(target.platform === null ? [] : [{ name: 'tarsier:platform', value: target.platform }]),
+          ...target.references.map((reference) => ({ name: 'tarsier:reference', value: reference })),
+        ],
+      },
+    },
+    components: components.map(component),
+    dependencies: [{ ref: imageRef, dependsOn: components.map((p) => p.purl) }],
+    vulnerabilities: [...findingsById(report.vulnerabilities).values()].map(vulnerability),
+  };
+}
+
+/** The first package listed for each purl: a component is one per purl, whichever layers list it. */
+function uniqueByPurl(packages: readonly ReportPackage[]): ReportPackage[] {
+  const byPurl = new Map<string, ReportPackage>();
+  for (const pkg of packages) if (!byPurl.has(pkg.purl)) byPurl.set(pkg.purl, pkg);
+  return [...byPurl.values()];
+}
+
+function component(pkg: ReportPackage): Record<string, unknown> {
+  return {
+    type: 'library',
+    'bom-ref': pkg.purl,
+    name: pkg.name,
+    version: pkg.version,
+    purl: pkg.purl,
+    properties: [
+      { name: 'tarsier:layer', value: pkg.layer },
+      { name: 'tarsier:namespace', value: pkg.namespace },
+      { name: 'tarsier:version-format', value: pkg.versionFormat },
+    ],
+  };
+}
+
+/** Findings grouped by vulnerability id, in the order each id first appears. */
+function findingsById(findings: readonly Finding[]): Map<string, Finding[]> {
+  const groups = new Map<string, Finding[]>();
+  for (const finding of findings) {
+    const group = groups.get(finding.id);
+    if (group) group.push(finding);
+    else groups.set(finding.id, [finding]);
+  }
+  return groups;
+}
+
+function vulnerability(findings: readonly Finding[]): Record<string, unknown> {
+  const first = findings[0]!;
+  const link = findings.find((f) => f.link !== '')?.link ?? '';
+  const description = findings.find((f) => f.description !== '')?.description ?? '';
+  const upgrades = unique(findings.flatMap((f) => (f.fixedBy === null ? [] : [`Upgrade ${f.package.name} to ${f.fixedBy}`])));
+  return {
+    'bom-ref': first.id,
+    id: first.id,
+    source: { name: first.namespace, ...(link === '' ? {} : { url: link }) },
+    ratings: ratings(findings),
+    ...(description === '' ? {} : { description }),
+    ...(upgrades.length === 0 ? {} : { recommendation: upgrades.join('; ') }),
+    ...(link === '' ? {} : { advisories: [{ url: link }] }),
+    affects: uniqueByPurl(findings.map((f) => f.package)).map((pkg) => ({
+      ref: pkg.purl,
+      versions: [{ version: pkg.version, status: 'affected' }],
+    })),
+  };
+}
+
+/** Each distinct CVSS score, then each distribution's own severity (which has no score). */
+function ratings(findings: readonly Finding[]): Record<string, unknown>[] {
+  const cvss = findings.flatMap((f) => (f.cvss ? [cvssRating(f.cvss)] : []));
+  const distributions = findings.map((f) => ({ source: { name: f.namespace }, severity: SEVERITIES[f.severity] }));
+  return uniqueJson([...cvss, ...distributions]);
+}
+
+function cvssRating(cvss: ReportCvss): Record<string, unknown> {
+  return {
+    source: { name: cvss.source },
+    score: cvss.score,
+    severity: cvssSeverity(cvss),
+    method: cvss.version === '2' ? 'CVSSv2' : cvss.vector?.startsWith('CVSS:3.1/') ? 'CVSSv31' : 'CVSSv3',
+    ...(cvss.vector === undefined ? {} : { vector: cvss.vector }),
+  };
+}
+
+/** The qualitative rating of a score, as each CVSS version's specification defines it. */
+function cvssSeverity({ version, score }: ReportCvss): CycloneDxSeverity {
+  if (version === '2') return score >= 7 ? 'high' : score >= 4 ? 'medium' : 'low';
+  if (score >= 9) return 'critical';
+  if (score >= 7) return 'high';
+  if (score >= 4) return 'medium';
+  return score > 0 ? 'low' : 'none';
+}
+
+function unique(values: readonly string[]): string[] {
+  return [...new Set(values)];
+}
+
+function uniqueJson<T>(values: readonly T[]): T[] {
+  return [...new Map(values.map((v) => [JSON.stringify(v), v])).values()];
+}

@@ -1,0 +1,193 @@
+import { createHash } from 'node:crypto';
+import { SEVERITIES, type Severity } from '../../model/vulnerability.js';
+import type { VersionFormatName } from '../../model/version-format.js';
+import type { Finding, ScanReport } from '../report.js';
+
+/**
+ * SARIF 2.1.0, shaped for GitHub code scanning: one rule per vulnerability id, one result per
+ * affected package. An image has no source lines, so each result points at line 1 of the package
+ * database that lists the package; the image and layer go in logical locations and the message.
+ */
+
+const SARIF_SCHEMA = 'https://json.schemastore.org/sarif-2.1.0.json';
+
+type Level = 'error' | 'warning' | 'note';
+
+const LEVELS: Readonly<Record<Severity, Level>> = {
+  Unknown: 'note',
+  Negligible: 'note',
+  Low: 'note',
+  Medium: 'warning',
+  High: 'error',
+  Critical: 'error',
+  Defcon1: 'error',
+};
+
+/**
+ * GitHub ranks alerts by `security-severity`: 9.0 and above critical, 7.0–8.9 high, 4.0–6.9
+ * medium, 0.1–3.9 low. Without a CVSS score, each severity maps inside its bucket.
+ */
+const SECURITY_SEVERITY: Readonly<Record<Severity, string>> = {
+  Unknown: '0.0',
+  Negligible: '0.5',
+  Low: '2.0',
+  Medium: '5.5',
+  High: '8.0',
+  Critical: '9.5',
+  Defcon1: '10.0',
+};
+
+/** The file inside the image each package manager lists its packages in. */
+const PACKAGE_DATABASES: Readonly<Record<VersionFormatName, string>> = {
+  dpkg: 'var/lib/dpkg/status',
+  apk: 'lib/apk/db/installed',
+  // The database's file name depends on the release (Packages, rpmdb.sqlite): its directory is stable.
+  rpm: 'var/lib/rpm',
+};
+
+/** GitHub code scanning's limit on a rule's short and full description. */
+const MAX_DESCRIPTION = 1024;
+
+/** The same line for every result: a whole-file location GitHub accepts. */
+const FIRST_LINE = { startLine: 1, startColumn: 1, endLine: 1, endColumn: 1 };
+
+export function sarifReport(report: ScanReport): Record<string, unknown> {
+  const groups = findingsById(report.vulnerabilities);
+  const ruleIndex = new Map([...groups.keys()].map((id, index) => [id, index]));
+  const { target } = report;
+  return {
+    $schema: SARIF_SCHEMA,
+    version: '2.1.0',
+    runs: [
+      {
+        tool: { driver: { name: 'Tarsier', version: report.tool.version, rules: [...groups.values()].map(rule) } },
+        columnKind: 'utf16CodeUnits',
+        results: report.vulnerabilities.map((finding) => result(report, finding, ruleIndex.get(finding.id)!)),
+        properties: {
+          image: target.input,
+          imageDigest: target.digest,
+          ...(target.platform === null ? {} : { platform: target.platform }),
+          references: target.references,
+        },
+      },
+    ],
+  };
+}
+
+/** Findings grouped by vulnerability id, in the order each id first appears. */
+function findingsById(findings: readonly Finding[]): Map<string, Finding[]> {
+  const groups = new Map<string, Finding[]>();
+  for (const finding of findings) {
+    const group = groups.get(finding.id);
+    if (group) group.push(finding);
+    else groups.set(finding.id, [finding]);
+  }
+  return groups;
+}
+
+function rule(findings: readonly Finding[]): Record<string, unknown> {
+  const { id } = findings[0]!;
+  const severity = highestSeverity(findings);
+  const packages = [...new Set(findings.map((f) => f.package.name))].join(', ');
+  const summary = `${id} (${severity}) in ${packages}`;
+  const description = findings.find((f) => f.description !== '')?.description ?? summary;
+  const link = findings.find((f) => f.link !== '')?.link ?? '';
+  return {
+    id,
+    name: id,
+    shortDescription: { text: truncate(summary) },
+    fullDescription: { text: truncate(description) },
+    help: { text: helpText(findings, severity, description, link), markdown: helpMarkdown(findings, severity, description, link) },
+    // The schema wants a URI here, and an upload that fails the schema is refused whole.
+    ...(URL.canParse(link) ? { helpUri: link } : {}),
+    defaultConfiguration: { level: LEVELS[severity] },
+    properties: { tags: ['vulnerability', 'security', severity], 'security-severity': securitySeverity(findings, severity) },
+  };
+}
+
+function highestSeverity(findings: readonly Finding[]): Severity {
+  return findings.reduce<Severity>((max, f) => (SEVERITIES.indexOf(f.severity) > SEVERITIES.indexOf(max) ? f.severity : max), 'Unknown');
+}
+
+/** The highest CVSS score among the findings, else the severity's place in GitHub's buckets. */
+function securitySeverity(findings: readonly Finding[], severity: Severity): string {
+  const scores = findings.flatMap((f) => (f.cvss ? [f.cvss.score] : []));
+  return scores.length > 0 ? Math.max(...scores).toFixed(1) : SECURITY_SEVERITY[severity];
+}
+
+function truncate(text: string): string {
+  return text.length <= MAX_DESCRIPTION ? text : `${text.slice(0, MAX_DESCRIPTION - 1)}…`;
+}
+
+function fixPhrase(finding: Finding): string {
+  return finding.fixedBy === null ? 'no fix yet' : `fixed in ${finding.fixedBy}`;
+}
+
+function helpText(findings: readonly Finding[], severity: Severity, description: string, link: string): string {
+  const lines = [
+    `${findings[0]!.id} (${severity})`,
+    '',
+    description,
+    '',
+    ...findings.map((f) => `${f.package.name} ${f.package.version} (${f.package.namespace}): ${fixPhrase(f)}`),
+  ];
+  if (link !== '') lines.push('', link);
+  return lines.join('\n');
+}
+
+function helpMarkdown(findings: readonly Finding[], severity: Severity, description: string, link: string): string {
+  const { id } = findings[0]!;
+  const cell = (text: string) => text.replaceAll('|', '\\|');
+  return [
+    `**${link === '' ? id : `[${id}](${link})`}** (${severity})`,
+    '',
+    description,
+    '',
+    '| Package | Installed version | Namespace | Fixed version |',
+    '| --- | --- | --- | --- |',
+    ...findings.map(
+      (f) => `| ${[f.package.name, f.package.version, f.package.namespace, f.fixedBy ?? 'none yet'].map(cell).join(' | ')} |`,
+    ),
+  ].join('\n');
+}
+
+function result(report: ScanReport, finding: Finding, ruleIndex: number): Record<string, unknown> {
+  const { package: pkg, id, severity } = finding;
+  const image = `${report.target.input}@${report.target.digest}`;
+  return {
+    ruleId: id,
+    ruleIndex,
+    level: LEVELS[severity],
+    message: { text: `${pkg.name} ${pkg.version} (${pkg.namespace}) is affected by ${id} (${severity}); ${fixPhrase(finding)}` },
+    locations: [
+      {
+        physicalLocation: {
+          artifactLocation: { uri: packageDatabase(pkg.versionFormat) },
+          region: FIRST_LINE,
+        },
+        logicalLocations: [
+          { name: report.target.input, fullyQualifiedName: image, kind: 'image' },
+          { name: pkg.layer, fullyQualifiedName: `${image}/${pkg.layer}`, kind: 'layer' },
+        ],
+        message: { text: `${pkg.name} ${pkg.version}, added by layer ${pkg.layer} of ${image}` },
+      },
+    ],
+    partialFingerprints: { 'tarsier/v1': fingerprint(report, finding) },
+  };
+}
+
+/** A format without a known database (none today) points at the image's root directory. */
+function packageDatabase(versionFormat: string): string {
+  return Object.hasOwn(PACKAGE_DATABASES, versionFormat) ? PACKAGE_DATABASES[versionFormat as VersionFormatName] : '.';
+}
+
+/**
+ * Identifies the alert across scans: the image as named (not its digest, which every rebuild
+ * changes), the vulnerability, and the package by name and release, so a new package version
+ * that is still affected stays the same alert.
+ */
+function fingerprint(report: ScanReport, finding: Finding): string {
+  return createHash('sha256')
+    .update([finding.id, finding.package.name, finding.package.namespace, report.target.input].join('|'))
+    .digest('hex');
+}
