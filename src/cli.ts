@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * tarsier serve | migrate | update | export | import. The process environment is read here and handed to loadConfig; no other
+ * tarsier serve | migrate | update | export | import | scan. The process environment is read here and handed to loadConfig; no other
  * module reads process.env.
  */
 import { spawn } from 'node:child_process';
@@ -188,6 +188,43 @@ program
     } finally {
       await database.close();
     }
+  });
+
+program
+  .command('scan')
+  .description(
+    'scan an image — a docker save archive, an OCI layout (directory or tar) or a registry reference — against a server ' +
+      '(--server) or standalone, write a report, and exit 0 (clean), 1 (--fail-on matched) or 2 (could not scan)',
+  )
+  .argument('<target>', 'image.tar, oci-dir, docker://registry/repo:tag or registry/repo:tag')
+  .option('--server <url>', 'Tarsier server to scan with (also TARSIER_URL); without one, scan standalone')
+  .option('--token <token>', "the server's API token (also TARSIER_TOKEN)")
+  .option('--platform <os/arch[/variant]>', "which image of a multi-platform image (default: this machine's, else linux/amd64)")
+  .option('-f, --format <format>', 'table, json, sarif or cyclonedx', 'table')
+  .option('-o, --output <file>', 'write the report here instead of stdout')
+  .option('--fail-on <severity>', 'exit 1 when a vulnerability at least this severe remains (Low, Medium, High, Critical)')
+  .option('--ignore-unfixed', 'leave out vulnerabilities that have no fix yet', false)
+  .option('--ignore <file>', 'YAML list of {id, package?, expires?, reason?} to leave out')
+  .option('-q, --quiet', 'no progress or data age on stderr', false)
+  .option('--registry-user <user>', 'registry user for a registry image (default: docker login credentials)')
+  .option('--registry-password <password>', 'registry password for a registry image')
+  .option('--insecure', 'pull a registry image over plain HTTP', false)
+  .option('--db <file>', 'standalone: load vulnerability data from a bundle written by tarsier export')
+  .option('--update', 'standalone: download the vulnerability feeds first', false)
+  .option('--cache-dir <dir>', 'standalone: where the local store lives (also TARSIER_CACHE_DIR; default ~/.cache/tarsier)')
+  .option('-c, --config <file>', 'standalone: YAML configuration (feeds, registries, a database); also TARSIER_CONFIG')
+  // A pipeline tells "could not scan" (2) from "vulnerabilities found" (1): a mistyped option is the former.
+  .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2))
+  .action(async (target: string, options: import('./scanner/command.js').ScanOptions) => {
+    const { runScan } = await import('./scanner/command.js');
+    const abort = new AbortController();
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => abort.abort());
+    process.exitCode = await runScan(target, options, {
+      env: process.env,
+      stdout: process.stdout,
+      stderr: process.stderr,
+      signal: abort.signal,
+    });
   });
 
 // The re-run process does the command; this one only waits for it.

@@ -18,3 +18,9 @@ export async function getOrSetValue(db: Queryable, key: string, value: string): 
   if (stored === undefined) throw new Error(`keyvalue ${key} vanished right after it was stored`);
   return stored;
 }
+
+const UPSERT = 'INSERT INTO keyvalue (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value';
+
+export async function setValue(db: Queryable, key: string, value: string): Promise<void> {
+  await db.query(UPSERT, [key, value]);
+}

@@ -20,7 +20,7 @@ const FORMAT = 'tarsier-bundle';
 const VERSION = 1;
 
 type Line =
-  | { kind: 'header'; format: string; version: number; created: string }
+  | { kind: 'header'; format: string; version: number; created: string; dataUpdatedAt?: string | null }
   | { kind: 'source'; source: string; namespaces: string[] }
   | { kind: 'vulnerability'; source: string; vulnerability: Vulnerability }
   | { kind: 'enrichment'; source: string; cve: string; nvd: Enrichment['nvd']; severity: Enrichment['severity'] };
@@ -39,10 +39,22 @@ const SELECT_ENRICHMENT = 'SELECT cve, nvd, severity FROM nvd_enrichment ORDER B
 
 async function* lines(pool: Pool, sources: readonly Source[]): AsyncGenerator<string> {
   const line = (l: Line) => `${JSON.stringify(l)}\n`;
-  yield line({ kind: 'header', format: FORMAT, version: VERSION, created: new Date().toISOString() });
   // A source that never ran here is left out: imported, it would count as run, and its first real
   // run would then notify every record as a change instead of loading them quietly.
-  const ran = new Set((await updaterStates(pool)).filter((s) => s.lastSuccessAt !== null).map((s) => s.name));
+  const states = (await updaterStates(pool)).filter((s) => s.lastSuccessAt !== null && sources.some((source) => source.name === s.name));
+  const ran = new Set(states.map((s) => s.name));
+  // How fresh the data is (the last successful update of any source), for whoever reads the bundle later (tarsier scan --db).
+  const updated = states.reduce<Date | null>(
+    (latest, s) => (latest === null || s.lastSuccessAt! > latest ? s.lastSuccessAt : latest),
+    null,
+  );
+  yield line({
+    kind: 'header',
+    format: FORMAT,
+    version: VERSION,
+    created: new Date().toISOString(),
+    dataUpdatedAt: updated?.toISOString() ?? null,
+  });
   for (const source of sources) {
     if (!ran.has(source.name)) continue;
     if (source.kind === 'enrichment') {
@@ -88,6 +100,23 @@ export async function exportBundle(pool: Pool, sources: readonly Source[], file:
 }
 
 /** Reads a bundle and writes each source's data, namespaces whole, as a run of that source would. */
+/** When the bundle's data was last brought up to date where it was exported (else when it was exported). */
+export async function bundleDataTime(file: string): Promise<Date> {
+  const reader = createInterface({ input: createReadStream(file).pipe(createGunzip()), crlfDelay: Infinity });
+  try {
+    for await (const text of reader) {
+      const line = JSON.parse(text) as Line;
+      if (line.kind !== 'header' || line.format !== FORMAT) break;
+      return new Date(line.dataUpdatedAt ?? line.created);
+    }
+  } catch {
+    // not gzip JSON lines: said below
+  } finally {
+    reader.close();
+  }
+  throw new Error(`${file} is not a Tarsier bundle (version ${VERSION})`);
+}
+
 export async function importBundle(runner: UpdaterRunner, sources: readonly Source[], file: string): Promise<RunSummary[]> {
   const bySource = new Map<string, { namespaces: string[]; vulnerabilities: Vulnerability[]; enrichment: Map<string, Enrichment> }>();
   const reader = createInterface({ input: createReadStream(file).pipe(createGunzip()), crlfDelay: Infinity });

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { cvssScores } from '../../model/cvss.js';
 import { MEDIA_TYPES } from '../../registry/manifest.js';
 
 /**
@@ -323,33 +324,12 @@ export function reportMimeType(accept: string | undefined): string | undefined {
   return fallback;
 }
 
-/**
- * preferred_cvss from a Tarsier vulnerability's metadata (`{ NVD: { CVSSv3: { Score, Vectors },
- * CVSSv2: {...} } }`, src/ecosystems/nvd/feed.ts): NVD first, else the first source with a score.
- * undefined when there is none (then leave preferred_cvss out).
- */
+/** preferred_cvss from a Tarsier vulnerability's metadata; undefined when it has no score (then leave preferred_cvss out). */
 export function preferredCvss(metadata: Readonly<Record<string, unknown>> | null | undefined): CVSSDetails | undefined {
-  if (!metadata) return undefined;
-  const sources = [
-    metadata['NVD'],
-    ...Object.entries(metadata)
-      .filter(([k]) => k !== 'NVD')
-      .map(([, v]) => v),
-  ];
-  for (const source of sources) {
-    if (typeof source !== 'object' || source === null) continue;
-    const out: CVSSDetails = {};
-    for (const [scheme, score, vector] of [
-      ['CVSSv3', 'score_v3', 'vector_v3'],
-      ['CVSSv2', 'score_v2', 'vector_v2'],
-    ] as const) {
-      const cvss = (source as Record<string, unknown>)[scheme];
-      if (typeof cvss !== 'object' || cvss === null) continue;
-      const { Score, Vectors } = cvss as Record<string, unknown>;
-      if (typeof Score === 'number' && Number.isFinite(Score)) out[score] = Score;
-      if (typeof Vectors === 'string' && Vectors !== '') out[vector] = Vectors;
-    }
-    if (out.score_v3 !== undefined || out.score_v2 !== undefined) return out;
-  }
-  return undefined;
+  const scores = cvssScores(metadata);
+  if (!scores) return undefined;
+  return {
+    ...(scores.v3 ? { score_v3: scores.v3.score, ...(scores.v3.vector ? { vector_v3: scores.v3.vector } : {}) } : {}),
+    ...(scores.v2 ? { score_v2: scores.v2.score, ...(scores.v2.vector ? { vector_v2: scores.v2.vector } : {}) } : {}),
+  };
 }

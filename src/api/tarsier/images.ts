@@ -94,7 +94,7 @@ export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
         description:
           'Fetches the manifest (an index gives one image per platform, or the one asked for), downloads each layer once by digest ' +
           '(verified), indexes each image as the ancestry named by its manifest digest, and records it with its repository and tag. ' +
-          'Credentials come from clair.registries. Answers 201 when done, or 202 at once with ?wait=false (the scan is queued).',
+          'Credentials come from clair.registries, or from authorization for this pull only. Answers 201 when done, or 202 at once with ?wait=false (the scan is queued).',
         body: ImageScanBody,
         querystring: ImageScanQuery,
         response: { 201: ScannedImages, 202: QueuedScan },
@@ -105,6 +105,9 @@ export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
       // Checked here, before anything is queued or fetched: a bad reference is the client's 400.
       const checked = checkImageRequest(body);
       if (request.query.wait === false) {
+        // A queued job is stored in the database, and credentials never are.
+        if (body.authorization !== undefined)
+          throw badRequest('authorization cannot be queued: scan with wait=true, or configure clair.registries');
         const job = await queue.enqueue({ reference: body.reference, platform: body.platform, insecure: body.insecure, source: 'api' });
         return reply.code(202).send({ Job: job });
       }

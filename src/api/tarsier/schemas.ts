@@ -40,6 +40,15 @@ export const ImageScanBody = Type.Object(
       Type.String({ maxLength: 100, description: 'os/architecture[/variant]: only this image of a multi-platform index.' }),
     ),
     insecure: optional(Type.Boolean({ description: 'Pull over plain HTTP (also configurable per registry: clair.registries).' })),
+    authorization: optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 16_384,
+        description:
+          'The registry Authorization header value (Basic … or Bearer …) for this pull only, instead of clair.registries: ' +
+          'used while the scan runs, never stored, logged or queued (not with wait=false).',
+      }),
+    ),
   },
   { description: 'An image to pull from its registry and scan.' },
 );

@@ -1,0 +1,79 @@
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream';
+import type { ImagePackage } from '../images/report.js';
+import type { LocalImage } from './local-image.js';
+
+/**
+ * Where `tarsier scan` gets an image scanned: a Tarsier server over HTTP (server.ts) or this
+ * process with a store of its own (standalone.ts). Both answer with the same contents, read by the
+ * same code as the images API.
+ */
+
+/** What a scan found: the image's layers and each package with the vulnerabilities affecting it. */
+export interface ScannedContents {
+  digest: string;
+  platform: string | null;
+  references: string[];
+  /** Layer digests, base first. */
+  layers: string[];
+  packages: ImagePackage[];
+}
+
+export interface RegistryScanRequest {
+  reference: string;
+  platform: string | undefined;
+  insecure: boolean;
+  /** The registry's Authorization value for this pull (from docker's config or the command line); never stored. */
+  authorization: string | undefined;
+}
+
+export type ProgressEvent =
+  /** A layer the store has already scanned: nothing is sent. */
+  | { kind: 'layer-known'; index: number; total: number; digest: string }
+  /** Bytes of a layer read so far (sent to the server, or read by this process's indexer). */
+  | { kind: 'layer-bytes'; index: number; total: number; digest: string; done: number; size: number }
+  | { kind: 'layer-scanned'; index: number; total: number; digest: string }
+  | { kind: 'step'; message: string };
+
+export type Progress = (event: ProgressEvent) => void;
+
+export interface ScanBackend {
+  readonly mode: 'server' | 'standalone';
+  /** The server's URL (server mode). */
+  readonly server?: string;
+  /** Gets the layers scanned that the store has not scanned yet, assembles the image and reads its contents. */
+  scanLocal(image: LocalImage, progress: Progress, signal: AbortSignal): Promise<ScannedContents>;
+  /** Has the image pulled from its registry and scanned. */
+  scanRegistry(request: RegistryScanRequest, progress: Progress, signal: AbortSignal): Promise<ScannedContents>;
+  /** When the vulnerability data was last brought up to date; null: never. */
+  dataUpdatedAt(): Promise<Date | null>;
+  close(): Promise<void>;
+}
+
+/** A scan that cannot be done, with a message for the user (exit code 2). */
+export class ScanError extends Error {}
+
+/** How often, at most, byte progress is reported per layer. */
+const BYTES_EVERY = 4 * 1024 * 1024;
+
+/** The layer's bytes, reporting how many have been read (every few MiB and at the end). */
+export function countedLayer(stream: Readable, report: (done: number) => void): Readable {
+  let done = 0;
+  let reported = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      done += chunk.length;
+      if (done - reported >= BYTES_EVERY) {
+        reported = done;
+        report(done);
+      }
+      callback(null, chunk);
+    },
+    flush(callback) {
+      report(done);
+      callback();
+    },
+  });
+  // An error reading the file ends the counted stream with it.
+  return pipeline(stream, counter, () => undefined);
+}

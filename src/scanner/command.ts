@@ -1,0 +1,237 @@
+import { stat, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { TarsierError } from '../errors.js';
+import { createLogger } from '../logger.js';
+import { parseSeverity, SEVERITIES, type Severity } from '../model/vulnerability.js';
+import { RegistryError } from '../registry/client.js';
+import { parsePlatform, type Platform } from '../registry/manifest.js';
+import { InvalidReference, parseImageReference } from '../registry/reference.js';
+import { ScanError, type Progress, type ScanBackend, type ScannedContents } from './backend.js';
+import { basicAuthorization, dockerCredentials } from './docker-credentials.js';
+import { buildReport } from './findings.js';
+import { formatReport, OUTPUT_FORMATS, type OutputFormat } from './formats/index.js';
+import { readIgnoreFile, type IgnoreEntry } from './ignore.js';
+import { ImageArchiveError, openImageFiles } from './image-files.js';
+import { readLocalImage, type LocalImageKind } from './local-image.js';
+import { silentProgress, terminalProgress } from './progress.js';
+import { ServerBackend } from './remote.js';
+import type { ScanReport } from './report.js';
+
+/**
+ * `tarsier scan TARGET`: the image (a docker save archive, an OCI layout or archive, or a registry
+ * reference) scanned against a server or in this process, the report written in the chosen format,
+ * and the exit code: 0 clean, 1 the gate failed, 2 the scan could not be done.
+ */
+
+export const EXIT_CLEAN = 0;
+export const EXIT_GATE_FAILED = 1;
+export const EXIT_CANNOT_SCAN = 2;
+
+export interface ScanOptions {
+  server?: string;
+  token?: string;
+  platform?: string;
+  format: string;
+  output?: string;
+  failOn?: string;
+  ignoreUnfixed: boolean;
+  ignore?: string;
+  quiet: boolean;
+  registryUser?: string;
+  registryPassword?: string;
+  insecure: boolean;
+  db?: string;
+  update: boolean;
+  cacheDir?: string;
+  config?: string;
+}
+
+export interface ScanIo {
+  env: Readonly<Record<string, string | undefined>>;
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr: NodeJS.WriteStream;
+  signal: AbortSignal;
+  now?: () => Date;
+}
+
+/** What the TARGET names: a local image (path) or a registry image (reference). */
+type Target = { kind: 'local'; path: string } | { kind: 'registry'; reference: string };
+
+/** Prefixes skopeo and containers/image use for the same things (docker-archive:file.tar, oci:dir). */
+const LOCAL_PREFIXES = ['docker-archive:', 'oci-archive:', 'oci:'];
+
+async function resolveTarget(target: string): Promise<Target> {
+  if (target.startsWith('docker://')) return { kind: 'registry', reference: target.slice('docker://'.length) };
+  const prefix = LOCAL_PREFIXES.find((p) => target.startsWith(p));
+  if (prefix) return { kind: 'local', path: target.slice(prefix.length) };
+  if (
+    await stat(target).then(
+      () => true,
+      () => false,
+    )
+  )
+    return { kind: 'local', path: target };
+  // A file name that is missing must not turn into a registry pull of docker.io/library/image.tar.
+  if (/\.(?:tar|tgz|tar\.gz|tar\.zst)$/i.test(target) || /^\.{0,2}\//.test(target)) throw new ScanError(`${target} does not exist`);
+  return { kind: 'registry', reference: target };
+}
+
+function checkedOptions(options: ScanOptions): { format: OutputFormat; failOn: Severity | undefined; platform: Platform | undefined } {
+  const format = OUTPUT_FORMATS.find((f) => f === options.format);
+  if (!format) throw new ScanError(`--format ${options.format} is not one of ${OUTPUT_FORMATS.join(', ')}`);
+  let failOn: Severity | undefined;
+  if (options.failOn !== undefined) {
+    failOn = parseSeverity(options.failOn);
+    if (!failOn) throw new ScanError(`--fail-on ${options.failOn} is not a severity (${SEVERITIES.join(', ')})`);
+  }
+  let platform: Platform | undefined;
+  if (options.platform !== undefined) {
+    try {
+      platform = parsePlatform(options.platform);
+    } catch (err) {
+      throw new ScanError(`--platform: ${(err as Error).message}`);
+    }
+  }
+  if ((options.registryUser === undefined) !== (options.registryPassword === undefined)) {
+    throw new ScanError('--registry-user and --registry-password go together');
+  }
+  return { format, failOn, platform };
+}
+
+/** The cache directory: --cache-dir, $TARSIER_CACHE_DIR, $XDG_CACHE_HOME/tarsier, else ~/.cache/tarsier. */
+function cacheDirOf(options: ScanOptions, env: ScanIo['env']): { dir: string; chosen: boolean } {
+  const chosen = options.cacheDir || env.TARSIER_CACHE_DIR;
+  if (chosen) return { dir: chosen, chosen: true };
+  return { dir: join(env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache'), 'tarsier'), chosen: false };
+}
+
+/**
+ * The standalone store's configuration: the configuration file's (--config, TARSIER_CONFIG) when
+ * it names a database, else the embedded PostgreSQL under the cache directory. DATABASE_URL and
+ * TARSIER_DATA_DIR are a server's settings and do not redirect a scan.
+ */
+function standaloneConfig(options: ScanOptions, env: ScanIo['env']): Config {
+  const { DATABASE_URL: _url, TARSIER_DATA_DIR: _dir, ...rest } = env;
+  let config: Config;
+  try {
+    config = loadConfig({ file: options.config, env: rest });
+  } catch (err) {
+    if (err instanceof ConfigError) throw new ScanError(`invalid configuration: ${err.message}`);
+    throw err;
+  }
+  if (config.database.connection) return config;
+  const cache = cacheDirOf(options, env);
+  return { ...config, database: { ...config.database, dataDir: join(cache.dir, 'postgres'), dataDirIsDefault: !cache.chosen } };
+}
+
+/** The registry Authorization for a pull: --registry-user/--registry-password, else docker's stored login. */
+async function registryAuthorization(reference: string, options: ScanOptions, env: ScanIo['env']): Promise<string | undefined> {
+  if (options.registryUser !== undefined) return basicAuthorization(options.registryUser, options.registryPassword!);
+  let registry: string;
+  try {
+    registry = parseImageReference(reference).registry;
+  } catch (err) {
+    if (err instanceof InvalidReference) throw new ScanError(err.message);
+    throw err;
+  }
+  return dockerCredentials(registry, env);
+}
+
+/** Runs the scan; returns the exit code. Messages for the user go to stderr, the report to stdout or --output. */
+export async function runScan(input: string, options: ScanOptions, io: ScanIo): Promise<number> {
+  try {
+    return await scan(input, options, io);
+  } catch (err) {
+    if (io.signal.aborted) {
+      io.stderr.write('tarsier scan: interrupted\n');
+      return EXIT_CANNOT_SCAN;
+    }
+    const known =
+      err instanceof ScanError || err instanceof TarsierError || err instanceof ImageArchiveError || err instanceof RegistryError;
+    io.stderr.write(`tarsier scan: ${known ? err.message : `could not scan: ${(err as Error).message}`}\n`);
+    return EXIT_CANNOT_SCAN;
+  }
+}
+
+async function scan(input: string, options: ScanOptions, io: ScanIo): Promise<number> {
+  const { format, failOn, platform } = checkedOptions(options);
+  const ignore: IgnoreEntry[] = options.ignore !== undefined ? await readIgnoreFile(options.ignore) : [];
+  const target = await resolveTarget(input);
+  const server = options.server || io.env.TARSIER_URL || undefined;
+  const token = options.token || io.env.TARSIER_TOKEN || undefined;
+  const progressTo = !options.quiet && io.stderr.isTTY ? io.stderr : undefined;
+  const progress: Progress = progressTo ? terminalProgress(progressTo, server ? 'sending' : 'reading') : silentProgress;
+
+  let backend: ScanBackend;
+  if (server) {
+    if (options.db !== undefined || options.update)
+      throw new ScanError('--db and --update are for standalone scans; the server keeps its own data');
+    backend = new ServerBackend({ url: server, token });
+  } else {
+    const { StandaloneBackend } = await import('./standalone.js');
+    const log = createLogger('warn', 2);
+    backend = await StandaloneBackend.open(
+      standaloneConfig(options, io.env),
+      log,
+      { bundle: options.db, update: options.update },
+      progress,
+    );
+  }
+  try {
+    let contents: ScannedContents;
+    let kind: LocalImageKind | 'registry';
+    if (target.kind === 'local') {
+      const files = await openImageFiles(target.path);
+      try {
+        const image = await readLocalImage(files, platform);
+        kind = image.kind;
+        contents = await backend.scanLocal(image, progress, io.signal);
+      } finally {
+        await files.close();
+      }
+    } else {
+      kind = 'registry';
+      const authorization = await registryAuthorization(target.reference, options, io.env);
+      contents = await backend.scanRegistry(
+        { reference: target.reference, platform: options.platform, insecure: options.insecure, authorization },
+        progress,
+        io.signal,
+      );
+    }
+    const updatedAt = await backend.dataUpdatedAt();
+    const report = buildReport(contents, {
+      input,
+      kind,
+      database: { mode: backend.mode, ...(backend.server ? { server: backend.server } : {}), updatedAt: updatedAt?.toISOString() ?? null },
+      ignoreUnfixed: options.ignoreUnfixed,
+      ignore,
+      failOn,
+      now: io.now?.() ?? new Date(),
+    });
+    await writeReport(report, format, options, io);
+    if (!options.quiet) io.stderr.write(`${dataAgeLine(updatedAt, io.now?.() ?? new Date())}\n`);
+    return report.gate.failed ? EXIT_GATE_FAILED : EXIT_CLEAN;
+  } finally {
+    await backend.close();
+  }
+}
+
+async function writeReport(report: ScanReport, format: OutputFormat, options: ScanOptions, io: ScanIo): Promise<void> {
+  // Colours only for a person reading a terminal, and never when NO_COLOR is set (no-color.org).
+  const color = format === 'table' && options.output === undefined && io.stdout.isTTY === true && !io.env.NO_COLOR;
+  const text = formatReport(report, format, { color });
+  if (options.output !== undefined) await writeFile(options.output, text);
+  else await new Promise<void>((resolve, reject) => io.stdout.write(text, (err) => (err ? reject(err) : resolve())));
+}
+
+const HOUR_MS = 60 * 60 * 1000;
+
+/** How old the vulnerability data is, in words, for stderr. */
+export function dataAgeLine(updatedAt: Date | null, now: Date): string {
+  if (updatedAt === null) return 'vulnerability data: never updated';
+  const hours = Math.max(0, (now.getTime() - updatedAt.getTime()) / HOUR_MS);
+  const age = hours < 1 ? 'less than an hour' : hours < 48 ? `${Math.floor(hours)} hours` : `${Math.floor(hours / 24)} days`;
+  return `vulnerability data: updated ${updatedAt.toISOString()} (${age} ago)`;
+}

@@ -1,0 +1,204 @@
+import { Agent, request, type Dispatcher } from 'undici';
+import type { ImagePackage } from '../images/report.js';
+import { parseSeverity } from '../model/vulnerability.js';
+import { countedLayer, ScanError, type Progress, type RegistryScanRequest, type ScanBackend, type ScannedContents } from './backend.js';
+import { machinePlatform, type LocalImage } from './local-image.js';
+import { formatPlatform } from '../registry/manifest.js';
+
+/**
+ * Scans through a Tarsier server: a local image's layers are sent only when the server has not
+ * scanned them (HEAD, then a streamed PUT of /tarsier/v1/layers/{digest}), the image is assembled
+ * as the ancestry named by its digest (POST /ancestry) and read through the images API; a registry
+ * image is pulled by the server (POST /tarsier/v1/images).
+ */
+
+/** Layers sent at once. */
+const UPLOAD_CONCURRENCY = 3;
+/** How long the server may take to answer once a request is sent: indexing a large layer takes a while. */
+const ANSWER_TIMEOUT_MS = 30 * 60_000;
+
+interface ImageDetailJson {
+  Image: {
+    Digest: string;
+    Layers: string[];
+    References: { Registry: string; Repository: string; Platform: string | null; Tags: string[] }[];
+    Packages: {
+      Name: string;
+      Version: string;
+      NamespaceName: string;
+      VersionFormat: string;
+      AddedBy: string;
+      Vulnerabilities: {
+        Name: string;
+        NamespaceName: string;
+        Description: string;
+        Link: string;
+        Severity: string;
+        Metadata?: Record<string, unknown>;
+        FixedBy?: string;
+      }[];
+    }[];
+  };
+}
+
+export class ServerBackend implements ScanBackend {
+  readonly mode = 'server' as const;
+  readonly server: string;
+  readonly #token: string | undefined;
+  readonly #dispatcher: Dispatcher;
+
+  constructor(options: { url: string; token: string | undefined }) {
+    this.server = options.url.replace(/\/+$/, '');
+    this.#token = options.token;
+    this.#dispatcher = new Agent({ headersTimeout: ANSWER_TIMEOUT_MS, bodyTimeout: ANSWER_TIMEOUT_MS });
+  }
+
+  async #call(
+    method: Dispatcher.HttpMethod,
+    path: string,
+    options: { body?: Dispatcher.DispatchOptions['body']; headers?: Record<string, string>; signal: AbortSignal; ok?: number[] },
+  ): Promise<{ status: number; json: unknown }> {
+    const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+    if (this.#token !== undefined) headers.authorization = `Bearer ${this.#token}`;
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await request(`${this.server}${path}`, {
+        method,
+        headers,
+        body: options.body,
+        signal: options.signal,
+        dispatcher: this.#dispatcher,
+      });
+    } catch (err) {
+      if (options.signal.aborted) throw err;
+      throw new ScanError(`the server ${this.server} cannot be reached: ${(err as Error).message}`, { cause: err });
+    }
+    const text = method === 'HEAD' ? '' : await response.body.text();
+    if (method === 'HEAD') await response.body.dump();
+    const json = text === '' ? undefined : safeJson(text);
+    if (!(options.ok ?? [200, 201]).includes(response.statusCode)) {
+      throw new ScanError(`${method} ${path}: the server answered ${response.statusCode}${errorMessage(json, text)}`);
+    }
+    return { status: response.statusCode, json };
+  }
+
+  async #isScanned(digest: string, signal: AbortSignal): Promise<boolean> {
+    const { status } = await this.#call('HEAD', `/tarsier/v1/layers/${digest}`, { signal, ok: [200, 404] });
+    return status === 200;
+  }
+
+  async scanLocal(image: LocalImage, progress: Progress, signal: AbortSignal): Promise<ScannedContents> {
+    const total = image.layers.length;
+    const distinct = [...new Map(image.layers.map((layer, index) => [layer.digest, { layer, index }])).values()];
+    let next = 0;
+    const sendLayers = async (): Promise<void> => {
+      while (next < distinct.length) {
+        const { layer, index } = distinct[next++]!;
+        const digest = layer.digest;
+        if (await this.#isScanned(digest, signal)) {
+          progress({ kind: 'layer-known', index, total, digest });
+          continue;
+        }
+        const body = countedLayer(layer.stream(), (done) =>
+          progress({ kind: 'layer-bytes', index, total, digest, done, size: layer.size }),
+        );
+        await this.#call('PUT', `/tarsier/v1/layers/${digest}`, {
+          body,
+          headers: { 'content-type': 'application/octet-stream', 'content-length': String(layer.size) },
+          signal,
+        });
+        progress({ kind: 'layer-scanned', index, total, digest });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(UPLOAD_CONCURRENCY, distinct.length) }, sendLayers));
+    progress({ kind: 'step', message: 'matching vulnerabilities' });
+    await this.#call('POST', '/ancestry', {
+      body: JSON.stringify({ ancestry_name: image.digest, format: 'Docker', layers: image.layers.map((l) => ({ hash: l.digest })) }),
+      headers: { 'content-type': 'application/json' },
+      signal,
+    });
+    const contents = await this.#contents(image.digest, signal);
+    return { ...contents, platform: image.platform, references: image.references };
+  }
+
+  async scanRegistry(scan: RegistryScanRequest, progress: Progress, signal: AbortSignal): Promise<ScannedContents> {
+    progress({ kind: 'step', message: `the server is pulling ${scan.reference}` });
+    const platform = scan.platform ?? formatPlatform(machinePlatform());
+    const post = (body: Record<string, unknown>) =>
+      this.#call('POST', '/tarsier/v1/images', { body: JSON.stringify(body), headers: { 'content-type': 'application/json' }, signal });
+    const body = {
+      reference: scan.reference,
+      platform,
+      ...(scan.insecure ? { insecure: true } : {}),
+      ...(scan.authorization !== undefined ? { authorization: scan.authorization } : {}),
+    };
+    let answer: { json: unknown };
+    try {
+      answer = await post(body);
+    } catch (err) {
+      // No platform asked for and the index lacks this machine's: linux/amd64, as for local images.
+      if (scan.platform !== undefined || platform === 'linux/amd64' || !/has no .* variant|platform/i.test((err as Error).message))
+        throw err;
+      answer = await post({ ...body, platform: 'linux/amd64' });
+    }
+    const images = (
+      answer.json as { Images?: { Digest: string; Platform: string | null; Registry: string; Repository: string; Tags: string[] }[] }
+    ).Images;
+    const image = images?.[0];
+    if (!image) throw new ScanError(`the server scanned no image for ${scan.reference}`);
+    const contents = await this.#contents(image.Digest, signal);
+    return {
+      ...contents,
+      platform: image.Platform,
+      references: image.Tags.map((tag) => `${image.Registry}/${image.Repository}:${tag}`),
+    };
+  }
+
+  async #contents(digest: string, signal: AbortSignal): Promise<Omit<ScannedContents, 'platform' | 'references'>> {
+    const { json } = await this.#call('GET', `/tarsier/v1/images/${digest}`, { signal });
+    const image = (json as ImageDetailJson).Image;
+    const packages: ImagePackage[] = image.Packages.map((p) => ({
+      name: p.Name,
+      version: p.Version,
+      namespace: p.NamespaceName,
+      versionFormat: p.VersionFormat,
+      addedBy: p.AddedBy,
+      vulnerabilities: p.Vulnerabilities.map((v) => ({
+        name: v.Name,
+        namespace: v.NamespaceName,
+        description: v.Description,
+        link: v.Link,
+        severity: parseSeverity(v.Severity) ?? 'Unknown',
+        metadata: v.Metadata ?? null,
+        fixedBy: v.FixedBy ?? null,
+      })),
+    }));
+    return { digest: image.Digest, layers: image.Layers, packages };
+  }
+
+  async dataUpdatedAt(): Promise<Date | null> {
+    const { json } = await this.#call('GET', '/status', { signal: AbortSignal.timeout(60_000) });
+    const time = (json as { status?: { last_update_time?: string } }).status?.last_update_time;
+    return time ? new Date(time) : null;
+  }
+
+  async close(): Promise<void> {
+    await this.#dispatcher.close();
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The message of an error answer in any of the server's dialects (v1, ancestry API, Harbor), prefixed for a sentence. */
+function errorMessage(json: unknown, text: string): string {
+  const body = json as { Error?: { Message?: unknown }; message?: unknown; error?: unknown } | undefined;
+  const message = body?.Error?.Message ?? body?.message ?? (typeof body?.error === 'string' ? body.error : undefined);
+  if (typeof message === 'string' && message !== '') return `: ${message}`;
+  return text !== '' && text.length < 300 && json === undefined ? `: ${text.trim()}` : '';
+}

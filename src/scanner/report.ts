@@ -1,0 +1,119 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { SEVERITIES } from '../model/vulnerability.js';
+
+/**
+ * The scan report: what `tarsier scan` found in one image, before it is written in a format (table,
+ * JSON, SARIF, CycloneDX). The JSON format is this report as it is; its schema, defined here, is
+ * published as docs/scan-report.schema.json and versioned with SCAN_REPORT_VERSION: a field is
+ * only ever added in a minor version, and renamed or removed in a major one.
+ */
+export const SCAN_REPORT_VERSION = '1.0';
+
+export const ReportSeverity = Type.Union(
+  SEVERITIES.map((s) => Type.Literal(s)),
+  { description: "Clair's severity scale, least to most severe: Unknown, Negligible, Low, Medium, High, Critical, Defcon1." },
+);
+
+export const ReportPackage = Type.Object(
+  {
+    name: Type.String({ description: 'The package name, as the package database gives it.' }),
+    version: Type.String(),
+    namespace: Type.String({ description: 'The distribution release it belongs to, e.g. debian:10, alpine:v3.18, rhel:8.' }),
+    versionFormat: Type.String({ description: 'How its versions compare: dpkg, rpm or apk.' }),
+    purl: Type.String({ description: 'Package URL, e.g. pkg:deb/debian/openssl@1.1.1n-0+deb10u3?distro=debian-10.' }),
+    layer: Type.String({ description: 'Digest of the layer that added it.' }),
+  },
+  { additionalProperties: false },
+);
+export type ReportPackage = Static<typeof ReportPackage>;
+
+export const ReportCvss = Type.Object(
+  {
+    version: Type.Union([Type.Literal('3'), Type.Literal('2')]),
+    score: Type.Number({ minimum: 0, maximum: 10 }),
+    vector: Type.Optional(Type.String()),
+    source: Type.String({ description: 'Who scored it, e.g. NVD.' }),
+  },
+  { additionalProperties: false },
+);
+export type ReportCvss = Static<typeof ReportCvss>;
+
+const findingFields = {
+  id: Type.String({ description: 'The vulnerability name: a CVE, or an advisory id (DSA-…, ALAS-…, RHSA-…).' }),
+  namespace: Type.String({ description: 'The namespace of the advisory that lists it.' }),
+  severity: ReportSeverity,
+  description: Type.String(),
+  link: Type.String({ description: 'Where the advisory is published; may be empty.' }),
+  package: ReportPackage,
+  fixedBy: Type.Union([Type.String(), Type.Null()], { description: 'The version that fixes it; null when there is no fix yet.' }),
+  cvss: Type.Optional(ReportCvss),
+  metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "The source's metadata, as the v1 API gives it." })),
+};
+
+export const Finding = Type.Object(findingFields, {
+  additionalProperties: false,
+  description: 'One vulnerability affecting one package.',
+});
+export type Finding = Static<typeof Finding>;
+
+export const IgnoredFinding = Type.Object(
+  {
+    ...findingFields,
+    ignored: Type.Object(
+      {
+        because: Type.Union([Type.Literal('unfixed'), Type.Literal('ignore-file')]),
+        reason: Type.Optional(Type.String()),
+        expires: Type.Optional(Type.String({ description: 'The ignore entry applies until this date (YYYY-MM-DD).' })),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false, description: 'A finding left out of the gate and the outputs, and why.' },
+);
+export type IgnoredFinding = Static<typeof IgnoredFinding>;
+
+export const ScanReport = Type.Object(
+  {
+    schemaVersion: Type.Literal(SCAN_REPORT_VERSION),
+    tool: Type.Object({ name: Type.Literal('tarsier'), version: Type.String() }, { additionalProperties: false }),
+    createdAt: Type.String({ format: 'date-time' }),
+    target: Type.Object(
+      {
+        input: Type.String({ description: 'The TARGET as given on the command line.' }),
+        kind: Type.Union([Type.Literal('docker-archive'), Type.Literal('oci-layout'), Type.Literal('registry')]),
+        digest: Type.String({
+          description: 'The manifest digest; for a docker save archive without one (before Docker 25), the image ID (config digest).',
+        }),
+        platform: Type.Union([Type.String(), Type.Null()], { description: 'os/architecture[/variant], when known.' }),
+        references: Type.Array(Type.String(), { description: 'The names the archive or registry gives the image (repo:tag).' }),
+      },
+      { additionalProperties: false },
+    ),
+    layers: Type.Array(Type.String(), { description: 'Layer digests, base first.' }),
+    database: Type.Object(
+      {
+        mode: Type.Union([Type.Literal('server'), Type.Literal('standalone')]),
+        server: Type.Optional(Type.String({ description: 'The server scanned against (server mode).' })),
+        updatedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+          description: 'When vulnerability data was last brought up to date (the latest source); null: never.',
+        }),
+      },
+      { additionalProperties: false },
+    ),
+    packages: Type.Array(ReportPackage, { description: 'Every package found, vulnerable or not.' }),
+    vulnerabilities: Type.Array(Finding, { description: 'Findings that remain after --ignore-unfixed and --ignore.' }),
+    ignored: Type.Array(IgnoredFinding),
+    summary: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
+      description: 'Distinct vulnerability ids among the remaining findings, per severity (each at its highest severity).',
+    }),
+    gate: Type.Object(
+      {
+        failOn: Type.Union([ReportSeverity, Type.Null()]),
+        failed: Type.Boolean({ description: 'Whether a remaining finding is at or above failOn (exit code 1).' }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false, title: 'Tarsier scan report' },
+);
+export type ScanReport = Static<typeof ScanReport>;

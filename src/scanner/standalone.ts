@@ -1,0 +1,181 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { openDatabase, type Database } from '../database.js';
+import { ImageScanner } from '../images/images.js';
+import { imageContents } from '../images/report.js';
+import { storeAncestry } from '../indexer/ancestry-assembly.js';
+import { Indexer, indexerSettings } from '../indexer/indexer.js';
+import { LayerScans, type ScannedLayer } from '../indexer/layer-scans.js';
+import { RegistryClient } from '../registry/client.js';
+import { getValue, setValue } from '../store/keyvalue.js';
+import { updaterStates } from '../store/updater-state.js';
+import { countedLayer, ScanError, type Progress, type RegistryScanRequest, type ScanBackend, type ScannedContents } from './backend.js';
+import type { LocalImage } from './local-image.js';
+
+/**
+ * Scans in this process, with the server's own code (indexer, layer scans, image scanner, matcher)
+ * and a store of its own: the embedded PostgreSQL under the cache directory (or the configured
+ * database), its vulnerability data loaded from a bundle (`tarsier export`) or by the updaters.
+ */
+
+/** Layers read at once. */
+const SCAN_CONCURRENCY = 2;
+/** keyvalue: when the data was last brought up to date by this scanner (bundle or update). */
+const DATA_TIME_KEY = 'scanner/data-updated-at';
+/** keyvalue: the sha256 of the last bundle imported, so the same bundle is not imported again. */
+const BUNDLE_KEY = 'scanner/bundle-sha256';
+
+export interface DataOptions {
+  /** A bundle written by `tarsier export`, imported unless it is the one imported last. */
+  bundle: string | undefined;
+  /** Run the enabled updaters first. */
+  update: boolean;
+}
+
+export class StandaloneBackend implements ScanBackend {
+  readonly mode = 'standalone' as const;
+  readonly #database: Database;
+  readonly #scans: LayerScans;
+  readonly #images: ImageScanner;
+
+  private constructor(database: Database, config: Config, log: Logger) {
+    this.#database = database;
+    const { pool } = database;
+    const settings = indexerSettings(config);
+    const indexer = new Indexer({ pool, settings, log });
+    this.#scans = new LayerScans({ pool, indexer, downloadTimeoutMs: config.indexer.downloadTimeoutMs });
+    const registry = new RegistryClient({ fetch: settings.fetch, hosts: (host) => config.registries[host] });
+    this.#images = new ImageScanner({ pool, registry, scans: this.#scans, log });
+  }
+
+  /** Opens (creating when new) the store, and loads vulnerability data as asked; a store without any data is refused. */
+  static async open(config: Config, log: Logger, data: DataOptions, progress: Progress): Promise<StandaloneBackend> {
+    progress({ kind: 'step', message: 'opening the local vulnerability store' });
+    const database = await openDatabase(config, log);
+    try {
+      if (data.bundle !== undefined) await importBundleOnce(database, config, log, data.bundle, progress);
+      if (data.update) await update(database, config, log, progress);
+      if ((await storedDataTime(database)) === null) {
+        throw new ScanError(
+          'the local vulnerability store holds no data: load a bundle written by tarsier export (--db FILE), ' +
+            'or download the feeds (--update), or scan against a server (--server URL)',
+        );
+      }
+      return new StandaloneBackend(database, config, log);
+    } catch (err) {
+      await database.close();
+      throw err;
+    }
+  }
+
+  async scanLocal(image: LocalImage, progress: Progress, signal: AbortSignal): Promise<ScannedContents> {
+    const total = image.layers.length;
+    const distinct = [...new Map(image.layers.map((layer, index) => [layer.digest, { layer, index }])).values()];
+    const scanned = new Map<string, ScannedLayer>();
+    let next = 0;
+    const scanLayers = async (): Promise<void> => {
+      while (next < distinct.length) {
+        const { layer, index } = distinct[next++]!;
+        const digest = layer.digest;
+        const known = await this.#scans.isScanned(digest);
+        if (known) progress({ kind: 'layer-known', index, total, digest });
+        const body = known
+          ? undefined
+          : countedLayer(layer.stream(), (done) => progress({ kind: 'layer-bytes', index, total, digest, done, size: layer.size }));
+        scanned.set(
+          digest,
+          await this.#scans.scan({ hash: digest, path: `layer ${digest}`, headers: {}, format: 'docker', digest, body }, signal),
+        );
+        if (!known) progress({ kind: 'layer-scanned', index, total, digest });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SCAN_CONCURRENCY, distinct.length) }, scanLayers));
+    progress({ kind: 'step', message: 'matching vulnerabilities' });
+    const layers = image.layers.map((l) => ({ hash: l.digest, path: '', headers: {} }));
+    await storeAncestry(this.#database.pool, { name: image.digest, format: 'docker', layers }, scanned);
+    return { ...(await this.#contents(image.digest)), platform: image.platform, references: image.references };
+  }
+
+  async scanRegistry(scan: RegistryScanRequest, progress: Progress, signal: AbortSignal): Promise<ScannedContents> {
+    progress({ kind: 'step', message: `pulling ${scan.reference}` });
+    const images = await this.#images.scan(scan, signal);
+    const image = images.find((i) => scan.platform === undefined || i.platform === scan.platform) ?? images[0];
+    if (!image) throw new ScanError(`no image was found for ${scan.reference}`);
+    return {
+      ...(await this.#contents(image.digest)),
+      platform: image.platform,
+      references: image.tag !== undefined ? [`${image.registry}/${image.repository}:${image.tag}`] : [],
+    };
+  }
+
+  async #contents(digest: string): Promise<Omit<ScannedContents, 'platform' | 'references'>> {
+    const contents = await imageContents(this.#database.pool, digest);
+    if (!contents) throw new ScanError(`the image ${digest} was scanned but cannot be read back`);
+    return { digest, layers: contents.layers, packages: contents.packages };
+  }
+
+  async dataUpdatedAt(): Promise<Date | null> {
+    return storedDataTime(this.#database);
+  }
+
+  async close(): Promise<void> {
+    await this.#database.close();
+  }
+}
+
+async function storedDataTime(database: Database): Promise<Date | null> {
+  const recorded = await getValue(database.pool, DATA_TIME_KEY);
+  if (recorded !== undefined) return new Date(recorded);
+  // A store filled by tarsier update or import rather than by this command.
+  const times = (await updaterStates(database.pool)).flatMap((s) => (s.lastSuccessAt ? [s.lastSuccessAt.getTime()] : []));
+  return times.length > 0 ? new Date(Math.max(...times)) : null;
+}
+
+async function fileSha256(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(file), hash);
+  return hash.digest('hex');
+}
+
+async function importBundleOnce(database: Database, config: Config, log: Logger, file: string, progress: Progress): Promise<void> {
+  const sha256 = await fileSha256(file).catch((err: NodeJS.ErrnoException) => {
+    throw new ScanError(`--db ${file}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
+  });
+  if ((await getValue(database.pool, BUNDLE_KEY)) === sha256) return;
+  const { importBundle, bundleDataTime } = await import('../updater/bundle.js');
+  const { runnerSettings, UpdaterRunner } = await import('../updater/runner.js');
+  const { SOURCES } = await import('../updater/sources.js');
+  let dataTime: Date;
+  try {
+    dataTime = await bundleDataTime(file);
+  } catch (err) {
+    throw new ScanError(`--db ${file}: ${(err as Error).message}`);
+  }
+  progress({ kind: 'step', message: `importing vulnerability data from ${file}` });
+  const runner = new UpdaterRunner({ pool: database.pool, settings: runnerSettings(config), log });
+  const summaries = await importBundle(runner, SOURCES, file);
+  const failed = summaries.filter((s) => s.status === 'failed');
+  if (failed.length > 0) throw new ScanError(`--db ${file}: importing ${failed.map((s) => s.source).join(', ')} failed`);
+  await setValue(database.pool, DATA_TIME_KEY, dataTime.toISOString());
+  await setValue(database.pool, BUNDLE_KEY, sha256);
+}
+
+async function update(database: Database, config: Config, log: Logger, progress: Progress): Promise<void> {
+  const { enabledSources, runnerSettings, UpdaterRunner } = {
+    ...(await import('../updater/runner.js')),
+    ...(await import('../updater/sources.js')),
+  };
+  const runner = new UpdaterRunner({ pool: database.pool, settings: runnerSettings(config), log });
+  const failed: string[] = [];
+  for (const source of enabledSources(config.updater.enabledUpdaters)) {
+    progress({ kind: 'step', message: `updating ${source.name}` });
+    const summary = await runner.run(source);
+    if (summary.status === 'failed') failed.push(source.name);
+  }
+  if (failed.length > 0)
+    throw new ScanError(`--update: ${failed.join(', ')} could not be updated; the scan would miss their vulnerabilities`);
+  await setValue(database.pool, DATA_TIME_KEY, new Date().toISOString());
+}
