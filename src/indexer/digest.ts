@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
 import { PassThrough, type Readable } from 'node:stream';
 import { TarsierError } from '../errors.js';
 
@@ -20,6 +19,22 @@ export class DigestMismatch extends TarsierError {
 }
 
 /**
+ * Resolves when stream can take more, or is gone; both listeners are removed either way (a race of
+ * two once() promises left the loser's listeners behind at every pause: thousands on a large layer).
+ */
+function drainedOrClosed(stream: PassThrough): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+  });
+}
+
+/**
  * Runs consume over source's bytes while hashing every byte of source, and resolves only when the
  * whole of source hashed to expected. consume may stop reading early (the archive reader stops at
  * the end-of-archive marker): the rest is still read and hashed, as a digest covers the whole blob.
@@ -35,9 +50,7 @@ export async function verifiedRead<T>(source: Readable, expected: string, consum
       for await (const chunk of source as AsyncIterable<Buffer>) {
         hash.update(chunk);
         if (forConsumer.destroyed || forConsumer.writableEnded) continue;
-        if (!forConsumer.write(chunk)) {
-          await Promise.race([once(forConsumer, 'drain'), once(forConsumer, 'close')]).catch(() => undefined);
-        }
+        if (!forConsumer.write(chunk)) await drainedOrClosed(forConsumer);
       }
       forConsumer.end();
       return `sha256:${hash.digest('hex')}`;
