@@ -38,8 +38,11 @@ async function migrateWhenReachable(pool: Pool, log: Logger, waitMs = DATABASE_W
   }
 }
 
-/** The configured database, or an embedded one when none is configured; migrated. */
-export async function openDatabase(config: Config, log: Logger): Promise<Database> {
+/**
+ * The configured database, or an embedded one when none is configured; migrated. dataDirSetting
+ * names what chose the embedded data directory, for the error when it cannot be used.
+ */
+export async function openDatabase(config: Config, log: Logger, options: { dataDirSetting?: string } = {}): Promise<Database> {
   let embedded: EmbeddedPostgres | undefined;
   let connection: pg.PoolConfig;
   if (config.database.connection) {
@@ -48,6 +51,7 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
     embedded = await startEmbeddedPostgres({
       dataDir: config.database.dataDir,
       relocatable: config.database.dataDirIsDefault,
+      ...(options.dataDirSetting ? { dataDirSetting: options.dataDirSetting } : {}),
       log: log.child({ component: 'embedded-postgres' }),
     });
     connection = embedded.connection;

@@ -21,6 +21,8 @@ import type { LocalImage } from './local-image.js';
  * database), its vulnerability data loaded from a bundle (`tarsier export`) or by the updaters.
  */
 
+/** What chooses the store's directory, named when it cannot be used. */
+const CACHE_DIR_SETTING = '--cache-dir (or TARSIER_CACHE_DIR)';
 /** Layers read at once. */
 const SCAN_CONCURRENCY = 2;
 /** keyvalue: when the data was last brought up to date by this scanner (bundle or update). */
@@ -54,7 +56,7 @@ export class StandaloneBackend implements ScanBackend {
   /** Opens (creating when new) the store, and loads vulnerability data as asked; a store without any data is refused. */
   static async open(config: Config, log: Logger, data: DataOptions, progress: Progress): Promise<StandaloneBackend> {
     progress({ kind: 'step', message: 'opening the local vulnerability store' });
-    const database = await openDatabase(config, log);
+    const database = await openDatabase(config, log, { dataDirSetting: CACHE_DIR_SETTING });
     try {
       if (data.bundle !== undefined) await importBundleOnce(database, config, log, data.bundle, progress);
       if (data.update) await update(database, config, log, progress);

@@ -38,6 +38,8 @@ export interface EmbeddedOptions {
    * cannot reach it (a checkout in a private home), the data goes under RUNTIME_DIR instead.
    */
   relocatable?: boolean;
+  /** The setting that chooses dataDir, named in the error when it cannot be reached (default: the server's). */
+  dataDirSetting?: string;
 }
 
 /**
@@ -109,18 +111,19 @@ async function reachableBinaries(bin: Binaries, user: RunAs, log: Logger): Promi
   return copied;
 }
 const COPIED_MARKER = '.tarsier-copied-from';
+const SERVER_DATA_DIR_SETTING = 'TARSIER_DATA_DIR (or clair.database.datadir)';
 
 /**
  * The data directory where user can reach it. The default one in a private checkout moves to
  * RUNTIME_DIR (one per checkout); one the operator chose must be reachable as it is.
  */
-function reachableDataDir(dataDir: string, user: RunAs, relocatable: boolean, log: Logger): string {
+function reachableDataDir(dataDir: string, user: RunAs, relocatable: boolean, setting: string, log: Logger): string {
   const reachable = (dir: string): boolean => userCan(user, '-x', existingAncestor(dirname(dir)));
   if (reachable(dataDir)) return dataDir;
   if (!relocatable) {
     throw new Error(
       `PostgreSQL runs as user ${user.user} (it refuses to run as root), which cannot reach the data directory ${dataDir}: ` +
-        `a directory above it is private; set TARSIER_DATA_DIR (or clair.database.datadir) to a directory that user can reach`,
+        `a directory above it is private; set ${setting} to a directory that user can reach`,
     );
   }
   const moved = join(RUNTIME_DIR, `postgres-${createHash('sha256').update(dataDir).digest('hex').slice(0, 12)}`);
@@ -277,7 +280,9 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const database = options.database ?? 'tarsier';
   const runAs = unprivilegedUser();
   const bin = runAs ? await reachableBinaries(await binaries(), runAs, log) : await binaries();
-  const dataDir = runAs ? reachableDataDir(options.dataDir, runAs, options.relocatable ?? false, log) : options.dataDir;
+  const dataDir = runAs
+    ? reachableDataDir(options.dataDir, runAs, options.relocatable ?? false, options.dataDirSetting ?? SERVER_DATA_DIR_SETTING, log)
+    : options.dataDir;
 
   // Parents keep the default mode: the unprivileged user must be able to reach the data directory.
   await mkdir(dirname(dataDir), { recursive: true });

@@ -17,13 +17,19 @@ export function createPool(connection: pg.PoolConfig, maxConnections: number, lo
   });
   // An idle client losing its connection (database restart) must not crash the process; the
   // pool replaces it and the next query reports the outage to its caller.
-  pool.on('error', (err) => log.warn({ err }, 'idle database connection lost'));
+  // Once the pool is closing, connections ended by the database shutting down after it (the
+  // embedded one) are expected: nothing is lost.
+  pool.on('error', (err) => {
+    if (!pool.ending) log.warn({ err }, 'idle database connection lost');
+  });
   // The pool listens to idle clients only. A checked-out client whose backend is terminated
   // (restart, failover, pg_terminate_backend) emits 'error' too, and an 'error' nobody listens to
   // ends the process. The query in flight fails with the same error, so its request answers 503;
   // the broken client is dropped from the pool when released.
   pool.on('connect', (client) => {
-    client.on('error', (err) => log.warn({ err }, 'database connection lost while in use'));
+    client.on('error', (err) => {
+      if (!pool.ending) log.warn({ err }, 'database connection lost while in use');
+    });
   });
   return pool;
 }

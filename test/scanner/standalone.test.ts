@@ -1,0 +1,125 @@
+/**
+ * `tarsier scan` standalone, as a real process: no server, its store an embedded PostgreSQL under
+ * the cache directory, its data from a bundle (`tarsier export`'s format). A store without data
+ * refuses to scan rather than call an image clean; the bundle's data time is the age reported; the
+ * store persists between runs; an empty TARSIER_URL counts as unset.
+ */
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ScanReport } from '../../src/scanner/report.js';
+import { debianLayerTar, dockerSaveArchive, layerTar } from '../helpers/image-archives.js';
+import { runTarsier } from '../helpers/process.js';
+
+/** When the bundle's data was last updated where it was exported. */
+const DATA_UPDATED_AT = '2026-11-19T06:00:00.000Z';
+
+/** A bundle as `tarsier export` writes it: a header, then each source's namespaces and records. */
+function bundle(): Buffer {
+  const vulnerability = (name: string, severity: string, feature: string, version: string | null) => ({
+    kind: 'vulnerability',
+    source: 'debian',
+    vulnerability: {
+      namespace: 'debian:10',
+      name,
+      description: `${name} in ${feature}`,
+      link: `https://security-tracker.debian.org/tracker/${name}`,
+      severity,
+      metadata: null,
+      fixedIn: [{ feature, version }],
+    },
+  });
+  const lines = [
+    { kind: 'header', format: 'tarsier-bundle', version: 1, created: '2026-11-20T00:00:00.000Z', dataUpdatedAt: DATA_UPDATED_AT },
+    { kind: 'source', source: 'debian', namespaces: ['debian:10'] },
+    vulnerability('CVE-2099-4001', 'High', 'postgresql-11', '11.22-0+deb10u3'),
+    vulnerability('CVE-2099-4002', 'Medium', 'postgresql-common', null),
+    vulnerability('CVE-2099-4003', 'High', 'postgresql-11', '11.1-1'),
+  ];
+  return gzipSync(lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+}
+
+describe('tarsier scan standalone', () => {
+  let dir: string;
+  let archive: string;
+  let bundleFile: string;
+  let cacheDir: string;
+  const env = (extra: Record<string, string> = {}) => ({ HOME: dir, TARSIER_LOG_LEVEL: 'warn', ...extra });
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tarsier-standalone-'));
+    // Run as root, the embedded PostgreSQL runs as another user, which must reach the cache directory.
+    await chmod(dir, 0o755);
+    archive = join(dir, 'image.tar');
+    await dockerSaveArchive(archive, [{ layers: [debianLayerTar(10), layerTar({ 'srv/app.sh': 'true\n' })], repoTags: ['team/app:2'] }], {
+      style: 'legacy',
+    });
+    bundleFile = join(dir, 'tarsier.bundle.gz');
+    await writeFile(bundleFile, bundle());
+    cacheDir = join(dir, 'cache');
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('refuses to scan with a store that holds no data (exit 2), rather than report a clean image', async () => {
+    const run = await runTarsier(env(), ['scan', archive, '--cache-dir', cacheDir, '--format', 'json']);
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toMatch(/holds no data: load a bundle written by tarsier export \(--db FILE\)/);
+    expect(run.stdout).toBe('');
+  }, 120_000);
+
+  it('scans with data from a bundle, reports its age, and keeps the store in the cache directory for the next run', async () => {
+    const first = await runTarsier(env({ TARSIER_URL: '' }), [
+      'scan',
+      archive,
+      '--cache-dir',
+      cacheDir,
+      '--db',
+      bundleFile,
+      '--format',
+      'json',
+      '--fail-on',
+      'High',
+    ]);
+    expect(first.code, first.stderr).toBe(1);
+    const report = JSON.parse(first.stdout) as ScanReport;
+    expect(report.database).toEqual({ mode: 'standalone', updatedAt: DATA_UPDATED_AT });
+    expect(report.vulnerabilities.map((f) => [f.id, f.package.name, f.fixedBy])).toEqual([
+      ['CVE-2099-4001', 'postgresql-11', '11.22-0+deb10u3'],
+      ['CVE-2099-4002', 'postgresql-common', null],
+    ]);
+    expect(report.gate).toEqual({ failOn: 'High', failed: true });
+    expect(first.stderr).toMatch(/^vulnerability data: updated 2026-11-19T06:00:00\.000Z \(\d+ days ago\)$/m);
+
+    // The same cache directory, no --db: the store kept the data; --ignore-unfixed and Medium leave nothing at High.
+    const second = await runTarsier(env(), [
+      'scan',
+      archive,
+      '--cache-dir',
+      cacheDir,
+      '--format',
+      'json',
+      '--quiet',
+      '--fail-on',
+      'Critical',
+    ]);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toBe('');
+    const again = JSON.parse(second.stdout) as ScanReport;
+    expect(again.vulnerabilities.map((f) => f.id)).toEqual(['CVE-2099-4001', 'CVE-2099-4002']);
+    expect(again.database.updatedAt).toBe(DATA_UPDATED_AT);
+  }, 180_000);
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'as root, names the setting to change when the store user cannot reach the cache directory',
+    async () => {
+      const hidden = join(dir, 'private');
+      await mkdir(hidden, { mode: 0o700 });
+      const run = await runTarsier(env(), ['scan', archive, '--cache-dir', join(hidden, 'cache'), '--db', bundleFile]);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toMatch(/cannot reach the data directory .*private\/cache\/postgres: .*set --cache-dir \(or TARSIER_CACHE_DIR\)/);
+    },
+    120_000,
+  );
+});
