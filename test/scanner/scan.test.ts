@@ -24,6 +24,7 @@ import {
   alpineLayerTar,
   debianLayerTar,
   dockerSaveArchive,
+  largeLayerDockerArchive,
   layerTar,
   missingSkopeo,
   ociArchive,
@@ -420,6 +421,39 @@ describe('tarsier scan against a server', () => {
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/no linux\/s390x variant; its platforms: linux\/amd64, linux\/arm64/);
     expect(wrong.stdout).toBe('');
+  });
+
+  it('shows progress on a terminal, and stops sending when interrupted: the server stores nothing of that layer', async () => {
+    const large = await largeLayerDockerArchive(join(dir, 'large.tar'), 256 * 1024 * 1024);
+    const stdout = new PassThrough();
+    const stderr = Object.assign(new PassThrough(), { isTTY: true }) as unknown as NodeJS.WriteStream;
+    let progress = '';
+    const interrupt = new AbortController();
+    (stderr as unknown as PassThrough).on('data', (d: Buffer) => {
+      progress += d.toString();
+      // Interrupted (Ctrl-C) once the layer is on its way.
+      if (/layer 1\/1 [0-9a-f]{12}: sending \d/.test(progress)) interrupt.abort();
+    });
+    const code = await runScan(large.file, { ...DEFAULTS, server }, { env: {}, stdout, stderr, signal: interrupt.signal });
+    expect(code).toBe(2);
+    expect(progress).toMatch(/sending [\d.]+ MiB of 256\.0 MiB/);
+    expect(progress).toMatch(/tarsier scan: interrupted\n$/);
+    const { rows } = await t.pool.query('SELECT 1 FROM layer_scan WHERE key = $1', [large.layerDigest]);
+    expect(rows).toEqual([]);
+
+    // A scan whose layers the server has: each is said to be there already.
+    expect((await scan(debianArchive, { server })).code).toBe(0);
+    let shown = '';
+    const tty = Object.assign(new PassThrough(), { isTTY: true }) as unknown as NodeJS.WriteStream;
+    (tty as unknown as PassThrough).on('data', (d: Buffer) => (shown += d.toString()));
+    const done = await runScan(
+      debianArchive,
+      { ...DEFAULTS, server, format: 'table' },
+      { env: {}, stdout, stderr: tty, signal: new AbortController().signal },
+    );
+    expect(done).toBe(0);
+    expect(shown).toMatch(/layer 1\/2 [0-9a-f]{12}: already scanned\n/);
+    expect(shown).toMatch(/matching vulnerabilities\n/);
   });
 
   it('exits 2 with a message when it cannot scan, and writes no report', async () => {
