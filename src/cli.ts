@@ -206,8 +206,11 @@ program
   .option('--ignore-unfixed', 'leave out vulnerabilities that have no fix yet', false)
   .option('--ignore <file>', 'YAML list of {id, package?, expires?, reason?} to leave out')
   .option('-q, --quiet', 'no progress or data age on stderr', false)
-  .option('--registry-user <user>', 'registry user for a registry image (default: docker login credentials)')
-  .option('--registry-password <password>', 'registry password for a registry image')
+  .option('--registry-user <user>', 'registry user for a registry image (also TARSIER_REGISTRY_USER; default: docker login credentials)')
+  .option(
+    '--registry-password <password>',
+    'registry password for a registry image (also TARSIER_REGISTRY_PASSWORD, kept out of the process list)',
+  )
   .option('--insecure', 'pull a registry image over plain HTTP', false)
   .option('--db <file>', 'standalone: load vulnerability data from a bundle written by tarsier export')
   .option('--update', 'standalone: download the vulnerability feeds first', false)

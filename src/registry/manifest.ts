@@ -142,6 +142,12 @@ function normalized(p: Platform): Platform {
   return { os: p.os.toLowerCase(), architecture, ...(variant ? { variant } : {}) };
 }
 
+/** Whether two platforms are the same once normalized (arm64 is arm64/v8, x86_64 is amd64). */
+export function samePlatform(a: Platform, b: Platform): boolean {
+  const [x, y] = [normalized(a), normalized(b)];
+  return x.os === y.os && x.architecture === y.architecture && x.variant === y.variant;
+}
+
 /** Entries of an index that are images (not build attestations or signatures stored beside them). */
 export function imageEntries(index: ImageIndex): IndexEntry[] {
   return index.manifests.filter(
@@ -155,11 +161,7 @@ export function imageEntries(index: ImageIndex): IndexEntry[] {
 
 /** The index's image for the platform wanted, or undefined when it has none. */
 export function selectPlatform(index: ImageIndex, wanted: Platform): IndexEntry | undefined {
-  const want = normalized(wanted);
-  return imageEntries(index).find((m) => {
-    const have = normalized(m.platform!);
-    return have.os === want.os && have.architecture === want.architecture && have.variant === want.variant;
-  });
+  return imageEntries(index).find((m) => samePlatform(m.platform!, wanted));
 }
 
 export const formatPlatform = (p: Platform): string => [p.os, p.architecture, p.variant].filter(Boolean).join('/');

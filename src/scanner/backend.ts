@@ -1,7 +1,8 @@
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import type { ImagePackage } from '../images/report.js';
-import type { LocalImage } from './local-image.js';
+import { formatPlatform } from '../registry/manifest.js';
+import { FALLBACK_PLATFORM, machinePlatform, type LocalImage } from './local-image.js';
 
 /**
  * Where `tarsier scan` gets an image scanned: a Tarsier server over HTTP (server.ts) or this
@@ -76,4 +77,25 @@ export function countedLayer(stream: Readable, report: (done: number) => void): 
   });
   // An error reading the file ends the counted stream with it.
   return pipeline(stream, counter, () => undefined);
+}
+
+/**
+ * A registry scan for the platform asked for; when none was, for this machine's, else linux/amd64
+ * (an index without this machine's), and a single-platform image whatever its platform: what
+ * `docker pull` would run here. The registry's answers say which case it is ("is a single
+ * linux/arm64 image, not …", "has no linux/arm64 image: …"), in this process or from a server.
+ */
+export async function withDefaultPlatform<T>(asked: string | undefined, scan: (platform: string) => Promise<T>): Promise<T> {
+  if (asked !== undefined) return scan(asked);
+  const machine = formatPlatform(machinePlatform());
+  try {
+    return await scan(machine);
+  } catch (err) {
+    const message = (err as Error).message;
+    const single = / is a single (\S+) image, not /.exec(message)?.[1];
+    if (single !== undefined) return scan(single);
+    const fallback = formatPlatform(FALLBACK_PLATFORM);
+    if (machine !== fallback && / has no \S+ image: /.test(message)) return scan(fallback);
+    throw err;
+  }
 }

@@ -94,9 +94,6 @@ function checkedOptions(options: ScanOptions): { format: OutputFormat; failOn: S
       throw new ScanError(`--platform: ${(err as Error).message}`);
     }
   }
-  if ((options.registryUser === undefined) !== (options.registryPassword === undefined)) {
-    throw new ScanError('--registry-user and --registry-password go together');
-  }
   return { format, failOn, platform };
 }
 
@@ -126,9 +123,19 @@ function standaloneConfig(options: ScanOptions, env: ScanIo['env']): Config {
   return { ...config, database: { ...config.database, dataDir: join(cache.dir, 'postgres'), dataDirIsDefault: !cache.chosen } };
 }
 
-/** The registry Authorization for a pull: --registry-user/--registry-password, else docker's stored login. */
+/**
+ * The registry Authorization for a pull: --registry-user/--registry-password (or TARSIER_REGISTRY_USER
+ * and TARSIER_REGISTRY_PASSWORD, which keep the password out of the process list), else docker's stored login.
+ */
 async function registryAuthorization(reference: string, options: ScanOptions, env: ScanIo['env']): Promise<string | undefined> {
-  if (options.registryUser !== undefined) return basicAuthorization(options.registryUser, options.registryPassword!);
+  const user = options.registryUser ?? (env.TARSIER_REGISTRY_USER || undefined);
+  const password = options.registryPassword ?? (env.TARSIER_REGISTRY_PASSWORD || undefined);
+  if ((user === undefined) !== (password === undefined)) {
+    throw new ScanError(
+      'a registry user and password go together (--registry-user/--registry-password or TARSIER_REGISTRY_USER/TARSIER_REGISTRY_PASSWORD)',
+    );
+  }
+  if (user !== undefined) return basicAuthorization(user, password!);
   let registry: string;
   try {
     registry = parseImageReference(reference).registry;
@@ -232,6 +239,7 @@ const HOUR_MS = 60 * 60 * 1000;
 export function dataAgeLine(updatedAt: Date | null, now: Date): string {
   if (updatedAt === null) return 'vulnerability data: never updated';
   const hours = Math.max(0, (now.getTime() - updatedAt.getTime()) / HOUR_MS);
-  const age = hours < 1 ? 'less than an hour' : hours < 48 ? `${Math.floor(hours)} hours` : `${Math.floor(hours / 24)} days`;
+  const whole = Math.floor(hours);
+  const age = hours < 1 ? 'less than an hour' : hours < 2 ? '1 hour' : hours < 48 ? `${whole} hours` : `${Math.floor(hours / 24)} days`;
   return `vulnerability data: updated ${updatedAt.toISOString()} (${age} ago)`;
 }

@@ -6,6 +6,8 @@ import {
   InvalidManifest,
   MEDIA_TYPES,
   parseManifest,
+  parsePlatform,
+  samePlatform,
   selectPlatform,
   type ImageIndex,
   type IndexEntry,
@@ -44,7 +46,8 @@ export function machinePlatform(): Platform {
   return { os: 'linux', architecture: architecture[process.arch] ?? process.arch };
 }
 
-const FALLBACK_PLATFORM: Platform = { os: 'linux', architecture: 'amd64' };
+/** The platform scanned when neither the one asked for nor this machine's is there. */
+export const FALLBACK_PLATFORM: Platform = { os: 'linux', architecture: 'amd64' };
 
 const sha256 = (bytes: Buffer): string => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 
@@ -79,9 +82,15 @@ export async function readLocalImage(files: ImageFiles, wanted: Platform | undef
   const index = await files.read('index.json');
   const saved = await files.read('manifest.json');
   const savedEntries = saved ? dockerManifestEntries(saved) : undefined;
-  if (index) return fromLayout(files, index, savedEntries, wanted);
-  if (savedEntries) return fromDockerSave(files, savedEntries);
-  throw new ImageArchiveError('neither an OCI image layout (no index.json) nor a docker save archive (no manifest.json)');
+  if (!index && !savedEntries) {
+    throw new ImageArchiveError('neither an OCI image layout (no index.json) nor a docker save archive (no manifest.json)');
+  }
+  const image = index ? await fromLayout(files, index, savedEntries, wanted) : await fromDockerSave(files, savedEntries!);
+  // A single-platform image asked for as another platform is a mistake to report, not to scan.
+  if (wanted && image.platform !== null && !samePlatform(parsePlatform(image.platform), wanted)) {
+    throw new ImageArchiveError(`the image is ${image.platform}, not ${formatPlatform(wanted)}`);
+  }
+  return image;
 }
 
 interface SavedImage {

@@ -1,9 +1,16 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import type { ImagePackage } from '../images/report.js';
 import { parseSeverity } from '../model/vulnerability.js';
-import { countedLayer, ScanError, type Progress, type RegistryScanRequest, type ScanBackend, type ScannedContents } from './backend.js';
-import { machinePlatform, type LocalImage } from './local-image.js';
-import { formatPlatform } from '../registry/manifest.js';
+import {
+  countedLayer,
+  ScanError,
+  withDefaultPlatform,
+  type Progress,
+  type RegistryScanRequest,
+  type ScanBackend,
+  type ScannedContents,
+} from './backend.js';
+import type { LocalImage } from './local-image.js';
 
 /**
  * Scans through a Tarsier server: a local image's layers are sent only when the server has not
@@ -123,24 +130,18 @@ export class ServerBackend implements ScanBackend {
 
   async scanRegistry(scan: RegistryScanRequest, progress: Progress, signal: AbortSignal): Promise<ScannedContents> {
     progress({ kind: 'step', message: `the server is pulling ${scan.reference}` });
-    const platform = scan.platform ?? formatPlatform(machinePlatform());
-    const post = (body: Record<string, unknown>) =>
-      this.#call('POST', '/tarsier/v1/images', { body: JSON.stringify(body), headers: { 'content-type': 'application/json' }, signal });
     const body = {
       reference: scan.reference,
-      platform,
       ...(scan.insecure ? { insecure: true } : {}),
       ...(scan.authorization !== undefined ? { authorization: scan.authorization } : {}),
     };
-    let answer: { json: unknown };
-    try {
-      answer = await post(body);
-    } catch (err) {
-      // No platform asked for and the index lacks this machine's: linux/amd64, as for local images.
-      if (scan.platform !== undefined || platform === 'linux/amd64' || !/has no .* variant|platform/i.test((err as Error).message))
-        throw err;
-      answer = await post({ ...body, platform: 'linux/amd64' });
-    }
+    const answer = await withDefaultPlatform(scan.platform, (platform) =>
+      this.#call('POST', '/tarsier/v1/images', {
+        body: JSON.stringify({ ...body, platform }),
+        headers: { 'content-type': 'application/json' },
+        signal,
+      }),
+    );
     const images = (
       answer.json as { Images?: { Digest: string; Platform: string | null; Registry: string; Repository: string; Tags: string[] }[] }
     ).Images;

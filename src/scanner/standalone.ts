@@ -12,7 +12,15 @@ import { LayerScans, type ScannedLayer } from '../indexer/layer-scans.js';
 import { RegistryClient } from '../registry/client.js';
 import { getValue, setValue } from '../store/keyvalue.js';
 import { updaterStates } from '../store/updater-state.js';
-import { countedLayer, ScanError, type Progress, type RegistryScanRequest, type ScanBackend, type ScannedContents } from './backend.js';
+import {
+  countedLayer,
+  ScanError,
+  withDefaultPlatform,
+  type Progress,
+  type RegistryScanRequest,
+  type ScanBackend,
+  type ScannedContents,
+} from './backend.js';
 import type { LocalImage } from './local-image.js';
 
 /**
@@ -103,8 +111,8 @@ export class StandaloneBackend implements ScanBackend {
 
   async scanRegistry(scan: RegistryScanRequest, progress: Progress, signal: AbortSignal): Promise<ScannedContents> {
     progress({ kind: 'step', message: `pulling ${scan.reference}` });
-    const images = await this.#images.scan(scan, signal);
-    const image = images.find((i) => scan.platform === undefined || i.platform === scan.platform) ?? images[0];
+    const images = await withDefaultPlatform(scan.platform, (platform) => this.#images.scan({ ...scan, platform }, signal));
+    const image = images[0];
     if (!image) throw new ScanError(`no image was found for ${scan.reference}`);
     return {
       ...(await this.#contents(image.digest)),

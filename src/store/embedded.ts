@@ -191,13 +191,13 @@ async function readPid(file: string): Promise<number | undefined> {
  * A postmaster still running on this data directory after its Tarsier process died (SIGKILL,
  * OOM) would make the new start fail. Stop it, unless a live Tarsier process still owns it.
  */
-async function stopStalePostmaster(dataDir: string, log: Logger): Promise<void> {
+async function stopStalePostmaster(dataDir: string, setting: string, log: Logger): Promise<void> {
   const postmasterPid = await readPid(join(dataDir, 'postmaster.pid'));
   if (postmasterPid === undefined || !isAlive(postmasterPid) || !isPostgresProcess(postmasterPid)) return;
   const ownerPid = await readPid(join(dataDir, OWNER_FILE));
   if (ownerPid !== undefined && ownerPid !== process.pid && isAlive(ownerPid)) {
     throw new Error(
-      `the embedded database in ${dataDir} is in use by Tarsier process ${ownerPid}; stop that process or set TARSIER_DATA_DIR to another directory`,
+      `the embedded database in ${dataDir} is in use by Tarsier process ${ownerPid}; stop that process or set ${setting} to another directory`,
     );
   }
   log.warn({ pid: postmasterPid, dataDir }, 'stopping stale embedded postgres left by an earlier run');
@@ -279,10 +279,9 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const { log } = options;
   const database = options.database ?? 'tarsier';
   const runAs = unprivilegedUser();
+  const setting = options.dataDirSetting ?? SERVER_DATA_DIR_SETTING;
   const bin = runAs ? await reachableBinaries(await binaries(), runAs, log) : await binaries();
-  const dataDir = runAs
-    ? reachableDataDir(options.dataDir, runAs, options.relocatable ?? false, options.dataDirSetting ?? SERVER_DATA_DIR_SETTING, log)
-    : options.dataDir;
+  const dataDir = runAs ? reachableDataDir(options.dataDir, runAs, options.relocatable ?? false, setting, log) : options.dataDir;
 
   // Parents keep the default mode: the unprivileged user must be able to reach the data directory.
   await mkdir(dirname(dataDir), { recursive: true });
@@ -292,12 +291,12 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     log.info({ dataDir, user: runAs?.user }, 'initialising embedded postgres');
     await initialise(bin, dataDir, runAs).catch((err: Error) => {
       const hint = runAs
-        ? ` (PostgreSQL runs as user "${runAs.user}", which must be able to reach ${dataDir}; set TARSIER_DATA_DIR to a directory it can reach)`
+        ? ` (PostgreSQL runs as user "${runAs.user}", which must be able to reach ${dataDir}; set ${setting} to a directory it can reach)`
         : '';
       throw new Error(`initialising the embedded database failed${hint}: ${err.message}`);
     });
   }
-  await stopStalePostmaster(dataDir, log);
+  await stopStalePostmaster(dataDir, setting, log);
 
   const password = (await readFile(join(dataDir, PASSWORD_FILE), 'utf8')).trim();
   const port = options.port ?? (await freePort());

@@ -417,6 +417,8 @@ describe('tarsier scan against a server', () => {
       const amd = report(await scan(layoutDir, { server }));
       expect(amd.target).toMatchObject({ digest: layout.images[0]!.digest, platform: 'linux/amd64' });
     }
+    const single = await scan(debianArchive, { server, platform: 'linux/arm64' });
+    expect([single.code, single.stderr]).toEqual([2, 'tarsier scan: the image is linux/amd64, not linux/arm64\n']);
     const wrong = await scan(layoutDir, { server, platform: 'linux/s390x' });
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/no linux\/s390x variant; its platforms: linux\/amd64, linux\/arm64/);
@@ -524,6 +526,28 @@ describe.skipIf(missingRegistryPrograms().length > 0)('tarsier scan of a registr
     const stored = await scan(reference, { server, insecure: true }, { DOCKER_CONFIG: dockerConfig });
     expect(stored.code, stored.stderr).toBe(0);
     expect(ids(report(stored))).toEqual(ids(r));
+
+    // Without --platform: this machine's image of an index; a single-platform image whatever its platform.
+    const multi = await ociLayout(join(dir, 'multi'), [
+      { layers: [alpineLayer('3.18')], platform: { os: 'linux', architecture: 'amd64' } },
+      { layers: [rpmLayer('amazonlinux2023')], platform: { os: 'linux', architecture: 'arm64' } },
+    ]);
+    await pushImage(registry, multi.dir, 'team/multi', 'v1');
+    const withLogin = { server, insecure: true, registryUser: registry.username, registryPassword: registry.password };
+    const fromIndex = report(await scan(`${registry.host}/team/multi:v1`, withLogin));
+    const machine = process.arch === 'arm64' ? 'linux/arm64' : 'linux/amd64';
+    expect(fromIndex.target.platform).toBe(machine);
+    expect(fromIndex.target.digest).toBe(multi.images[machine === 'linux/arm64' ? 1 : 0]!.digest);
+    const foreignOnly = await ociLayout(join(dir, 'arm-only'), {
+      layers: [rpmLayer('amazonlinux2023')],
+      platform: { os: 'linux', architecture: 's390x' },
+    });
+    await pushImage(registry, foreignOnly.dir, 'team/s390x', 'v1');
+    const foreign = report(await scan(`${registry.host}/team/s390x:v1`, withLogin));
+    expect(foreign.target).toMatchObject({ platform: 'linux/s390x', digest: foreignOnly.digest });
+    expect(foreign.vulnerabilities.map((f) => f.id)).toEqual(['ALAS2023-2099-001']);
+    const asked = await scan(`${registry.host}/team/s390x:v1`, { ...withLogin, platform: 'linux/amd64' });
+    expect([asked.code, asked.stderr]).toEqual([2, expect.stringMatching(/is a single linux\/s390x image, not linux\/amd64/)]);
 
     // Passed through for the pull only: in no row of any table of the server's database.
     const { rows: tables } = await t.pool.query<{ name: string }>(

@@ -11,7 +11,10 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScanReport } from '../../src/scanner/report.js';
 import { debianLayerTar, dockerSaveArchive, layerTar } from '../helpers/image-archives.js';
+import { startFeedServer } from '../helpers/feed-server.js';
+import { debianLayer, ociLayout, pushImage } from '../helpers/oci-image.js';
 import { runTarsier } from '../helpers/process.js';
+import { missingRegistryPrograms, startRegistry } from '../helpers/registry.js';
 
 /** When the bundle's data was last updated where it was exported. */
 const DATA_UPDATED_AT = '2026-11-19T06:00:00.000Z';
@@ -119,6 +122,83 @@ describe('tarsier scan standalone', () => {
       const run = await runTarsier(env(), ['scan', archive, '--cache-dir', join(hidden, 'cache'), '--db', bundleFile]);
       expect(run.code).toBe(2);
       expect(run.stderr).toMatch(/cannot reach the data directory .*private\/cache\/postgres: .*set --cache-dir \(or TARSIER_CACHE_DIR\)/);
+    },
+    120_000,
+  );
+
+  it('--update downloads the configured feeds into the store first, and the data is as old as that update', async () => {
+    const feeds = await startFeedServer(); // closed after the file
+    {
+      // Debian's security tracker JSON, as upstream serves it: one buster entry per package.
+      const tracker = {
+        'postgresql-11': {
+          'CVE-2099-5001': {
+            description: 'a flaw in postgresql-11',
+            releases: {
+              buster: {
+                status: 'resolved',
+                repositories: { buster: '11.22-0+deb10u2' },
+                fixed_version: '11.22-0+deb10u4',
+                urgency: 'high',
+              },
+            },
+          },
+        },
+      };
+      feeds.put('/tracker/json', JSON.stringify(tracker));
+      const config = join(dir, 'feeds.yaml');
+      await writeFile(
+        config,
+        `clair:\n  updater:\n    enabledupdaters: [debian]\n    sources:\n      debian: { url: "${feeds.url('/tracker/json')}" }\n`,
+      );
+      const before = Date.now();
+      const run = await runTarsier(env(), [
+        'scan',
+        archive,
+        '--cache-dir',
+        join(dir, 'updated-cache'),
+        '--config',
+        config,
+        '--update',
+        '--format',
+        'json',
+      ]);
+      expect(run.code, run.stderr).toBe(0);
+      const report = JSON.parse(run.stdout) as ScanReport;
+      expect(report.vulnerabilities.map((f) => [f.id, f.package.name, f.fixedBy, f.severity])).toEqual([
+        ['CVE-2099-5001', 'postgresql-11', '11.22-0+deb10u4', 'High'],
+      ]);
+      expect(Date.parse(report.database.updatedAt!)).toBeGreaterThanOrEqual(before - 1000);
+    }
+  }, 120_000);
+
+  it.skipIf(missingRegistryPrograms().length > 0)(
+    'pulls a registry image itself, with docker login credentials',
+    async () => {
+      const registry = await startRegistry({ auth: 'basic' });
+      try {
+        const layout = await ociLayout(join(dir, 'push'), { layers: [debianLayer(10)] });
+        await pushImage(registry, layout.dir, 'team/db', 'v2');
+        const docker = join(dir, 'docker');
+        await mkdir(docker);
+        const auth = Buffer.from(`${registry.username}:${registry.password}`).toString('base64');
+        await writeFile(join(docker, 'config.json'), JSON.stringify({ auths: { [`http://${registry.host}`]: { auth } } }));
+        const run = await runTarsier(env({ DOCKER_CONFIG: docker }), [
+          'scan',
+          `${registry.host}/team/db:v2`,
+          '--insecure',
+          '--cache-dir',
+          cacheDir,
+          '--format',
+          'json',
+        ]);
+        expect(run.code, run.stderr).toBe(0);
+        const report = JSON.parse(run.stdout) as ScanReport;
+        expect(report.target).toMatchObject({ kind: 'registry', references: [`${registry.host}/team/db:v2`], platform: 'linux/amd64' });
+        expect(report.vulnerabilities.map((f) => f.id)).toEqual(['CVE-2099-4001', 'CVE-2099-4002']);
+      } finally {
+        await registry.stop();
+      }
     },
     120_000,
   );
