@@ -1,4 +1,4 @@
-import { SEVERITIES, type Severity } from '../model/vulnerability.js';
+import { severityRank, type Severity } from '../model/vulnerability.js';
 import { readAncestry } from '../store/ancestries.js';
 import type { AffectingVulnerability } from '../store/layers.js';
 import type { SeverityCount } from '../store/images.js';
@@ -74,5 +74,3 @@ function summarize(packages: readonly ImagePackage[]): Partial<Record<Severity, 
   }
   return summary;
 }
-
-const severityRank = (s: Severity): number => SEVERITIES.indexOf(s);

@@ -1,5 +1,5 @@
 import { cvssScores } from '../model/cvss.js';
-import { SEVERITIES, type Severity } from '../model/vulnerability.js';
+import { severityRank, type Severity } from '../model/vulnerability.js';
 import { TARSIER_VERSION } from '../version.js';
 import type { ScannedContents } from './backend.js';
 import { ignoreEntryFor, type IgnoreEntry } from './ignore.js';
@@ -22,8 +22,6 @@ export interface ReportOptions {
   failOn: Severity | undefined;
   now: Date;
 }
-
-export const severityRank = (s: Severity): number => SEVERITIES.indexOf(s);
 
 /** The score outputs show: CVSS v3 when known, else v2. */
 function preferredCvss(metadata: Readonly<Record<string, unknown>> | null): ReportCvss | undefined {
@@ -108,6 +106,17 @@ export function buildReport(contents: ScannedContents, options: ReportOptions): 
     summary: summarize(vulnerabilities),
     gate: { failOn, failed: failOn !== null && vulnerabilities.some((f) => severityRank(f.severity) >= severityRank(failOn)) },
   };
+}
+
+/** Findings grouped by vulnerability id, in the order each id first appears. */
+export function findingsById(findings: readonly Finding[]): Map<string, Finding[]> {
+  const groups = new Map<string, Finding[]>();
+  for (const finding of findings) {
+    const group = groups.get(finding.id);
+    if (group) group.push(finding);
+    else groups.set(finding.id, [finding]);
+  }
+  return groups;
 }
 
 /** Distinct vulnerability ids per severity, each counted once at the highest severity it has. */

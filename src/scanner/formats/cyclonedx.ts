@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Severity } from '../../model/vulnerability.js';
+import { findingsById } from '../findings.js';
 import type { Finding, ReportCvss, ReportPackage, ScanReport } from '../report.js';
 
 /**
@@ -72,17 +73,6 @@ function component(pkg: ReportPackage): Record<string, unknown> {
       { name: 'tarsier:version-format', value: pkg.versionFormat },
     ],
   };
-}
-
-/** Findings grouped by vulnerability id, in the order each id first appears. */
-function findingsById(findings: readonly Finding[]): Map<string, Finding[]> {
-  const groups = new Map<string, Finding[]>();
-  for (const finding of findings) {
-    const group = groups.get(finding.id);
-    if (group) group.push(finding);
-    else groups.set(finding.id, [finding]);
-  }
-  return groups;
 }
 
 function vulnerability(findings: readonly Finding[]): Record<string, unknown> {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { SEVERITIES, type Severity } from '../../model/vulnerability.js';
+import { severityRank, type Severity } from '../../model/vulnerability.js';
 import type { VersionFormatName } from '../../model/version-format.js';
+import { findingsById } from '../findings.js';
 import type { Finding, ScanReport } from '../report.js';
 
 /**
@@ -74,17 +75,6 @@ export function sarifReport(report: ScanReport): Record<string, unknown> {
   };
 }
 
-/** Findings grouped by vulnerability id, in the order each id first appears. */
-function findingsById(findings: readonly Finding[]): Map<string, Finding[]> {
-  const groups = new Map<string, Finding[]>();
-  for (const finding of findings) {
-    const group = groups.get(finding.id);
-    if (group) group.push(finding);
-    else groups.set(finding.id, [finding]);
-  }
-  return groups;
-}
-
 function rule(findings: readonly Finding[]): Record<string, unknown> {
   const { id } = findings[0]!;
   const severity = highestSeverity(findings);
@@ -106,7 +96,7 @@ function rule(findings: readonly Finding[]): Record<string, unknown> {
 }
 
 function highestSeverity(findings: readonly Finding[]): Severity {
-  return findings.reduce<Severity>((max, f) => (SEVERITIES.indexOf(f.severity) > SEVERITIES.indexOf(max) ? f.severity : max), 'Unknown');
+  return findings.reduce<Severity>((max, f) => (severityRank(f.severity) > severityRank(max) ? f.severity : max), 'Unknown');
 }
 
 /** The highest CVSS score among the findings, else the severity's place in GitHub's buckets. */

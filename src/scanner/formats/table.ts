@@ -1,4 +1,4 @@
-import { SEVERITIES, type Severity } from '../../model/vulnerability.js';
+import { SEVERITIES, severityRank, type Severity } from '../../model/vulnerability.js';
 import type { Finding, ReportPackage, ScanReport } from '../report.js';
 
 /**
@@ -67,10 +67,6 @@ function count(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
-function rank(severity: Severity): number {
-  return SEVERITIES.indexOf(severity);
-}
-
 /** Packages in order of their most severe finding, then name and version. */
 function packageGroups(findings: readonly Finding[]): PackageGroup[] {
   const groups = new Map<string, PackageGroup>();
@@ -82,10 +78,10 @@ function packageGroups(findings: readonly Finding[]): PackageGroup[] {
     else groups.set(key, { pkg: finding.package, findings: [finding] });
   }
   const sorted = [...groups.values()];
-  for (const group of sorted) group.findings.sort((a, b) => rank(b.severity) - rank(a.severity) || compareText(a.id, b.id));
+  for (const group of sorted) group.findings.sort((a, b) => severityRank(b.severity) - severityRank(a.severity) || compareText(a.id, b.id));
   return sorted.sort(
     (a, b) =>
-      rank(b.findings[0]!.severity) - rank(a.findings[0]!.severity) ||
+      severityRank(b.findings[0]!.severity) - severityRank(a.findings[0]!.severity) ||
       compareText(a.pkg.name, b.pkg.name) ||
       compareText(a.pkg.version, b.pkg.version),
   );
