@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Severity } from '../model/vulnerability.js';
-import type { Enrichment } from '../updater/types.js';
+import type { Enrichment } from '../model/source-data.js';
 import type { Queryable } from './pool.js';
 
 const SELECT = 'SELECT cve, nvd, severity FROM nvd_enrichment WHERE cve = ANY($1::text[])';

@@ -7,8 +7,8 @@ import type { Severity, Vulnerability } from '../model/vulnerability.js';
 import type { Pool } from '../store/pool.js';
 import { updaterStates } from '../store/updater-state.js';
 import type { RunSummary, UpdaterRunner } from './runner.js';
-import type { Enrichment, SourceData } from './types.js';
-import type { Source } from './updater.js';
+import type { Enrichment, SourceData } from '../model/source-data.js';
+import type { Source } from '../model/updater.js';
 
 /**
  * Offline bundles move the vulnerability data between an online installation (`tarsier export`)

@@ -23,8 +23,8 @@ import {
 } from '../store/updates.js';
 import { ensureNamespace, findNamespace, type NamespaceRow } from '../store/vulnerabilities.js';
 import { Downloader, type Validators } from './download.js';
-import type { Enrichment, SourceData } from './types.js';
-import type { Source, SourcePart } from './updater.js';
+import type { Enrichment, SourceData } from '../model/source-data.js';
+import type { Source, SourcePart } from '../model/updater.js';
 
 export interface RunSummary {
   readonly source: string;

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Pool } from '../store/pool.js';
 import { updaterStates } from '../store/updater-state.js';
 import type { UpdaterRunner } from './runner.js';
-import type { Source } from './updater.js';
+import type { Source } from '../model/updater.js';
 
 /** How often a replica looks for due sources. Runs themselves are every updater.interval. */
 const DEFAULT_TICK_MS = 30_000;

@@ -9,7 +9,7 @@ import { nvdEnricher } from '../ecosystems/nvd/updater.js';
 import { oracleUpdater } from '../ecosystems/oracle/updater.js';
 import { rhelUpdater } from '../ecosystems/rhel/updater.js';
 import { ubuntuUpdater } from '../ecosystems/ubuntu/updater.js';
-import type { Source } from './updater.js';
+import type { Source } from '../model/updater.js';
 
 export const SOURCES: readonly Source[] = [
   debianUpdater,

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { alpineLink, chainguardLink, mergeSourceData, parseSecdb } from '../../src/ecosystems/alpine/secdb.js';
 import type { Vulnerability } from '../../src/model/vulnerability.js';
-import type { SourceData } from '../../src/updater/types.js';
+import type { SourceData } from '../../src/model/source-data.js';
 
 const feed = (path: string) => readFileSync(new URL(`../fixtures/feeds/${path}`, import.meta.url));
 const ALPINE = 'https://security.alpinelinux.org/vuln/';

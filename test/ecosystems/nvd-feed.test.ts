@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { JsonArraySplitter, parseNvdFeed, severityFromCvss2, severityFromCvss3 } from '../../src/ecosystems/nvd/feed.js';
-import type { Enrichment } from '../../src/updater/types.js';
+import type { Enrichment } from '../../src/model/source-data.js';
 
 const feeds = fileURLToPath(new URL('../fixtures/feeds/nvd/', import.meta.url));
 

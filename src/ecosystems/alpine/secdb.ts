@@ -7,7 +7,7 @@
  * so they are parsed whole.
  */
 import { SEVERITIES, type FixedIn, type Vulnerability } from '../../model/vulnerability.js';
-import type { SourceData } from '../../updater/types.js';
+import type { SourceData } from '../../model/source-data.js';
 import { apk } from '../apk/version.js';
 import { knownNamespaceFormat, versionFormat } from '../index.js';
 

@@ -1,4 +1,4 @@
-import { directory, readAll, type Updater } from '../../updater/updater.js';
+import { directory, readAll, type Updater } from '../../model/updater.js';
 import { chainguardLink, mergeSourceData, parseSecdb } from './secdb.js';
 
 /** Branch directories in the secdb index (v3.19/, edge/), as links of an HTML listing. */

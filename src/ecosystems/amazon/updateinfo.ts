@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import { severityVocabulary, type FixedIn, type Vulnerability } from '../../model/vulnerability.js';
-import type { SourceData } from '../../updater/types.js';
+import type { SourceData } from '../../model/source-data.js';
 import { rpm } from '../rpm/version.js';
 
 /**

@@ -1,4 +1,4 @@
-import { directory, type Updater } from '../../updater/updater.js';
+import { directory, type Updater } from '../../model/updater.js';
 import { amazonMirrorUrl, parseAmazonUpdateinfo, updateinfoLocation } from './updateinfo.js';
 
 /** Where each release's mirror list lives under the CDN root. */

@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import streamObject from 'stream-json/streamers/stream-object.js';
 import { SEVERITIES, severityVocabulary, type Severity, type Vulnerability } from '../../model/vulnerability.js';
-import type { SourceData } from '../../updater/types.js';
+import type { SourceData } from '../../model/source-data.js';
 import { dpkg } from '../dpkg/version.js';
 import { debianNamespace } from './releases.js';
 

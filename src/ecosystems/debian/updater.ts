@@ -1,4 +1,4 @@
-import type { Updater } from '../../updater/updater.js';
+import type { Updater } from '../../model/updater.js';
 import { parseDebianTracker } from './tracker.js';
 
 /** The Debian Security Tracker's JSON document: one part, every Debian release in it. */

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
-import type { Enrichment } from '../../updater/types.js';
+import type { Enrichment } from '../../model/source-data.js';
 
 /**
  * NVD CVE JSON 2.0 (data-sources §4.8, clair-behaviour §6.7): the yearly / modified / recent feed

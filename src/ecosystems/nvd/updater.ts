@@ -1,4 +1,4 @@
-import { directory, type Enricher } from '../../updater/updater.js';
+import { directory, type Enricher } from '../../model/updater.js';
 import { parseNvdFeed } from './feed.js';
 
 /** NVD's yearly JSON 2.0 feeds start in 2002. */

@@ -22,7 +22,7 @@
  */
 import type { Readable } from 'node:stream';
 import { severityVocabulary } from '../../model/vulnerability.js';
-import type { SourceData } from '../../updater/types.js';
+import type { SourceData } from '../../model/source-data.js';
 import { rpm } from '../rpm/version.js';
 import { reachCriteria } from '../oval/criteria.js';
 import { findReference, normalizeText, VulnerabilityCollector, type VulnerabilityHead } from '../oval/collect.js';

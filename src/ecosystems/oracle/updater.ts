@@ -1,4 +1,4 @@
-import { directory, type Updater } from '../../updater/updater.js';
+import { directory, type Updater } from '../../model/updater.js';
 import { parseOracleOval } from './oval.js';
 
 /** Oracle's ELSA OVAL, every release in one file. */

@@ -4,7 +4,7 @@
  */
 import type { VersionFormat } from '../../model/version-format.js';
 import type { FixedIn, Severity, Vulnerability } from '../../model/vulnerability.js';
-import type { SourceData } from '../../updater/types.js';
+import type { SourceData } from '../../model/source-data.js';
 import type { OvalReference } from './reader.js';
 
 export interface VulnerabilityHead {

@@ -1,4 +1,4 @@
-import { directory, type Updater } from '../../updater/updater.js';
+import { directory, type Updater } from '../../model/updater.js';
 import { parseRedHatOval } from './oval.js';
 
 /** RHEL majors with OVAL v2 streams; CentOS, Rocky and AlmaLinux layers are matched against them. */

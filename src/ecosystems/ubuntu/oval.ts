@@ -30,7 +30,7 @@
  */
 import type { Readable } from 'node:stream';
 import { severityVocabulary, type Severity } from '../../model/vulnerability.js';
-import type { SourceData } from '../../updater/types.js';
+import type { SourceData } from '../../model/source-data.js';
 import { dpkg } from '../dpkg/version.js';
 import { findReference, normalizeText, VulnerabilityCollector, type VulnerabilityHead } from '../oval/collect.js';
 import { readOval, type OvalDefinition, type OvalNode, type OvalTables } from '../oval/reader.js';

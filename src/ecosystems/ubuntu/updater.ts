@@ -1,4 +1,4 @@
-import { directory, type Updater } from '../../updater/updater.js';
+import { directory, type Updater } from '../../model/updater.js';
 import { parseUbuntuOval } from './oval.js';
 import { UBUNTU_RELEASES } from './releases.js';
 

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { Enrichment, SourceData } from './types.js';
+import type { Enrichment, SourceData } from './source-data.js';
 
 /**
  * An upstream source is made of independent parts, each complete for the namespaces it covers:
