@@ -6,6 +6,7 @@ import { run as debianImport } from './debian-import.js';
 import { run as layerIndex } from './layer-index.js';
 import { run as layerReport } from './layer-report.js';
 import { run as notificationFanout } from './notification-fanout.js';
+import { run as scanUpload } from './scan-upload.js';
 import { run as soak } from './soak.js';
 import { run as versionCompare } from './version-compare.js';
 import { run as vulnerabilityWrite } from './vulnerability-write.js';
@@ -17,6 +18,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'debian-import': debianImport,
   'vulnerability-write': vulnerabilityWrite,
   'notification-fanout': notificationFanout,
+  'scan-upload': scanUpload,
   soak,
 };
 
