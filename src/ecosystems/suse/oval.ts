@@ -1,0 +1,310 @@
+/**
+ * SUSE's CVE-indexed OVAL (data-sources §4.7): `suse.linux.enterprise.server.<N>-affected.xml`,
+ * `suse.linux.enterprise.micro.<v>-affected.xml`, `opensuse.leap.<v>-affected.xml` and the files
+ * without `-affected` (same shape, fixed and not-affected issues only). One `class="vulnerability"`
+ * definition per CVE covers every product and service pack of the file; `class="patch"` (the
+ * `-patch` files, one definition per SUSE-SU) is skipped.
+ *
+ * Namespaces come from the product criterion that holds beside each package criterion (the
+ * criteria tree's alternatives, as for Red Hat and Oracle):
+ *
+ * | criterion comment ("… is installed")                      | namespace           |
+ * |-----------------------------------------------------------|---------------------|
+ * | SUSE Linux Enterprise Server 15 SP6                       | `sles:15.6`         |
+ * | SUSE Linux Enterprise Server 15 (no SP: 15 GA)            | `sles:15`           |
+ * | SUSE Linux Enterprise Server 15 SP1-LTSS (-BCL, -ESPOS…)   | `sles:15.1`, second choice |
+ * | SUSE Linux Enterprise Module for Basesystem 15 SP6        | `sles:15.6`         |
+ * | SUSE Linux Enterprise Micro 5.5, SUSE Linux Micro 6.1     | `sle-micro:5.5`, `sle-micro:6.1` |
+ * | openSUSE Leap 15.6                                        | `opensuse-leap:15.6` |
+ *
+ * A plain "Server 15" is GA: SUSE's own test behind it is `sles-release is ==15`, and a 15 GA
+ * image says VERSION_ID="15". Modules are where SLE 15 ships most packages (openssl and glibc are
+ * in Basesystem), and a SLES image installs them, so they count for SLES; only modules versioned
+ * like SLES itself (a two-digit major) do, which leaves out e.g. "Module for SUSE Manager Server
+ * 4.3". The LTSS/BCL/ESPOS variants of a service pack publish their own, higher, versions: a
+ * package named by the plain service pack (or a module) takes that entry, a variant's only when
+ * the plain product does not name the package (vunnel prefers sles-release the same way). Desktop,
+ * SAP, HPC, Manager and other products are not SLES images and are ignored.
+ *
+ * Package criteria are "<name>-<version>-<release> is installed" and "<name> is not affected";
+ * they are read through their rpminfo test, object and state:
+ *
+ * | state                                  | FixedIn                               |
+ * |----------------------------------------|---------------------------------------|
+ * | evr "less than" E:V-R                  | fixed in E:V-R (state as written)     |
+ * | evr "greater than" 0:0-0 (any version; in the `-affected` files) | version null (affected) |
+ * | comment "<name> is not affected"       | version null, state `not_affected`    |
+ * | evr "equals", "greater than or equal" (kernel livepatch alternatives) | left out |
+ *
+ * When the state is missing, the version is taken from the comment after "<object name>-" (the
+ * comment names the fixed NEVR, without the epoch, which is why the state is preferred). SUSE's
+ * OVAL carries no "will not fix" or "deferred" state (those are in its CSAF VEX), so no other
+ * states are produced.
+ *
+ * - Name: the CVE id of the title. Description: whitespace collapsed.
+ * - Link: the `source="SUSE CVE"` reference, else https://www.suse.com/security/cve/<id>/.
+ * - Severity (`advisory/severity`): None → Negligible, Low, Moderate → Medium, Important → High,
+ *   Critical; anything else (or none) Unknown.
+ * - A feature named twice for one (namespace, CVE): a fixed version over no fix (the lowest
+ *   version wins), and affected over not affected.
+ *
+ * Tests, objects and states follow the definitions in the document, so definitions are reduced to
+ * their package criteria as they stream by and resolved once the document ends.
+ */
+import type { Readable } from 'node:stream';
+import { fixStateOf, severityVocabulary, type FixedIn, type FixState, type Vulnerability } from '../../model/vulnerability.js';
+import type { SourceData } from '../../model/source-data.js';
+import { rpm } from '../rpm/version.js';
+import { reachCriteria } from '../oval/criteria.js';
+import { compareNames, compareStrings, findReference, normalizeText, type VulnerabilityHead } from '../oval/collect.js';
+import { readOval, type OvalDefinition, type OvalTables } from '../oval/reader.js';
+
+/** The distributions SUSE's OVAL feeds. */
+export type SuseDistribution = 'sles' | 'sle-micro' | 'opensuse-leap';
+
+/**
+ * The namespaces one file is read for: `release` and its service packs (`sles` + `15` keeps
+ * `sles:15` and `sles:15.6`, not `sles:150`). Each product file is its own updater part, and a
+ * namespace named by two parts would have each withdraw the other's records.
+ */
+export interface SuseScope {
+  readonly distribution: SuseDistribution;
+  readonly release: string;
+}
+
+const SERVER =
+  /^\s*SUSE Linux Enterprise (?:Server|Module for [A-Za-z0-9 ]+?) (\d{2,})(?:\.(\d+))?(?: SP(\d+))?(-[A-Z]+)? is installed\s*$/;
+const MICRO = /^\s*SUSE Linux (?:Enterprise )?Micro (\d+\.\d+) is installed\s*$/;
+const LEAP = /^\s*openSUSE Leap (\d+\.\d+) is installed\s*$/;
+/** A package criterion: one word before "is installed" / "is not affected". */
+const PACKAGE = /^\s*(\S+) is (installed|not affected)\s*$/;
+/** "<name>-<version>-<release>" when the object is unknown. */
+const NEVR = /^(.+)-([^-]+-[^-]+)$/;
+const ANY_VERSION = /^(?:0:)?0-0$/;
+const CVE_ID = /\bCVE-\d{4}-\d{4,}\b/;
+
+/** A product fact: the namespace and 0 for the plain product, 1 for an LTSS-like variant. */
+interface Product {
+  readonly namespace: string;
+  readonly rank: number;
+}
+
+interface Entry {
+  readonly testRef: string;
+  readonly subject: string;
+  readonly notAffected: boolean;
+  readonly products: readonly Product[];
+}
+
+interface PendingDefinition {
+  readonly head: Omit<VulnerabilityHead, 'namespace'>;
+  readonly entries: readonly Entry[];
+}
+
+/** Parses one SUSE OVAL document; without a scope every SUSE namespace it names is kept. */
+export async function parseSuseOval(input: Readable, scope?: SuseScope): Promise<SourceData> {
+  const pending: PendingDefinition[] = [];
+  const namespaces = new Set<string>();
+  const inScope = (namespace: string): boolean => scope === undefined || withinScope(namespace, scope);
+  const tables = await readOval(input, {
+    label: scope ? `SUSE OVAL (${scope.distribution}:${scope.release})` : 'SUSE OVAL',
+    tables: true,
+    onDefinition: (def) => {
+      const reduced = reduceDefinition(def, inScope, namespaces);
+      if (reduced) pending.push(reduced);
+    },
+  });
+  const collector = new SuseCollector();
+  for (const def of pending) resolveDefinition(def, tables, collector);
+  return collector.result(namespaces);
+}
+
+function withinScope(namespace: string, scope: SuseScope): boolean {
+  const prefix = `${scope.distribution}:`;
+  if (!namespace.startsWith(prefix)) return false;
+  const release = namespace.slice(prefix.length);
+  return release === scope.release || release.startsWith(`${scope.release}.`);
+}
+
+/** The product a criterion comment names (rank 0 plain, 1 an LTSS-like variant); undefined for anything else. */
+export function productOf(comment: string): Product | undefined {
+  const server = SERVER.exec(comment);
+  if (server) {
+    const [, major, minor, sp, variant] = server;
+    // "Server 16.0" carries its minor; "Server 15 SP6" its service pack; "Server 15" is GA.
+    const release = minor !== undefined ? `${major}.${minor}` : sp !== undefined ? `${major}.${Number(sp)}` : (major as string);
+    return { namespace: `sles:${release}`, rank: variant === undefined ? 0 : 1 };
+  }
+  const micro = MICRO.exec(comment);
+  if (micro) return { namespace: `sle-micro:${micro[1]}`, rank: 0 };
+  const leap = LEAP.exec(comment);
+  if (leap) return { namespace: `opensuse-leap:${leap[1]}`, rank: 0 };
+  return undefined;
+}
+
+function reduceDefinition(def: OvalDefinition, inScope: (ns: string) => boolean, namespaces: Set<string>): PendingDefinition | undefined {
+  if (def.class.trim().toLowerCase() !== 'vulnerability' || def.criteria === null) return undefined;
+  const reached = reachCriteria(def.criteria, {
+    fact: (c) => {
+      const product = productOf(c.comment);
+      return product && inScope(product.namespace) ? `${product.namespace}\t${product.rank}` : undefined;
+    },
+    wanted: (c) => PACKAGE.test(c.comment) && productOf(c.comment) === undefined,
+  });
+  const entries: Entry[] = [];
+  for (const { criterion, contexts } of reached) {
+    const products = new Map<string, number>();
+    for (const facts of contexts) {
+      const inAlternative = new Map<string, number>();
+      for (const fact of facts) {
+        const [namespace, rank] = fact.split('\t') as [string, string];
+        inAlternative.set(namespace, Math.min(inAlternative.get(namespace) ?? 1, Number(rank)));
+      }
+      // No product of ours (another SUSE product), or two releases at once (cannot hold): nothing.
+      if (inAlternative.size !== 1) continue;
+      const [namespace, rank] = [...inAlternative][0] as [string, number];
+      products.set(namespace, Math.min(products.get(namespace) ?? 1, rank));
+    }
+    if (products.size === 0) continue;
+    const [, subject, verb] = PACKAGE.exec(criterion.comment) as RegExpExecArray;
+    entries.push({
+      testRef: criterion.testRef,
+      subject: subject as string,
+      notAffected: verb === 'not affected',
+      products: [...products].map(([namespace, rank]) => ({ namespace, rank })),
+    });
+  }
+  for (const entry of entries) for (const p of entry.products) namespaces.add(p.namespace);
+  // Product criteria of ours with no package beside them still say which namespaces the file covers.
+  collectProductNamespaces(def, inScope, namespaces);
+  const name = cveName(def);
+  if (entries.length === 0 || name === '') return undefined;
+  return {
+    head: {
+      name,
+      description: normalizeText(def.description),
+      link: findReference(def.references, 'SUSE CVE')?.refUrl.trim() || `https://www.suse.com/security/cve/${name}/`,
+      severity: suseSeverity(def.severity),
+    },
+    entries,
+  };
+}
+
+function collectProductNamespaces(def: OvalDefinition, inScope: (ns: string) => boolean, namespaces: Set<string>): void {
+  const walk = (node: NonNullable<OvalDefinition['criteria']>['children'][number]): void => {
+    if (node.kind === 'criteria') {
+      for (const child of node.children) walk(child);
+      return;
+    }
+    const product = node.negate ? undefined : productOf(node.comment);
+    if (product && inScope(product.namespace)) namespaces.add(product.namespace);
+  };
+  if (def.criteria) walk(def.criteria);
+}
+
+function resolveDefinition(def: PendingDefinition, tables: OvalTables, collector: SuseCollector): void {
+  for (const entry of def.entries) {
+    const fixedIn = resolveEntry(entry, tables);
+    if (!fixedIn) continue;
+    for (const { namespace, rank } of entry.products) collector.add({ ...def.head, namespace }, fixedIn, rank);
+  }
+}
+
+/** What one package criterion says, read through its test; undefined when it says nothing usable. */
+function resolveEntry(entry: Entry, tables: OvalTables): FixedIn | undefined {
+  const test = tables.tests.get(entry.testRef);
+  if (test && test.type !== 'rpminfo_test') return undefined;
+  const objectName = test ? tables.objects.get(test.objectRef)?.names[0] : undefined;
+  if (entry.notAffected) return { feature: objectName ?? entry.subject, version: null, state: 'not_affected' };
+
+  let evr: { value: string; operation: string } | undefined;
+  for (const ref of test?.stateRefs ?? []) {
+    const found = tables.states.get(ref)?.evr;
+    if (found) {
+      evr = found;
+      break;
+    }
+  }
+  if (evr) {
+    if (!objectName) return undefined;
+    if (evr.operation === 'less than') return { feature: objectName, version: evr.value };
+    if (evr.operation === 'greater than' && ANY_VERSION.test(evr.value)) return { feature: objectName, version: null };
+    return undefined; // livepatch alternatives ("equals", "greater than or equal")
+  }
+  // No state to read (absent from the document): the comment names the fixed NEVR.
+  if (objectName) {
+    return entry.subject.startsWith(`${objectName}-`)
+      ? { feature: objectName, version: entry.subject.slice(objectName.length + 1) }
+      : undefined;
+  }
+  const nevr = NEVR.exec(entry.subject);
+  return nevr ? { feature: nevr[1] as string, version: nevr[2] as string } : undefined;
+}
+
+function cveName(def: OvalDefinition): string {
+  return CVE_ID.exec(def.title)?.[0] ?? def.references.map((r) => CVE_ID.exec(r.refId)?.[0]).find((id) => id !== undefined) ?? '';
+}
+
+/** `advisory/severity`: None → Negligible, Low, Moderate → Medium, Important → High, Critical; else Unknown. */
+export const suseSeverity = severityVocabulary({
+  none: 'Negligible',
+  low: 'Low',
+  moderate: 'Medium',
+  important: 'High',
+  critical: 'Critical',
+});
+
+interface Candidate {
+  readonly fixedIn: FixedIn;
+  readonly rank: number;
+}
+
+interface Draft {
+  readonly head: VulnerabilityHead;
+  readonly features: Map<string, Candidate>;
+}
+
+/**
+ * One record per (namespace, CVE), like the shared OVAL collector, but keeping fix states and the
+ * plain-product-over-variant preference: per feature, the lower rank wins; within a rank a fixed
+ * version beats no fix (the lowest version wins), and affected beats not affected.
+ */
+class SuseCollector {
+  private readonly drafts = new Map<string, Draft>();
+
+  add(head: VulnerabilityHead, fixedIn: FixedIn, rank: number): void {
+    if (fixedIn.feature === '' || (fixedIn.version !== null && !rpm.valid(fixedIn.version))) return;
+    const key = `${head.namespace}\u0000${head.name}`;
+    let draft = this.drafts.get(key);
+    if (!draft) {
+      draft = { head, features: new Map() };
+      this.drafts.set(key, draft);
+    }
+    const current = draft.features.get(fixedIn.feature);
+    if (!current || rank < current.rank || (rank === current.rank && better(fixedIn, current.fixedIn))) {
+      draft.features.set(fixedIn.feature, { fixedIn, rank });
+    }
+  }
+
+  result(namespaceSet: ReadonlySet<string>): SourceData {
+    const vulnerabilities: Vulnerability[] = [...this.drafts.values()]
+      .map((d) => ({
+        namespace: d.head.namespace,
+        name: d.head.name,
+        description: d.head.description,
+        link: d.head.link,
+        severity: d.head.severity,
+        metadata: null,
+        fixedIn: [...d.features.values()].map((c) => c.fixedIn).sort((a, b) => compareStrings(a.feature, b.feature)),
+      }))
+      .sort((a, b) => compareNames(a.namespace, b.namespace) || compareNames(a.name, b.name));
+    return { namespaces: [...namespaceSet].sort(compareNames), vulnerabilities };
+  }
+}
+
+const STATE_ORDER: Record<FixState, number> = { fixed: 0, affected: 1, will_not_fix: 2, fix_deferred: 3, not_affected: 4 };
+
+function better(candidate: FixedIn, current: FixedIn): boolean {
+  if (candidate.version !== null && current.version !== null) return rpm.compare(candidate.version, current.version) < 0;
+  return STATE_ORDER[fixStateOf(candidate)] < STATE_ORDER[fixStateOf(current)];
+}
