@@ -19,6 +19,7 @@ import type { ConnectionOptions } from 'node:tls';
 import type { PoolConfig } from 'pg';
 import { LineCounter, isMap, isScalar, parseDocument, type Document } from 'yaml';
 import { parseByteSize, parseDuration } from './duration.js';
+import { SOURCE_CATALOG } from './ecosystems/catalog.js';
 import { parseNetwork } from './indexer/address-policy.js';
 
 export { parseByteSize, parseDuration } from './duration.js';
@@ -114,20 +115,9 @@ export class ConfigError extends Error {
 // ---------------------------------------------------------------------------------------------
 // Fixed vocabularies
 
-/** Tarsier's updaters, in default order. */
-const UPDATER_NAMES = ['debian', 'ubuntu', 'alpine', 'wolfi', 'rhel', 'oracle', 'amzn', 'nvd'] as const;
-type UpdaterName = (typeof UPDATER_NAMES)[number];
-
-const DEFAULT_SOURCES: Readonly<Record<UpdaterName, string>> = {
-  debian: 'https://security-tracker.debian.org/tracker/data/json',
-  ubuntu: 'https://security-metadata.canonical.com/oval/',
-  alpine: 'https://secdb.alpinelinux.org/',
-  wolfi: 'https://packages.wolfi.dev/os/security.json',
-  rhel: 'https://security.access.redhat.com/data/oval/v2/',
-  oracle: 'https://linux.oracle.com/security/oval/',
-  amzn: 'https://cdn.amazonlinux.com/',
-  nvd: 'https://nvd.nist.gov/feeds/json/cve/2.0/',
-};
+/** Tarsier's updaters, in default order (the catalog's; their default locations are there too). */
+const UPDATER_NAMES: readonly string[] = SOURCE_CATALOG.map((s) => s.name);
+type UpdaterName = string;
 
 /** Updater names found in Clair configs (`updater.enabledupdaters`): mapped to Tarsier's updater,
  * or null = a Clair updater Tarsier has no equivalent for (accepted, nothing enabled). */
@@ -456,7 +446,7 @@ const section = (keys: Record<string, Spec>): SectionSpec => ({ kind: 'section',
 
 const updaterName = (name: string): string => {
   const n = name.toLowerCase();
-  if (!(UPDATER_NAMES as readonly string[]).includes(n)) {
+  if (!UPDATER_NAMES.includes(n)) {
     throw new Problem(`unknown updater ${JSON.stringify(name)} (valid: ${UPDATER_NAMES.join(', ')})`);
   }
   return n;
@@ -805,14 +795,14 @@ function build(vals: Values, env: Env): Config {
   const enabledUpdaters: UpdaterName[] = [];
   vals.get<string[]>('updater.enabledupdaters').forEach((raw, i) => {
     const name = raw.trim().toLowerCase();
-    const mapped = (UPDATER_NAMES as readonly string[]).includes(name) ? (name as UpdaterName) : CLAIR_UPDATER_NAMES[name];
+    const mapped = UPDATER_NAMES.includes(name) ? name : CLAIR_UPDATER_NAMES[name];
     if (mapped === undefined) {
       throw vals.error('updater.enabledupdaters', `unknown updater ${JSON.stringify(raw)} (valid: ${UPDATER_NAMES.join(', ')})`, i);
     }
     if (mapped !== null && !enabledUpdaters.includes(mapped)) enabledUpdaters.push(mapped);
   });
   const sources: Record<string, { url: string }> = {};
-  for (const name of UPDATER_NAMES) sources[name] = { url: vals.opt<string>(`updater.sources.${name}.url`) ?? DEFAULT_SOURCES[name] };
+  for (const { name, url } of SOURCE_CATALOG) sources[name] = { url: vals.opt<string>(`updater.sources.${name}.url`) ?? url };
 
   const maxOpen = vals.get<number>('database.options.maxopenconnections');
   const chosenDataDir = fromEnv(env, ENV.dataDir, filePath, cwd) ?? vals.opt<string>('database.datadir');

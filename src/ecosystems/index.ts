@@ -1,10 +1,11 @@
 /**
- * The defaults list: every version format and every known distribution, as literal tables.
- * Adding a distribution means adding a line here (and its folder under ecosystems/).
+ * The defaults list: every version format, package lister and release detector, as literal
+ * tables; distributions are rows of the catalog (catalog.ts).
  */
 import type { PackageLister } from '../model/indexing.js';
 import type { VersionFormat, VersionFormatName } from '../model/version-format.js';
 import { apkLister } from './apk/lister.js';
+import { distributionOf } from './catalog.js';
 import { apk } from './apk/version.js';
 import { dpkgLister } from './dpkg/lister.js';
 import { dpkg } from './dpkg/version.js';
@@ -27,45 +28,21 @@ export function versionFormat(name: VersionFormatName): VersionFormat {
 }
 
 /**
- * Distribution (the part of a namespace name before ':') → the version format its package
- * manager uses. A namespace of a distribution listed here always gets this format, whatever a
- * client says; clients choose the format only for namespaces Tarsier does not know.
+ * The version format of a namespace of a known distribution (the catalog's), e.g. debian:12 →
+ * dpkg. A namespace of a known distribution always gets its format, whatever a client says;
+ * clients choose the format only for namespaces Tarsier does not know.
  */
-export const DISTRIBUTION_FORMATS: Readonly<Record<string, VersionFormatName>> = {
-  debian: 'dpkg',
-  ubuntu: 'dpkg',
-  alpine: 'apk',
-  wolfi: 'apk',
-  chainguard: 'apk',
-  rhel: 'rpm',
-  centos: 'rpm',
-  rocky: 'rpm',
-  almalinux: 'rpm',
-  oracle: 'rpm',
-  amzn: 'rpm',
-  fedora: 'rpm',
-  sles: 'rpm',
-  'opensuse-leap': 'rpm',
-  'opensuse-tumbleweed': 'rpm',
-};
-
-/** The version format of a namespace of a known distribution, e.g. debian:12 → dpkg. */
 export function knownNamespaceFormat(namespace: string): VersionFormatName | undefined {
-  const distribution = namespace.split(':', 1)[0] ?? '';
-  return Object.hasOwn(DISTRIBUTION_FORMATS, distribution) ? DISTRIBUTION_FORMATS[distribution] : undefined;
+  return distributionOf(namespace)?.versionFormat;
 }
 
 /**
- * Distributions whose packages are matched against another distribution's advisories for the
- * same major release: CentOS, Rocky Linux and AlmaLinux rebuild RHEL, and Red Hat's data covers
- * them. The layer keeps its own namespace (centos:7); its features live in rhel:7.
+ * The namespace whose advisories apply to packages of a layer in namespace: its own, or for a
+ * rebuild (CentOS, Rocky, Alma) the same major of the distribution it rebuilds (centos:7 → rhel:7).
  */
-const MATCHED_AS: Readonly<Record<string, string>> = { centos: 'rhel', rocky: 'rhel', almalinux: 'rhel' };
-
-/** The namespace whose advisories apply to packages of a layer in namespace. */
 export function matchNamespace(namespace: string): string {
-  const [distribution = '', release = ''] = namespace.split(':', 2);
-  const target = Object.hasOwn(MATCHED_AS, distribution) ? MATCHED_AS[distribution] : undefined;
+  const target = distributionOf(namespace)?.matchedAs;
+  const release = namespace.split(':', 2)[1] ?? '';
   return target ? `${target}:${release.split('.')[0]}` : namespace;
 }
 

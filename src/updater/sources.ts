@@ -1,6 +1,6 @@
 /**
- * The defaults list of vulnerability sources, in the order a run visits them (NVD last, so its
- * data lands on the vulnerabilities the others just wrote). updater.enabledupdaters picks from it.
+ * The vulnerability sources' code, by the name the catalog (ecosystems/catalog.ts) gives them; the
+ * catalog decides their order (NVD last) and default locations. updater.enabledupdaters picks from it.
  */
 import { alpineUpdater, wolfiUpdater } from '../ecosystems/alpine/updater.js';
 import { amazonUpdater } from '../ecosystems/amazon/updater.js';
@@ -9,9 +9,10 @@ import { nvdEnricher } from '../ecosystems/nvd/updater.js';
 import { oracleUpdater } from '../ecosystems/oracle/updater.js';
 import { rhelUpdater } from '../ecosystems/rhel/updater.js';
 import { ubuntuUpdater } from '../ecosystems/ubuntu/updater.js';
+import { SOURCE_CATALOG } from '../ecosystems/catalog.js';
 import type { Source } from '../model/updater.js';
 
-export const SOURCES: readonly Source[] = [
+const UPDATERS: readonly Source[] = [
   debianUpdater,
   ubuntuUpdater,
   alpineUpdater,
@@ -21,6 +22,13 @@ export const SOURCES: readonly Source[] = [
   amazonUpdater,
   nvdEnricher,
 ];
+
+/** Every source, in the catalog's order. A catalog source without code here is a mistake caught at start-up (and by the catalog test). */
+export const SOURCES: readonly Source[] = SOURCE_CATALOG.map(({ name }) => {
+  const source = UPDATERS.find((u) => u.name === name);
+  if (!source) throw new Error(`the catalog lists the source ${name}, which has no updater`);
+  return source;
+});
 
 /** The enabled sources, in SOURCES order. */
 export function enabledSources(names: readonly string[]): Source[] {

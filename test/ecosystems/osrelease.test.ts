@@ -127,7 +127,7 @@ const EXPECTED: Readonly<Record<string, string | undefined>> = {
   'amazon-2014.03': 'amzn:2014.03', // etc/system-release only
   'amazon-2016.03': 'amzn:2016.03',
   'amazon-2023': 'amzn:2023',
-  'azurelinux-3.0': undefined,
+  'azurelinux-3.0': 'azurelinux:3.0',
   'centos-5': 'centos:5', // etc/redhat-release only
   'centos-6': undefined, // etc/system-release-cpe only
   'centos-7': 'centos:7',
@@ -156,7 +156,7 @@ const EXPECTED: Readonly<Record<string, string | undefined>> = {
   'fedora-42': 'fedora:42',
   'fedora-42-container': 'fedora:42',
   hummingbird: undefined,
-  'mariner-2.0': undefined,
+  'mariner-2.0': 'mariner:2.0',
   'opensuse-leap-15.2': 'opensuse-leap:15.2',
   'opensuse-leap-42.3': 'opensuse-leap:42.3', // ID=opensuse, PRETTY_NAME "openSUSE Leap 42.3"
   'opensuse-tumbleweed': 'opensuse-tumbleweed:rolling',
@@ -167,8 +167,8 @@ const EXPECTED: Readonly<Record<string, string | undefined>> = {
   'oracle-8.10': 'oracle:8',
   'oracle-8.3': 'oracle:8',
   'oracle-9': 'oracle:9',
-  'photon-2.0': undefined,
-  'photon-4.0': undefined,
+  'photon-2.0': 'photon:2.0',
+  'photon-4.0': 'photon:4.0',
   'rhel-10': 'rhel:10',
   'rhel-6': 'rhel:6', // etc/redhat-release only
   'rhel-7': 'rhel:7', // os-release 7.7, redhat-release 7.4
@@ -182,7 +182,7 @@ const EXPECTED: Readonly<Record<string, string | undefined>> = {
   'rocky-9.3': 'rocky:9',
   'scientific-6': undefined,
   'scientific-7.5': undefined,
-  'sle-micro-5.3': undefined,
+  'sle-micro-5.3': 'sle-micro:5.3',
   'sles-12.1': 'sles:12.1',
   'sles-15.2': 'sles:15.2',
   'sles-15.3': 'sles:15.3',
@@ -332,15 +332,16 @@ describe('os-release detector', () => {
     ['ID="opensuse-tumbleweed"\nVERSION_ID="20240101"', 'opensuse-tumbleweed:rolling'],
     ['ID=wolfi\nVERSION_ID="20230201"', 'wolfi:rolling'],
     ['ID=chainguard', 'chainguard:rolling'],
+    ['ID=photon\nVERSION_ID=5.0', 'photon:5.0'],
+    ['ID=mariner\nVERSION_ID="2.0"', 'mariner:2.0'],
+    ['ID=azurelinux\nVERSION_ID="3.0"', 'azurelinux:3.0'],
+    ['ID="sl-micro"\nVERSION_ID="6.0"', 'sle-micro:6.0'],
     ['ID=Debian\nVERSION_ID=11', 'debian:11'],
   ])('%j → %s', (text, expected) => {
     expect(detectOsRelease(text)).toBe(expected);
   });
 
   it.each([
-    ['ID=photon\nVERSION_ID=5.0'],
-    ['ID=mariner\nVERSION_ID="2.0"'],
-    ['ID=azurelinux\nVERSION_ID="3.0"'],
     ['ID=debian'],
     ['ID=ubuntu'],
     ['ID=alpine\nVERSION_ID=garbage'],

@@ -1,4 +1,5 @@
 import type { LayerFiles, NamespaceDetector } from '../../model/indexing.js';
+import { distributionWithOsReleaseId } from '../catalog.js';
 import { alpineFromVersion, debianFromCodename, debianFromVersionText, ubuntuFromCodename, withMajor, withVersion } from './names.js';
 import { fileText, parseOsRelease, type ReleaseFields } from './parse.js';
 
@@ -13,43 +14,30 @@ const OS_RELEASE_PATHS = ['etc/os-release', 'usr/lib/os-release'];
 const DEBIAN_VERSION = 'etc/debian_version';
 
 /**
- * The namespace that os-release fields name, or undefined for distributions Tarsier has no
- * advisories for: Photon (`photon`), CBL-Mariner (`mariner`), Azure Linux (`azurelinux`),
- * Scientific Linux (`scientific`), SLE Micro (`sle-micro`), Hummingbird and any other ID. ID_LIKE is
- * deliberately not followed: a derivative's package versions differ from its parent's, so matching
- * them against the parent's advisories would report wrong fixes.
+ * The namespace that os-release fields name: the catalog's distribution with that ID, named by its
+ * rule; undefined for any other ID (Scientific Linux, Hummingbird, …). ID_LIKE is deliberately not
+ * followed: a derivative's package versions differ from its parent's, so matching them against the
+ * parent's advisories would report wrong fixes.
  */
 export function namespaceFromOsRelease(fields: ReleaseFields, debianVersion?: string): string | undefined {
   const id = (fields.ID ?? '').toLowerCase();
   const version = fields.VERSION_ID ?? '';
-  switch (id) {
+  if (id === 'opensuse') return legacyOpenSuse(fields);
+  const distribution = distributionWithOsReleaseId(id);
+  if (!distribution) return undefined;
+  switch (distribution.naming) {
     case 'debian':
       return debian(fields, debianVersion);
     case 'ubuntu':
       return ubuntu(fields);
     case 'alpine':
       return alpineFromVersion(version);
-    case 'rhel':
-    case 'centos': // CentOS Linux and CentOS Stream alike
-    case 'rocky':
-    case 'almalinux':
-    case 'fedora':
-      return withMajor(id, version);
-    case 'ol':
-      return withMajor('oracle', version);
-    case 'amzn':
-      return withVersion('amzn', version);
-    case 'sles':
-    case 'opensuse-leap':
-      return withVersion(id, version);
-    case 'opensuse':
-      return legacyOpenSuse(fields);
-    case 'opensuse-tumbleweed':
-    case 'wolfi':
-    case 'chainguard':
-      return `${id}:rolling`;
-    default:
-      return undefined;
+    case 'major':
+      return withMajor(distribution.id, version);
+    case 'version':
+      return withVersion(distribution.id, version);
+    case 'rolling':
+      return `${distribution.id}:rolling`;
   }
 }
 
@@ -91,7 +79,8 @@ function osReleaseText(files: LayerFiles): string | undefined {
 
 export const osReleaseDetector = {
   name: 'os-release',
-  version: 1,
+  // 2: Photon, Azure Linux, CBL-Mariner and SLE Micro layers are named (catalog rows).
+  version: 2,
   wants: (path: string) => OS_RELEASE_PATHS.includes(path) || path === DEBIAN_VERSION,
   detect(files: LayerFiles): string | undefined {
     const text = osReleaseText(files);

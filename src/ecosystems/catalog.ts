@@ -1,0 +1,176 @@
+import type { VersionFormatName } from '../model/version-format.js';
+
+/**
+ * The distribution catalog: every fact about a distribution that code elsewhere decides with, as
+ * data, one row each. The release-file detectors name layers by it, the matcher chooses formats and
+ * advisory namespaces by it, the configuration takes its updater names and default URLs from it,
+ * the scanner its package URLs. Adding a distribution is its folder (ecosystems/<name>/) and a row
+ * here; a source, its row in SOURCE_CATALOG and its updater in updater/sources.ts.
+ * test/ecosystems/catalog.test.ts fails when the rows, the detectors and the sources disagree.
+ */
+
+/**
+ * How a layer's namespace is named from its os-release (ecosystems/osrelease/os-release.ts):
+ * - `major`: `<id>:<major of VERSION_ID>` (rhel:9 from 9.4);
+ * - `version`: `<id>:<VERSION_ID>` (amzn:2023, sles:15.6, photon:5.0);
+ * - `rolling`: `<id>:rolling` (a rolling release has no version);
+ * - `debian`, `ubuntu`, `alpine`: the release rules of their own (code names, v3.18).
+ */
+export type ReleaseNaming = 'major' | 'version' | 'rolling' | 'debian' | 'ubuntu' | 'alpine';
+
+export interface Distribution {
+  /** The namespace prefix: `debian` in `debian:12`. */
+  readonly id: string;
+  /** os-release `ID` values that name it. */
+  readonly osReleaseIds: readonly string[];
+  readonly naming: ReleaseNaming;
+  readonly versionFormat: VersionFormatName;
+  /** The source (SOURCE_CATALOG) whose advisories cover it; absent: none yet (its layers are listed, not matched). */
+  readonly source?: string;
+  /** Matched against this distribution's advisories for the same major (CentOS → RHEL data). */
+  readonly matchedAs?: string;
+  /** Package URL namespace (the vendor) and `distro` qualifier prefix: pkg:rpm/redhat/…?distro=rhel-9. */
+  readonly purl: { readonly vendor: string; readonly distro: string };
+}
+
+export const DISTRIBUTIONS: readonly Distribution[] = [
+  {
+    id: 'debian',
+    osReleaseIds: ['debian'],
+    naming: 'debian',
+    versionFormat: 'dpkg',
+    source: 'debian',
+    purl: { vendor: 'debian', distro: 'debian' },
+  },
+  {
+    id: 'ubuntu',
+    osReleaseIds: ['ubuntu'],
+    naming: 'ubuntu',
+    versionFormat: 'dpkg',
+    source: 'ubuntu',
+    purl: { vendor: 'ubuntu', distro: 'ubuntu' },
+  },
+  {
+    id: 'alpine',
+    osReleaseIds: ['alpine'],
+    naming: 'alpine',
+    versionFormat: 'apk',
+    source: 'alpine',
+    purl: { vendor: 'alpine', distro: 'alpine' },
+  },
+  {
+    id: 'wolfi',
+    osReleaseIds: ['wolfi'],
+    naming: 'rolling',
+    versionFormat: 'apk',
+    source: 'wolfi',
+    purl: { vendor: 'wolfi', distro: 'wolfi' },
+  },
+  // Chainguard's images say ID=chainguard; their advisories are Wolfi's feed, under wolfi:rolling.
+  {
+    id: 'chainguard',
+    osReleaseIds: ['chainguard'],
+    naming: 'rolling',
+    versionFormat: 'apk',
+    purl: { vendor: 'chainguard', distro: 'chainguard' },
+  },
+  { id: 'rhel', osReleaseIds: ['rhel'], naming: 'major', versionFormat: 'rpm', source: 'rhel', purl: { vendor: 'redhat', distro: 'rhel' } },
+  // Rebuilds of RHEL: Red Hat's advisories cover them; their layers keep their own namespace.
+  {
+    id: 'centos',
+    osReleaseIds: ['centos'],
+    naming: 'major',
+    versionFormat: 'rpm',
+    matchedAs: 'rhel',
+    purl: { vendor: 'centos', distro: 'centos' },
+  },
+  {
+    id: 'rocky',
+    osReleaseIds: ['rocky'],
+    naming: 'major',
+    versionFormat: 'rpm',
+    matchedAs: 'rhel',
+    purl: { vendor: 'rocky', distro: 'rocky' },
+  },
+  {
+    id: 'almalinux',
+    osReleaseIds: ['almalinux'],
+    naming: 'major',
+    versionFormat: 'rpm',
+    matchedAs: 'rhel',
+    purl: { vendor: 'almalinux', distro: 'almalinux' },
+  },
+  { id: 'fedora', osReleaseIds: ['fedora'], naming: 'major', versionFormat: 'rpm', purl: { vendor: 'fedora', distro: 'fedora' } },
+  { id: 'oracle', osReleaseIds: ['ol'], naming: 'major', versionFormat: 'rpm', source: 'oracle', purl: { vendor: 'oracle', distro: 'ol' } },
+  {
+    id: 'amzn',
+    osReleaseIds: ['amzn'],
+    naming: 'version',
+    versionFormat: 'rpm',
+    source: 'amzn',
+    purl: { vendor: 'amazon', distro: 'amzn' },
+  },
+  { id: 'sles', osReleaseIds: ['sles'], naming: 'version', versionFormat: 'rpm', purl: { vendor: 'suse', distro: 'sles' } },
+  // SLE Micro 5 says ID=sle-micro; its successor, SUSE Linux Micro 6, says ID=sl-micro.
+  {
+    id: 'sle-micro',
+    osReleaseIds: ['sle-micro', 'sl-micro'],
+    naming: 'version',
+    versionFormat: 'rpm',
+    purl: { vendor: 'suse', distro: 'sle-micro' },
+  },
+  {
+    id: 'opensuse-leap',
+    // Before Leap 15, os-release said ID=opensuse for Leap and Tumbleweed alike: os-release.ts tells them apart.
+    osReleaseIds: ['opensuse-leap'],
+    naming: 'version',
+    versionFormat: 'rpm',
+    purl: { vendor: 'opensuse', distro: 'opensuse-leap' },
+  },
+  {
+    id: 'opensuse-tumbleweed',
+    osReleaseIds: ['opensuse-tumbleweed'],
+    naming: 'rolling',
+    versionFormat: 'rpm',
+    purl: { vendor: 'opensuse', distro: 'opensuse-tumbleweed' },
+  },
+  { id: 'photon', osReleaseIds: ['photon'], naming: 'version', versionFormat: 'rpm', purl: { vendor: 'photon', distro: 'photon' } },
+  {
+    id: 'azurelinux',
+    osReleaseIds: ['azurelinux'],
+    naming: 'version',
+    versionFormat: 'rpm',
+    purl: { vendor: 'azurelinux', distro: 'azurelinux' },
+  },
+  // CBL-Mariner, Azure Linux's name before 3.0.
+  { id: 'mariner', osReleaseIds: ['mariner'], naming: 'version', versionFormat: 'rpm', purl: { vendor: 'mariner', distro: 'mariner' } },
+];
+
+/** A vulnerability source: its name (updater.enabledupdaters, updater.sources.<name>.url) and default upstream location. */
+export interface SourceEntry {
+  readonly name: string;
+  readonly url: string;
+}
+
+/** Every source, in the order a run visits them: NVD last, so its data lands on the vulnerabilities the others just wrote. */
+export const SOURCE_CATALOG: readonly SourceEntry[] = [
+  { name: 'debian', url: 'https://security-tracker.debian.org/tracker/data/json' },
+  { name: 'ubuntu', url: 'https://security-metadata.canonical.com/oval/' },
+  { name: 'alpine', url: 'https://secdb.alpinelinux.org/' },
+  { name: 'wolfi', url: 'https://packages.wolfi.dev/os/security.json' },
+  { name: 'rhel', url: 'https://security.access.redhat.com/data/oval/v2/' },
+  { name: 'oracle', url: 'https://linux.oracle.com/security/oval/' },
+  { name: 'amzn', url: 'https://cdn.amazonlinux.com/' },
+  { name: 'nvd', url: 'https://nvd.nist.gov/feeds/json/cve/2.0/' },
+];
+
+const BY_ID = new Map(DISTRIBUTIONS.map((d) => [d.id, d]));
+const BY_OS_RELEASE_ID = new Map(DISTRIBUTIONS.flatMap((d) => d.osReleaseIds.map((id) => [id, d] as const)));
+
+/** The distribution of a namespace (`debian:12` → Debian's row); undefined for one Tarsier does not know. */
+export function distributionOf(namespace: string): Distribution | undefined {
+  return BY_ID.get(namespace.split(':', 1)[0] ?? '');
+}
+
+/** The distribution an os-release ID names. */
+export const distributionWithOsReleaseId = (id: string): Distribution | undefined => BY_OS_RELEASE_ID.get(id);

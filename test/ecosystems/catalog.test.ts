@@ -1,0 +1,101 @@
+/**
+ * The distribution catalog, the release detectors and the sources must agree: a source in one list
+ * only would never be scheduled, a distribution the detectors cannot name would never be matched.
+ * And the layering that keeps them apart: the store imports nothing from ecosystems/, ecosystems/
+ * nothing from updater/ (both read the model).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config.js';
+import { DISTRIBUTIONS, SOURCE_CATALOG, distributionOf } from '../../src/ecosystems/catalog.js';
+import { knownNamespaceFormat, matchNamespace } from '../../src/ecosystems/index.js';
+import { namespaceFromOsRelease } from '../../src/ecosystems/osrelease/os-release.js';
+import { SOURCES } from '../../src/updater/sources.js';
+
+const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+
+/** A version each naming rule accepts. */
+const SAMPLE_VERSION: Record<string, string> = {
+  debian: '12',
+  ubuntu: '24.04',
+  alpine: '3.20.1',
+  major: '9.4',
+  version: '15.6',
+  rolling: '20240101',
+};
+
+describe('the distribution catalog', () => {
+  it('names each distribution from its own os-release IDs, in its own namespace', () => {
+    for (const d of DISTRIBUTIONS) {
+      for (const id of d.osReleaseIds) {
+        const namespace = namespaceFromOsRelease({ ID: id, VERSION_ID: SAMPLE_VERSION[d.naming]! });
+        expect(namespace, `${id} (${d.id})`).toBeDefined();
+        expect(distributionOf(namespace!)?.id, `${id} → ${namespace}`).toBe(d.id);
+        expect(knownNamespaceFormat(namespace!)).toBe(d.versionFormat);
+      }
+    }
+  });
+
+  it('has one row per distribution and per os-release ID', () => {
+    const ids = DISTRIBUTIONS.map((d) => d.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    const osIds = DISTRIBUTIONS.flatMap((d) => d.osReleaseIds);
+    expect(new Set(osIds).size).toBe(osIds.length);
+  });
+
+  it('feeds every distribution from a source the catalog and the updaters both know, or from the distribution it rebuilds', () => {
+    const sourceNames = SOURCE_CATALOG.map((s) => s.name);
+    for (const d of DISTRIBUTIONS) {
+      if (d.source !== undefined) expect(sourceNames, d.id).toContain(d.source);
+      if (d.matchedAs !== undefined) {
+        const target = distributionOf(`${d.matchedAs}:1`);
+        expect(target?.source, `${d.id} is matched as ${d.matchedAs}, which must have a source`).toBeDefined();
+        expect(target?.versionFormat).toBe(d.versionFormat);
+        expect(matchNamespace(`${d.id}:8.6`)).toBe(`${d.matchedAs}:8`);
+      }
+    }
+  });
+
+  it('has code for every source it lists, in its order, and a source for every updater', () => {
+    expect(SOURCES.map((s) => s.name)).toEqual(SOURCE_CATALOG.map((s) => s.name));
+    const fed = new Set(DISTRIBUTIONS.flatMap((d) => (d.source ? [d.source] : [])));
+    for (const source of SOURCES)
+      if (source.kind === 'vulnerabilities') expect(fed, `${source.name} feeds no catalog distribution`).toContain(source.name);
+  });
+
+  it('gives the configuration its updater names and default locations', () => {
+    const config = parseConfig('');
+    expect(config.updater.enabledUpdaters).toEqual(SOURCE_CATALOG.map((s) => s.name));
+    for (const { name, url } of SOURCE_CATALOG) expect(config.updater.sources[name]).toEqual({ url });
+  });
+});
+
+/** Every relative import of each TypeScript file under dir, as a path relative to src/. */
+function importsUnder(dir: string): Array<{ file: string; target: string }> {
+  const found: Array<{ file: string; target: string }> = [];
+  for (const entry of readdirSync(join(SRC, dir), { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
+    const path = join(entry.parentPath, entry.name);
+    const text = readFileSync(path, 'utf8');
+    for (const m of text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)) {
+      found.push({ file: relative(SRC, path), target: relative(SRC, join(entry.parentPath, m[1]!)) });
+    }
+  }
+  return found;
+}
+
+describe('layering', () => {
+  it.each([
+    ['store', 'updater'],
+    ['store', 'api'],
+    ['ecosystems', 'updater'],
+    ['ecosystems', 'store'],
+    ['ecosystems', 'api'],
+  ])('%s/ imports nothing from %s/', (from, forbidden) => {
+    const imports = importsUnder(from);
+    expect(imports.length).toBeGreaterThan(5);
+    expect(imports.filter((i) => i.target.startsWith(`${forbidden}/`))).toEqual([]);
+  });
+});
