@@ -125,8 +125,8 @@ const CLAIR_UPDATER_NAMES: Readonly<Record<string, UpdaterName | null>> = {
   amzn1: 'amzn',
   amzn2: 'amzn',
   redhat: 'rhel',
-  suse: null,
-  opensuse: null,
+  suse: 'suse',
+  opensuse: 'suse',
   redhat_pypi: null,
   redhat_maven: null,
   redhat_npm: null,
@@ -517,7 +517,10 @@ const SCHEMA: SectionSpec = section({
   }),
   updater: section({
     interval: leaf(duration, '2h'),
-    enabledupdaters: leaf(list(text()), [...UPDATER_NAMES]),
+    enabledupdaters: leaf(
+      list(text()),
+      SOURCE_CATALOG.filter((s) => s.alternativeTo === undefined).map((s) => s.name),
+    ),
     sources: { kind: 'map', name: updaterName, value: section({ url: leaf(sourceUrl) }) },
   }),
   notifier: section({
@@ -801,6 +804,14 @@ function build(vals: Values, env: Env): Config {
     }
     if (mapped !== null && !enabledUpdaters.includes(mapped)) enabledUpdaters.push(mapped);
   });
+  for (const { name, alternativeTo } of SOURCE_CATALOG) {
+    if (alternativeTo !== undefined && enabledUpdaters.includes(name) && enabledUpdaters.includes(alternativeTo)) {
+      throw vals.error(
+        'updater.enabledupdaters',
+        `${name} and ${alternativeTo} feed the same distributions (their vulnerabilities would be reported twice): enable one of them`,
+      );
+    }
+  }
   const sources: Record<string, { url: string }> = {};
   for (const { name, url } of SOURCE_CATALOG) sources[name] = { url: vals.opt<string>(`updater.sources.${name}.url`) ?? url };
 

@@ -6,23 +6,17 @@ import pg from 'pg';
 import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, parseByteSize, parseConfig, parseDuration, type Config } from '../src/config.js';
+import { SOURCE_CATALOG } from '../src/ecosystems/catalog.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixtures = path.join(here, 'fixtures', 'config');
 const fixture = (name: string): string => path.join(fixtures, name);
 const readFixture = (name: string): string => readFileSync(fixture(name), 'utf8');
 
-const DEFAULT_SOURCES = {
-  debian: { url: 'https://security-tracker.debian.org/tracker/data/json' },
-  ubuntu: { url: 'https://security-metadata.canonical.com/oval/' },
-  alpine: { url: 'https://secdb.alpinelinux.org/' },
-  wolfi: { url: 'https://packages.wolfi.dev/os/security.json' },
-  rhel: { url: 'https://security.access.redhat.com/data/oval/v2/' },
-  oracle: { url: 'https://linux.oracle.com/security/oval/' },
-  amzn: { url: 'https://cdn.amazonlinux.com/' },
-  nvd: { url: 'https://nvd.nist.gov/feeds/json/cve/2.0/' },
-};
-const ALL_UPDATERS = ['debian', 'ubuntu', 'alpine', 'wolfi', 'rhel', 'oracle', 'amzn', 'nvd'];
+// The catalog's sources (test/ecosystems/catalog.test.ts checks the configuration against it).
+const DEFAULT_SOURCES = Object.fromEntries(SOURCE_CATALOG.map((s) => [s.name, { url: s.url }]));
+/** Every source but the alternatives (rhel-vex), which are enabled only instead of their source. */
+const ALL_UPDATERS = ['debian', 'ubuntu', 'alpine', 'wolfi', 'rhel', 'oracle', 'amzn', 'suse', 'photon', 'azurelinux', 'nvd'];
 
 const DEFAULTS: Config = {
   api: {
@@ -166,7 +160,7 @@ describe('unchanged Clair v2 config.yaml', () => {
 });
 
 describe('unchanged Clair v3 config.yaml', () => {
-  it('maps the sample (suse has no Tarsier updater and is dropped)', () => {
+  it('maps the sample', () => {
     const cfg = loadConfig({ file: fixture('clair-v3.yaml') });
     expect(cfg).toEqual({
       ...DEFAULTS,
@@ -174,7 +168,7 @@ describe('unchanged Clair v3 config.yaml', () => {
         ...DEFAULTS.database,
         connection: { host: 'localhost', port: 5432, user: 'postgres', ssl: false, statement_timeout: 60000 },
       },
-      updater: { ...DEFAULTS.updater, enabledUpdaters: ['debian', 'ubuntu', 'rhel', 'oracle', 'alpine'] },
+      updater: { ...DEFAULTS.updater, enabledUpdaters: ['debian', 'ubuntu', 'rhel', 'oracle', 'alpine', 'suse'] },
       notifier: { ...DEFAULTS.notifier, attempts: 3 },
     });
   });
@@ -193,7 +187,7 @@ describe('unchanged Clair v3 config.yaml', () => {
     expect(cfg.database.connection).toEqual({ connectionString: 'postgresql://clair:s3cret@db.internal:5432/clair?sslmode=disable' });
     expect(cfg.database.maxConnections).toBe(25);
     expect(cfg.updater.intervalMs).toBe(1_800_000);
-    expect(cfg.updater.enabledUpdaters).toEqual(['debian', 'ubuntu', 'rhel', 'oracle', 'alpine']);
+    expect(cfg.updater.enabledUpdaters).toEqual(['debian', 'ubuntu', 'rhel', 'oracle', 'alpine', 'suse']);
     expect(cfg.notifier).toEqual({
       ...DEFAULTS.notifier,
       attempts: 4,
@@ -233,9 +227,9 @@ describe('unchanged Clair v3 config.yaml', () => {
     expect(parseConfig(`clair:\n  api:\n    paginationkey: ${digits}\n`).api.paginationKey).toEqual(Buffer.from(digits, 'hex'));
   });
 
-  it('maps Clair updater names: amzn1/amzn2 → amzn, redhat → rhel, suse/opensuse dropped, duplicates removed', () => {
-    const cfg = parseConfig('clair:\n  updater:\n    enabledupdaters: [amzn1, amzn2, Redhat, rhel, suse, opensuse, NVD]\n');
-    expect(cfg.updater.enabledUpdaters).toEqual(['amzn', 'rhel', 'nvd']);
+  it('maps Clair updater names: amzn1/amzn2 → amzn, redhat → rhel, opensuse → suse, duplicates removed', () => {
+    const cfg = parseConfig('clair:\n  updater:\n    enabledupdaters: [amzn1, amzn2, Redhat, rhel, suse, opensuse, NVD, redhat_pypi]\n');
+    expect(cfg.updater.enabledUpdaters).toEqual(['amzn', 'rhel', 'suse', 'nvd']);
     expect(parseConfig('clair:\n  updater:\n    enabledupdaters: []\n').updater.enabledUpdaters).toEqual([]);
   });
 });
@@ -518,7 +512,7 @@ describe('environment overrides', () => {
 });
 
 describe('errors name the key', () => {
-  const UPDATERS = 'debian, ubuntu, alpine, wolfi, rhel, oracle, amzn, nvd';
+  const UPDATERS = 'debian, ubuntu, alpine, wolfi, rhel, rhel-vex, oracle, amzn, suse, photon, azurelinux, nvd';
   it.each([
     [
       'clair:\n  api:\n    prot: 6060\n',
@@ -611,8 +605,8 @@ describe('errors name the key', () => {
       'clair.updater.enabledupdaters: must be a list of strings (got "debian") (line 3)',
     ],
     [
-      'clair:\n  updater:\n    sources:\n      suse: {url: "http://x"}\n',
-      `clair.updater.sources.suse: unknown updater "suse" (valid: ${UPDATERS}) (line 4)`,
+      'clair:\n  updater:\n    sources:\n      sles: {url: "http://x"}\n',
+      `clair.updater.sources.sles: unknown updater "sles" (valid: ${UPDATERS}) (line 4)`,
     ],
     [
       'clair:\n  updater:\n    sources:\n      debian: {uri: "http://x"}\n',

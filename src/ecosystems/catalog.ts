@@ -110,13 +110,14 @@ export const DISTRIBUTIONS: readonly Distribution[] = [
     source: 'amzn',
     purl: { vendor: 'amazon', distro: 'amzn' },
   },
-  { id: 'sles', osReleaseIds: ['sles'], naming: 'version', versionFormat: 'rpm', purl: { vendor: 'suse', distro: 'sles' } },
+  { id: 'sles', osReleaseIds: ['sles'], naming: 'version', versionFormat: 'rpm', source: 'suse', purl: { vendor: 'suse', distro: 'sles' } },
   // SLE Micro 5 says ID=sle-micro; its successor, SUSE Linux Micro 6, says ID=sl-micro.
   {
     id: 'sle-micro',
     osReleaseIds: ['sle-micro', 'sl-micro'],
     naming: 'version',
     versionFormat: 'rpm',
+    source: 'suse',
     purl: { vendor: 'suse', distro: 'sle-micro' },
   },
   {
@@ -125,6 +126,7 @@ export const DISTRIBUTIONS: readonly Distribution[] = [
     osReleaseIds: ['opensuse-leap'],
     naming: 'version',
     versionFormat: 'rpm',
+    source: 'suse',
     purl: { vendor: 'opensuse', distro: 'opensuse-leap' },
   },
   {
@@ -134,22 +136,42 @@ export const DISTRIBUTIONS: readonly Distribution[] = [
     versionFormat: 'rpm',
     purl: { vendor: 'opensuse', distro: 'opensuse-tumbleweed' },
   },
-  { id: 'photon', osReleaseIds: ['photon'], naming: 'version', versionFormat: 'rpm', purl: { vendor: 'photon', distro: 'photon' } },
+  {
+    id: 'photon',
+    osReleaseIds: ['photon'],
+    naming: 'version',
+    versionFormat: 'rpm',
+    source: 'photon',
+    purl: { vendor: 'photon', distro: 'photon' },
+  },
   {
     id: 'azurelinux',
     osReleaseIds: ['azurelinux'],
     naming: 'version',
     versionFormat: 'rpm',
+    source: 'azurelinux',
     purl: { vendor: 'azurelinux', distro: 'azurelinux' },
   },
   // CBL-Mariner, Azure Linux's name before 3.0.
-  { id: 'mariner', osReleaseIds: ['mariner'], naming: 'version', versionFormat: 'rpm', purl: { vendor: 'mariner', distro: 'mariner' } },
+  {
+    id: 'mariner',
+    osReleaseIds: ['mariner'],
+    naming: 'version',
+    versionFormat: 'rpm',
+    source: 'azurelinux',
+    purl: { vendor: 'mariner', distro: 'mariner' },
+  },
 ];
 
 /** A vulnerability source: its name (updater.enabledupdaters, updater.sources.<name>.url) and default upstream location. */
 export interface SourceEntry {
   readonly name: string;
   readonly url: string;
+  /**
+   * Another feed of the same distributions as the named source, enabled instead of it (never both:
+   * their records would be reported twice). Not enabled by default.
+   */
+  readonly alternativeTo?: string;
 }
 
 /** Every source, in the order a run visits them: NVD last, so its data lands on the vulnerabilities the others just wrote. */
@@ -159,8 +181,13 @@ export const SOURCE_CATALOG: readonly SourceEntry[] = [
   { name: 'alpine', url: 'https://secdb.alpinelinux.org/' },
   { name: 'wolfi', url: 'https://packages.wolfi.dev/os/security.json' },
   { name: 'rhel', url: 'https://security.access.redhat.com/data/oval/v2/' },
+  // Red Hat's current feed (CSAF VEX): records per CVE with fix states, where OVAL v2 has them per advisory.
+  { name: 'rhel-vex', url: 'https://security.access.redhat.com/data/csaf/v2/vex/', alternativeTo: 'rhel' },
   { name: 'oracle', url: 'https://linux.oracle.com/security/oval/' },
   { name: 'amzn', url: 'https://cdn.amazonlinux.com/' },
+  { name: 'suse', url: 'https://ftp.suse.com/pub/projects/security/oval/' },
+  { name: 'photon', url: 'https://packages.broadcom.com/photon/photon_cve_metadata/' },
+  { name: 'azurelinux', url: 'https://raw.githubusercontent.com/microsoft/AzureLinuxVulnerabilityData/main/' },
   { name: 'nvd', url: 'https://nvd.nist.gov/feeds/json/cve/2.0/' },
 ];
 

@@ -64,6 +64,7 @@ export function buildReport(contents: ScannedContents, options: ReportOptions): 
         link: v.link,
         package: packages[i]!,
         fixedBy: v.fixedBy,
+        fixState: v.fixState === 'not_affected' ? 'affected' : v.fixState,
         ...(cvss ? { cvss } : {}),
         ...(v.metadata ? { metadata: v.metadata } : {}),
       };

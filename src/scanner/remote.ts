@@ -1,6 +1,6 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import type { ImagePackage } from '../images/report.js';
-import { parseSeverity } from '../model/vulnerability.js';
+import { parseSeverity, type FixState } from '../model/vulnerability.js';
 import {
   countedLayer,
   ScanError,
@@ -43,6 +43,7 @@ interface ImageDetailJson {
         Severity: string;
         Metadata?: Record<string, unknown>;
         FixedBy?: string;
+        FixState: FixState;
       }[];
     }[];
   };
@@ -172,6 +173,7 @@ export class ServerBackend implements ScanBackend {
         severity: parseSeverity(v.Severity) ?? 'Unknown',
         metadata: v.Metadata ?? null,
         fixedBy: v.FixedBy ?? null,
+        fixState: v.FixState,
       })),
     }));
     return { digest: image.Digest, layers: image.Layers, packages };

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { SEVERITIES } from '../model/vulnerability.js';
+import { FIX_STATES, SEVERITIES, type FixState } from '../model/vulnerability.js';
 
 /**
  * The scan report: what `tarsier scan` found in one image, before it is written in a format (table,
@@ -46,6 +46,10 @@ const findingFields = {
   link: Type.String({ description: 'Where the advisory is published; may be empty.' }),
   package: ReportPackage,
   fixedBy: Type.Union([Type.String(), Type.Null()], { description: 'The version that fixes it; null when there is no fix yet.' }),
+  fixState: Type.Union(
+    FIX_STATES.filter((s) => s !== 'not_affected').map((s) => Type.Literal(s)),
+    { description: 'fixed (fixedBy is the fix), affected (no fix yet), or what the source says: will_not_fix, fix_deferred.' },
+  ),
   cvss: Type.Optional(ReportCvss),
   metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "The source's metadata, as the v1 API gives it." })),
 };
@@ -117,3 +121,14 @@ export const ScanReport = Type.Object(
   { additionalProperties: false, title: 'Tarsier scan report' },
 );
 export type ScanReport = Static<typeof ScanReport>;
+
+/** How a finding's fix state reads in text: the version that fixes it, or why there is none. */
+export function fixText(finding: Pick<Finding, 'fixedBy' | 'fixState'>): string {
+  const unfixed: Record<Exclude<FixState, 'fixed'>, string> = {
+    affected: 'no fix yet',
+    will_not_fix: 'will not be fixed',
+    fix_deferred: 'fix deferred',
+    not_affected: 'not affected',
+  };
+  return finding.fixedBy ?? unfixed[finding.fixState === 'fixed' ? 'affected' : finding.fixState];
+}

@@ -40,7 +40,7 @@ const SELECT_FEATURE_VERSIONS = `
 const SELECT_VERSIONS_OF_FEATURES = 'SELECT id, feature_id, version FROM feature_version WHERE feature_id = ANY($1::int[])';
 /** Fixed-in entries of the live vulnerabilities of some features. */
 const SELECT_LIVE_FIXES = `
-  SELECT fi.id, fi.vulnerability_id, fi.feature_id, fi.fixed_version
+  SELECT fi.id, fi.vulnerability_id, fi.feature_id, fi.fixed_version, fi.fix_state
   FROM vulnerability_fixedin fi JOIN vulnerability v ON v.id = fi.vulnerability_id AND v.deleted_at IS NULL
   WHERE fi.feature_id = ANY($1::int[])`;
 const INSERT_AFFECTS = `
@@ -84,6 +84,8 @@ export interface FixRecord {
   vulnerability_id: number;
   feature_id: number;
   fixed_version: string | null;
+  /** A stated fix state (will_not_fix, fix_deferred, not_affected); null when fixed_version implies it. */
+  fix_state: string | null;
 }
 
 /** Every stored version of these features. */
@@ -93,9 +95,10 @@ export async function versionsOfFeatures(client: pg.PoolClient, ids: readonly nu
 
 /**
  * The feature versions each fix leaves affected: a version of a fixed feature is affected when it
- * sorts before the fix under compare, or always when there is no fix (None).
+ * sorts before the fix under compare, or always when there is no fix (None), unless the source
+ * says the package is not affected.
  */
-export function* affectedVersions<F extends { feature_id: number; fixed_version: string | null }>(
+export function* affectedVersions<F extends { feature_id: number; fixed_version: string | null; fix_state?: string | null }>(
   fixes: readonly F[],
   versions: readonly FeatureVersionRecord[],
   compare: (a: string, b: string) => number,
@@ -107,6 +110,7 @@ export function* affectedVersions<F extends { feature_id: number; fixed_version:
     else versionsByFeature.set(fv.feature_id, [fv]);
   }
   for (const fix of fixes) {
+    if (fix.fix_state === 'not_affected') continue;
     for (const fv of versionsByFeature.get(fix.feature_id) ?? []) {
       if (fix.fixed_version === null || compare(fv.version, fix.fixed_version) < 0) yield [fix, fv];
     }

@@ -4,7 +4,7 @@ import { badRequest, unprocessable } from '../errors.js';
 import type { Package } from '../model/indexing.js';
 import type { LayerScan, PackageDatabase, PackageDatabaseState } from '../model/layer.js';
 import type { VersionFormatName } from '../model/version-format.js';
-import type { Severity } from '../model/vulnerability.js';
+import { fixStateOf, type FixState, type Severity, type StatedFixState } from '../model/vulnerability.js';
 import { ensureFeatureVersions } from './features.js';
 import type { Queryable } from './pool.js';
 import { ensureNamespace } from './vulnerabilities.js';
@@ -43,6 +43,8 @@ export interface AffectingVulnerability {
   metadata: Record<string, unknown> | null;
   /** null: no fix yet. */
   fixedBy: string | null;
+  /** fixed with a version; else affected, or what the source says (will_not_fix, fix_deferred). */
+  fixState: FixState;
 }
 
 const SELECT_LAYER = `
@@ -86,7 +88,7 @@ const SELECT_CHAIN = `
 
 const SELECT_AFFECTING = `
   SELECT a.feature_version_id, v.name, n.name AS namespace, v.description, v.link, v.severity, v.metadata,
-         fi.fixed_version AS fixed_by
+         fi.fixed_version AS fixed_by, fi.fix_state
   FROM vulnerability_affects a
   JOIN vulnerability v ON v.id = a.vulnerability_id AND v.deleted_at IS NULL
   JOIN namespace n ON n.id = v.namespace_id
@@ -197,6 +199,7 @@ export async function affectingVulnerabilities(db: Queryable, featureVersionIds:
     severity: Severity;
     metadata: Record<string, unknown> | null;
     fixed_by: string | null;
+    fix_state: StatedFixState | null;
   }>(SELECT_AFFECTING, [featureVersionIds]);
   return rows.map((r) => ({
     featureVersionId: r.feature_version_id,
@@ -207,6 +210,7 @@ export async function affectingVulnerabilities(db: Queryable, featureVersionIds:
     severity: r.severity,
     metadata: r.metadata,
     fixedBy: r.fixed_by,
+    fixState: fixStateOf({ version: r.fixed_by, state: r.fix_state ?? undefined }),
   }));
 }
 

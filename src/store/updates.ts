@@ -4,7 +4,14 @@ import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { versionFormat } from '../ecosystems/index.js';
-import { sameVulnerability, type FixedIn, type Severity, type Vulnerability } from '../model/vulnerability.js';
+import {
+  sameVulnerability,
+  statedFixState,
+  type FixedIn,
+  type Severity,
+  type StatedFixState,
+  type Vulnerability,
+} from '../model/vulnerability.js';
 import { featureIds, linkAffected, NAMESPACE_LOCK_CLASS, versionsOfFeatures, type FixRecord } from './features.js';
 import { WAKE_NOTIFIERS, type NamespaceRow } from './vulnerabilities.js';
 
@@ -19,7 +26,7 @@ const SELECT_LIVE = `
   SELECT id, name, description, link, severity, metadata, updater, source_severity
   FROM vulnerability WHERE namespace_id = $1 AND deleted_at IS NULL`;
 const SELECT_LIVE_FIXES = `
-  SELECT fi.vulnerability_id, f.name AS feature, fi.fixed_version
+  SELECT fi.vulnerability_id, f.name AS feature, fi.fixed_version, fi.fix_state
   FROM vulnerability_fixedin fi
   JOIN vulnerability v ON v.id = fi.vulnerability_id AND v.namespace_id = $1 AND v.deleted_at IS NULL
   JOIN feature f ON f.id = fi.feature_id`;
@@ -33,9 +40,9 @@ const SOFT_DELETE = 'UPDATE vulnerability SET deleted_at = now() WHERE id = ANY(
 const ALLOCATE_IDS = "SELECT string_agg(nextval($2::regclass)::text, ',') AS ids FROM generate_series(1, $1)";
 const COPY_VERSIONS =
   'COPY vulnerability (id, namespace_id, name, description, link, severity, metadata, updater, source_severity) FROM STDIN';
-const COPY_FIXEDIN = 'COPY vulnerability_fixedin (id, vulnerability_id, feature_id, fixed_version) FROM STDIN';
+const COPY_FIXEDIN = 'COPY vulnerability_fixedin (id, vulnerability_id, feature_id, fixed_version, fix_state) FROM STDIN';
 /** For fixes of features nothing has installed: nothing to link, so no ids to know. */
-const COPY_UNLINKED_FIXEDIN = 'COPY vulnerability_fixedin (vulnerability_id, feature_id, fixed_version) FROM STDIN';
+const COPY_UNLINKED_FIXEDIN = 'COPY vulnerability_fixedin (vulnerability_id, feature_id, fixed_version, fix_state) FROM STDIN';
 const INSERT_NOTIFICATIONS = `
   INSERT INTO notification (name, old_vulnerability_id, new_vulnerability_id)
   SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])`;
@@ -96,10 +103,13 @@ export async function liveVulnerabilities(client: pg.PoolClient, namespace: Name
   ).rows;
   const fixes = new Map<number, FixedIn[]>();
   for (const f of (
-    await client.query<{ vulnerability_id: number; feature: string; fixed_version: string | null }>(SELECT_LIVE_FIXES, [namespace.id])
+    await client.query<{ vulnerability_id: number; feature: string; fixed_version: string | null; fix_state: StatedFixState | null }>(
+      SELECT_LIVE_FIXES,
+      [namespace.id],
+    )
   ).rows) {
     const list = fixes.get(f.vulnerability_id) ?? [];
-    list.push({ feature: f.feature, version: f.fixed_version });
+    list.push({ feature: f.feature, version: f.fixed_version, ...(f.fix_state ? { state: f.fix_state } : {}) });
     fixes.set(f.vulnerability_id, list);
   }
   return new Map(
@@ -194,7 +204,13 @@ async function insertVersions(client: pg.PoolClient, update: NamespaceUpdate, wr
   const fixes: FixRecord[] = [];
   write.forEach((v, i) => {
     for (const fix of v.fixedIn) {
-      fixes.push({ id: 0, vulnerability_id: ids[i]!, feature_id: featureIdByName.get(fix.feature)!, fixed_version: fix.version });
+      fixes.push({
+        id: 0,
+        vulnerability_id: ids[i]!,
+        feature_id: featureIdByName.get(fix.feature)!,
+        fixed_version: fix.version,
+        fix_state: statedFixState(fix),
+      });
     }
   });
   if (fixes.length === 0) return ids;
@@ -202,7 +218,7 @@ async function insertVersions(client: pg.PoolClient, update: NamespaceUpdate, wr
     await copyRows(
       client,
       COPY_UNLINKED_FIXEDIN,
-      fixes.map((f) => [f.vulnerability_id, f.feature_id, f.fixed_version]),
+      fixes.map((f) => [f.vulnerability_id, f.feature_id, f.fixed_version, f.fix_state]),
     );
     return ids;
   }
@@ -211,7 +227,7 @@ async function insertVersions(client: pg.PoolClient, update: NamespaceUpdate, wr
   await copyRows(
     client,
     COPY_FIXEDIN,
-    fixes.map((f) => [f.id, f.vulnerability_id, f.feature_id, f.fixed_version]),
+    fixes.map((f) => [f.id, f.vulnerability_id, f.feature_id, f.fixed_version, f.fix_state]),
   );
   // Link the installed versions each fix leaves affected.
   await linkAffected(client, fixes, versions, versionFormat(update.namespace.versionFormat).compare);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { versionFormat } from '../ecosystems/index.js';
 import type { VersionFormatName } from '../model/version-format.js';
-import type { FixedIn, Severity, Vulnerability } from '../model/vulnerability.js';
+import { statedFixState, type FixedIn, type Severity, type StatedFixState, type Vulnerability } from '../model/vulnerability.js';
 import {
   affectedVersions,
   FEATURE_LOCK_BUCKETS,
@@ -45,7 +45,7 @@ const SELECT_LIVE_PAGE = `
   WHERE v.namespace_id = $1 AND v.deleted_at IS NULL AND v.id >= $2
   ORDER BY v.id LIMIT $3`;
 const SELECT_FIXEDIN = `
-  SELECT fi.vulnerability_id, f.name AS feature, fi.fixed_version
+  SELECT fi.vulnerability_id, f.name AS feature, fi.fixed_version, fi.fix_state
   FROM vulnerability_fixedin fi JOIN feature f ON f.id = fi.feature_id
   WHERE fi.vulnerability_id = ANY($1::bigint[]) ORDER BY f.name`;
 
@@ -80,7 +80,7 @@ const SELECT_FOR_WRITE = `
     SELECT id, name, description, link, severity, metadata, updater FROM vulnerability
     WHERE namespace_id = $1 AND name = $2 AND deleted_at IS NULL),
   fixes AS (
-    SELECT f.id, f.name, fi.fixed_version FROM vulnerability_fixedin fi JOIN feature f ON f.id = fi.feature_id
+    SELECT f.id, f.name, fi.fixed_version, fi.fix_state FROM vulnerability_fixedin fi JOIN feature f ON f.id = fi.feature_id
     WHERE fi.vulnerability_id = (SELECT id FROM live)),
   named AS (SELECT id, name FROM feature WHERE namespace_id = $1 AND name = ANY($3::text[])),
   wanted AS (SELECT id, name FROM named UNION SELECT id, name FROM fixes),
@@ -90,7 +90,7 @@ const SELECT_FOR_WRITE = `
     FROM (SELECT DISTINCT id % ${FEATURE_LOCK_BUCKETS} AS bucket FROM wanted ORDER BY 1) buckets
     WHERE (SELECT ok FROM complete))
   SELECT (SELECT row_to_json(live) FROM live) AS live,
-    (SELECT json_agg(json_build_object('feature', name, 'version', fixed_version) ORDER BY name) FROM fixes) AS fixed_in,
+    (SELECT json_agg(json_build_object('feature', name, 'version', fixed_version, 'state', fix_state) ORDER BY name) FROM fixes) AS fixed_in,
     (SELECT json_agg(json_build_array(name, id)) FROM wanted) AS features,
     (SELECT ok FROM complete) AND (SELECT taken FROM locks) >= 0 AS locked`;
 /**
@@ -110,8 +110,9 @@ const INSERT_VERSION = `
     INSERT INTO vulnerability (namespace_id, name, description, link, severity, metadata, updater, source_severity)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $5) RETURNING id),
   fixes AS (
-    INSERT INTO vulnerability_fixedin (vulnerability_id, feature_id, fixed_version)
-    SELECT version.id, t.feature_id, t.fixed_version FROM version, unnest($8::int[], $9::text[]) AS t(feature_id, fixed_version)
+    INSERT INTO vulnerability_fixedin (vulnerability_id, feature_id, fixed_version, fix_state)
+    SELECT version.id, t.feature_id, t.fixed_version, t.fix_state
+    FROM version, unnest($8::int[], $9::text[], $14::text[]) AS t(feature_id, fixed_version, fix_state)
     RETURNING id, vulnerability_id, feature_id),
   links AS (
     INSERT INTO vulnerability_affects (vulnerability_id, feature_version_id, fixedin_id)
@@ -170,12 +171,15 @@ interface VulnerabilityRecord {
 async function withFixedIn(db: Queryable, records: VulnerabilityRecord[]): Promise<StoredVulnerability[]> {
   if (records.length === 0) return [];
   const fixes = new Map<number, FixedIn[]>();
-  const { rows } = await db.query<{ vulnerability_id: number; feature: string; fixed_version: string | null }>(SELECT_FIXEDIN, [
-    records.map((r) => r.id),
-  ]);
+  const { rows } = await db.query<{
+    vulnerability_id: number;
+    feature: string;
+    fixed_version: string | null;
+    fix_state: StatedFixState | null;
+  }>(SELECT_FIXEDIN, [records.map((r) => r.id)]);
   for (const row of rows) {
     const list = fixes.get(row.vulnerability_id) ?? [];
-    list.push({ feature: row.feature, version: row.fixed_version });
+    list.push({ feature: row.feature, version: row.fixed_version, ...(row.fix_state ? { state: row.fix_state } : {}) });
     fixes.set(row.vulnerability_id, list);
   }
   return records.map((r) => ({ ...r, fixedIn: fixes.get(r.id) ?? [] }));
@@ -291,7 +295,11 @@ export async function replaceVulnerability(
   let featureIds = state.featureIds;
   const unlocked = next.fixedIn.filter((f) => !featureIds.has(f.feature)).map((f) => f.feature);
   if (unlocked.length > 0) featureIds = new Map([...featureIds, ...(await lockFeatures(client, namespace.id, unlocked))]);
-  const fixes = next.fixedIn.map((f) => ({ feature_id: featureIds.get(f.feature)!, fixed_version: f.version }));
+  const fixes = next.fixedIn.map((f) => ({
+    feature_id: featureIds.get(f.feature)!,
+    fixed_version: f.version,
+    fix_state: statedFixState(f),
+  }));
   const versions =
     current || fixes.length > 0
       ? (
@@ -323,6 +331,7 @@ export async function replaceVulnerability(
       ...links,
       notification,
       current?.id ?? null,
+      fixes.map((f) => f.fix_state),
     ],
   });
   return { id: rows[0]!.id, notification: rows[0]!.notification };

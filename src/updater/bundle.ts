@@ -31,7 +31,7 @@ const SELECT_SOURCE_NAMESPACES = `
 /** A source's live records with the severity and metadata the source gave (NVD's part removed). */
 const SELECT_SOURCE_RECORDS = `
   SELECT v.name, v.description, v.link, coalesce(v.source_severity, v.severity) AS severity, v.metadata - 'NVD' AS metadata,
-         coalesce((SELECT json_agg(json_build_object('feature', f.name, 'version', fi.fixed_version) ORDER BY f.name)
+         coalesce((SELECT json_agg(json_build_object('feature', f.name, 'version', fi.fixed_version, 'state', fi.fix_state) ORDER BY f.name)
                      FROM vulnerability_fixedin fi JOIN feature f ON f.id = fi.feature_id WHERE fi.vulnerability_id = v.id), '[]') AS fixed_in
   FROM vulnerability v JOIN namespace n ON n.id = v.namespace_id
   WHERE v.updater = $1 AND n.name = $2 AND v.deleted_at IS NULL ORDER BY v.name`;

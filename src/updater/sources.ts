@@ -4,10 +4,14 @@
  */
 import { alpineUpdater, wolfiUpdater } from '../ecosystems/alpine/updater.js';
 import { amazonUpdater } from '../ecosystems/amazon/updater.js';
+import { azureLinuxUpdater } from '../ecosystems/azurelinux/updater.js';
 import { debianUpdater } from '../ecosystems/debian/updater.js';
 import { nvdEnricher } from '../ecosystems/nvd/updater.js';
 import { oracleUpdater } from '../ecosystems/oracle/updater.js';
+import { photonUpdater } from '../ecosystems/photon/updater.js';
 import { rhelUpdater } from '../ecosystems/rhel/updater.js';
+import { rhelVexUpdater } from '../ecosystems/rhel/vex-updater.js';
+import { suseUpdater } from '../ecosystems/suse/updater.js';
 import { ubuntuUpdater } from '../ecosystems/ubuntu/updater.js';
 import { SOURCE_CATALOG } from '../ecosystems/catalog.js';
 import type { Source } from '../model/updater.js';
@@ -18,8 +22,12 @@ const UPDATERS: readonly Source[] = [
   alpineUpdater,
   wolfiUpdater,
   rhelUpdater,
+  rhelVexUpdater,
   oracleUpdater,
   amazonUpdater,
+  suseUpdater,
+  photonUpdater,
+  azureLinuxUpdater,
   nvdEnricher,
 ];
 

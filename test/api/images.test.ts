@@ -161,6 +161,7 @@ describe.skipIf(missing.length > 0)(`images from a registry with basic auth${ski
           Link: 'https://security-tracker.debian.org/tracker/CVE-2099-1001',
           Severity: 'High',
           FixedBy: '4.4-5+deb9u1',
+          FixState: 'fixed',
         },
       ],
     });
@@ -168,6 +169,7 @@ describe.skipIf(missing.length > 0)(`images from a registry with basic auth${ski
     expect(packages.get('zlib')).toMatchObject({ Version: '1:1.2.8.dfsg-5', AddedBy: base });
     expect(packages.get('zlib').Vulnerabilities).toEqual([expect.objectContaining({ Name: UNFIXED.Name, Severity: 'Medium' })]);
     expect(packages.get('zlib').Vulnerabilities[0]).not.toHaveProperty('FixedBy');
+    expect(packages.get('zlib').Vulnerabilities[0].FixState).toBe('affected');
     // jq came with the second layer; every other package with the base.
     expect(packages.get('jq')).toMatchObject({ Version: '1.5+dfsg-1.3', AddedBy: jqLayer, Vulnerabilities: [] });
     expect(image.Packages.filter((p: any) => p.AddedBy !== base).map((p: any) => p.Name)).toEqual(['jq']);

@@ -61,14 +61,20 @@ describe('the distribution catalog', () => {
   it('has code for every source it lists, in its order, and a source for every updater', () => {
     expect(SOURCES.map((s) => s.name)).toEqual(SOURCE_CATALOG.map((s) => s.name));
     const fed = new Set(DISTRIBUTIONS.flatMap((d) => (d.source ? [d.source] : [])));
+    // An alternative feeds what the source it replaces feeds.
+    for (const s of SOURCE_CATALOG) if (s.alternativeTo !== undefined && fed.has(s.alternativeTo)) fed.add(s.name);
     for (const source of SOURCES)
       if (source.kind === 'vulnerabilities') expect(fed, `${source.name} feeds no catalog distribution`).toContain(source.name);
   });
 
-  it('gives the configuration its updater names and default locations', () => {
+  it('gives the configuration its updater names and default locations; an alternative is enabled only instead of its source', () => {
     const config = parseConfig('');
-    expect(config.updater.enabledUpdaters).toEqual(SOURCE_CATALOG.map((s) => s.name));
+    expect(config.updater.enabledUpdaters).toEqual(SOURCE_CATALOG.filter((s) => !s.alternativeTo).map((s) => s.name));
     for (const { name, url } of SOURCE_CATALOG) expect(config.updater.sources[name]).toEqual({ url });
+    expect(parseConfig('clair:\n  updater:\n    enabledupdaters: [rhel-vex, nvd]\n').updater.enabledUpdaters).toEqual(['rhel-vex', 'nvd']);
+    expect(() => parseConfig('clair:\n  updater:\n    enabledupdaters: [rhel, rhel-vex]\n')).toThrow(
+      /rhel-vex and rhel feed the same distributions/,
+    );
   });
 });
 

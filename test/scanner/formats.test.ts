@@ -47,6 +47,7 @@ const c_rehash = (pkg: ReportPackage): Finding => ({
   link: 'https://security-tracker.debian.org/tracker/CVE-2022-1292',
   package: pkg,
   fixedBy: '1.1.1n-0+deb10u2',
+  fixState: 'fixed',
   cvss: { version: '3', score: 9.8, vector: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H', source: 'NVD' },
   metadata: {
     NVD: { CVSSv3: { Score: 9.8, ExploitabilityScore: 3.9, ImpactScore: 5.9, Vectors: 'AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H' } },
@@ -61,6 +62,7 @@ const TAR_SETUID: Finding = {
   link: 'https://security-tracker.debian.org/tracker/CVE-2005-2541',
   package: TAR,
   fixedBy: null,
+  fixState: 'affected',
   cvss: { version: '2', score: 10, vector: 'AV:N/AC:L/Au:N/C:C/I:C/A:C', source: 'NVD' },
 };
 
@@ -72,6 +74,7 @@ const CURL_FTP: Finding = {
   link: 'https://security-tracker.debian.org/tracker/CVE-2023-28321',
   package: CURL,
   fixedBy: '7.64.0-4+deb10u6',
+  fixState: 'fixed',
 };
 
 const OPENSSL_DUAL_EC: Finding = {
@@ -82,6 +85,7 @@ const OPENSSL_DUAL_EC: Finding = {
   link: '',
   package: OPENSSL,
   fixedBy: null,
+  fixState: 'affected',
 };
 
 function debianReport(): ScanReport {
@@ -110,6 +114,7 @@ function debianReport(): ScanReport {
         link: 'https://security-tracker.debian.org/tracker/CVE-2021-22922',
         package: CURL,
         fixedBy: null,
+        fixState: 'affected',
         ignored: { because: 'ignore-file', reason: 'metalink support is not built in', expires: '2024-12-31' },
       },
     ],
@@ -149,6 +154,7 @@ function alpineReport(): ScanReport {
         link: 'https://nvd.nist.gov/vuln/detail/CVE-2023-42363',
         package: BUSYBOX,
         fixedBy: '1.36.1-r7',
+        fixState: 'fixed',
         cvss: { version: '3', score: 5.5, vector: 'CVSS:3.1/AV:L/AC:L/PR:N/UI:R/S:U/C:N/I:N/A:H', source: 'NVD' },
       },
     ],
@@ -182,6 +188,7 @@ function rhelReport(): ScanReport {
         link: 'https://access.redhat.com/security/cve/CVE-2023-0286',
         package: OPENSSL_LIBS,
         fixedBy: '1:1.1.1k-9.el8_7',
+        fixState: 'fixed',
         cvss: { version: '3', score: 7.4, vector: 'CVSS:3.0/AV:N/AC:H/PR:N/UI:N/S:U/C:H/I:N/A:H', source: 'RHEL' },
       },
     ],

@@ -36,6 +36,7 @@ function sampleReport(): Record<string, unknown> {
     link: 'https://security-tracker.debian.org/tracker/CVE-2099-0001',
     package: pkg,
     fixedBy: '1.1.1n-0+deb10u4',
+    fixState: 'fixed',
     cvss: { version: '3', score: 7.5, vector: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:N/I:N/A:H', source: 'NVD' },
   };
   return {
@@ -59,6 +60,7 @@ function sampleReport(): Record<string, unknown> {
         id: 'CVE-2099-0002',
         severity: 'Medium',
         fixedBy: null,
+        fixState: 'affected',
         ignored: { because: 'ignore-file', reason: 'not reachable in this image', expires: '2027-01-31' },
       },
     ],

@@ -204,10 +204,11 @@ describe('tarsier scan against a server', () => {
       link: 'https://security.example.org/CVE-2099-2001',
       package: r.packages[0],
       fixedBy: '11.22-0+deb10u3',
+      fixState: 'fixed',
       cvss: { version: '3', score: 9.8, vector: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H', source: 'NVD' },
       metadata: VULNERABILITIES['debian:10'][0].Metadata,
     });
-    expect(r.vulnerabilities[1]).toMatchObject({ id: 'CVE-2099-2002', severity: 'High', fixedBy: null });
+    expect(r.vulnerabilities[1]).toMatchObject({ id: 'CVE-2099-2002', severity: 'High', fixedBy: null, fixState: 'affected' });
     expect(r.summary).toEqual({ Critical: 1, High: 1, Low: 1 });
     expect(r.ignored).toEqual([]);
     expect(r.gate).toEqual({ failOn: null, failed: false });

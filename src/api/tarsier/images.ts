@@ -199,6 +199,7 @@ export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
               Severity: v.severity,
               ...(v.metadata ? { Metadata: v.metadata } : {}),
               ...(v.fixedBy !== null ? { FixedBy: v.fixedBy } : {}),
+              FixState: v.fixState,
             })),
           })),
         },

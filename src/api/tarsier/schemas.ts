@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { SEVERITIES } from '../../model/vulnerability.js';
+import { FIX_STATES, SEVERITIES } from '../../model/vulnerability.js';
 import { MAX_NAME_LENGTH, MAX_PAGE_LIMIT } from '../limits.js';
 
 /**
@@ -118,6 +118,13 @@ const ImageVulnerability = Type.Object({
   Severity: Type.String(),
   Metadata: optional(Type.Record(Type.String(), Type.Unknown(), { description: "The source's metadata and enrichment (NVD scores)." })),
   FixedBy: optional(Type.String({ description: 'The version that fixes it; absent when there is no fix yet.' })),
+  FixState: Type.Union(
+    FIX_STATES.map((s) => Type.Literal(s)),
+    {
+      description:
+        'fixed (FixedBy is the fix), affected (no fix yet), or what the source says of an unfixed package: will_not_fix, fix_deferred.',
+    },
+  ),
 });
 
 const ImagePackage = Type.Object({

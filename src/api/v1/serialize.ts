@@ -1,4 +1,4 @@
-import { NO_FIX, type FixedIn } from '../../model/vulnerability.js';
+import { NO_FIX, statedFixState, type FixedIn, type StatedFixState } from '../../model/vulnerability.js';
 import type { AffectingVulnerability, LayerFeature } from '../../store/layers.js';
 import type { NamespaceRow, StoredVulnerability } from '../../vulndb.js';
 import type { Static } from '@sinclair/typebox';
@@ -29,6 +29,30 @@ export interface VulnerabilityView {
   fixedBy?: string | null;
   /** The namespace's version format, written on FixedIn features in revision B. */
   versionFormat?: string;
+  /** The stated fix states of the features shown (a feature nested in a layer report): Metadata.FixStates. */
+  fixStates?: Readonly<Record<string, StatedFixState>>;
+}
+
+/**
+ * Metadata with FixStates (SPEC §12): `{"<feature>": "will_not_fix" | "fix_deferred" | "not_affected"}`
+ * for the features whose state is more than fixed or affected. v1's shape is unchanged (an unfixed
+ * state still has no FixedBy); clients that do not know the key ignore it.
+ */
+function withFixStates(
+  metadata: Record<string, unknown> | undefined,
+  states: Readonly<Record<string, StatedFixState>>,
+): Record<string, unknown> | undefined {
+  return Object.keys(states).length === 0 ? metadata : { ...metadata, FixStates: states };
+}
+
+/** The stated fix states of a fixed-in list, by feature. */
+function fixStatesOf(fixedIn: readonly FixedIn[]): Record<string, StatedFixState> {
+  const states: Record<string, StatedFixState> = {};
+  for (const f of fixedIn) {
+    const state = statedFixState(f);
+    if (state !== null) states[f.feature] = state;
+  }
+  return states;
 }
 
 /** What the Vulnerability object shows: a stored vulnerability, or one nested in a layer report (no fixed-in list). */
@@ -36,7 +60,8 @@ type ShownVulnerability = Pick<StoredVulnerability, 'name' | 'namespace' | 'desc
   Partial<Pick<StoredVulnerability, 'fixedIn'>>;
 
 export function vulnerability(v: ShownVulnerability, revision: Revision, view: VulnerabilityView = {}): Static<typeof VulnerabilityOutput> {
-  const metadata = v.metadata && Object.keys(v.metadata).length > 0 ? v.metadata : undefined;
+  const own = v.metadata && Object.keys(v.metadata).length > 0 ? v.metadata : undefined;
+  const metadata = withFixStates(own, view.fixStates ?? fixStatesOf(v.fixedIn ?? []));
   return withoutEmpty<Static<typeof VulnerabilityOutput>>({
     Name: v.name,
     [namespaceKey(revision)]: v.namespace,
@@ -84,7 +109,14 @@ export function featureFragment(
     }),
   );
   const tail = withVulnerabilities
-    ? `,"Vulnerabilities":${JSON.stringify(vulnerabilities.map((v) => vulnerability(v, revision, { fixedBy: v.fixedBy })))}}`
+    ? `,"Vulnerabilities":${JSON.stringify(
+        vulnerabilities.map((v) =>
+          vulnerability(v, revision, {
+            fixedBy: v.fixedBy,
+            fixStates: v.fixState === 'will_not_fix' || v.fixState === 'fix_deferred' ? { [feature.name]: v.fixState } : {},
+          }),
+        ),
+      )}}`
     : '}';
   return { head: fields.slice(0, -1), tail };
 }

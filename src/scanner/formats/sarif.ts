@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { severityRank, type Severity } from '../../model/vulnerability.js';
 import type { VersionFormatName } from '../../model/version-format.js';
 import { findingsById } from '../findings.js';
-import type { Finding, ScanReport } from '../report.js';
+import { fixText, type Finding, type ScanReport } from '../report.js';
 
 /**
  * SARIF 2.1.0, shaped for GitHub code scanning: one rule per vulnerability id, one result per
@@ -110,7 +110,7 @@ function truncate(text: string): string {
 }
 
 function fixPhrase(finding: Finding): string {
-  return finding.fixedBy === null ? 'no fix yet' : `fixed in ${finding.fixedBy}`;
+  return finding.fixedBy === null ? fixText(finding) : `fixed in ${finding.fixedBy}`;
 }
 
 function helpText(findings: readonly Finding[], severity: Severity, description: string, link: string): string {
@@ -135,9 +135,7 @@ function helpMarkdown(findings: readonly Finding[], severity: Severity, descript
     '',
     '| Package | Installed version | Namespace | Fixed version |',
     '| --- | --- | --- | --- |',
-    ...findings.map(
-      (f) => `| ${[f.package.name, f.package.version, f.package.namespace, f.fixedBy ?? 'none yet'].map(cell).join(' | ')} |`,
-    ),
+    ...findings.map((f) => `| ${[f.package.name, f.package.version, f.package.namespace, fixText(f)].map(cell).join(' | ')} |`),
   ].join('\n');
 }
 

@@ -1,5 +1,5 @@
 import { SEVERITIES, severityRank, type Severity } from '../../model/vulnerability.js';
-import type { Finding, ReportPackage, ScanReport } from '../report.js';
+import { fixText, type Finding, type ReportPackage, type ScanReport } from '../report.js';
 
 /**
  * The report for people reading a terminal or a CI log: what was scanned, then the findings
@@ -93,7 +93,7 @@ function compareText(a: string, b: string): number {
 }
 
 function cells(finding: Finding): string[] {
-  return [finding.id, finding.severity, finding.fixedBy ?? NO_FIX, finding.link];
+  return [finding.id, finding.severity, finding.fixedBy ?? (finding.fixState === 'affected' ? NO_FIX : fixText(finding)), finding.link];
 }
 
 /** Cells padded to their column; the severity column coloured when asked, its padding left plain. */
