@@ -195,18 +195,24 @@ describe('Debian Security Tracker excerpt', () => {
 });
 
 describe('Debian tracker rules', () => {
-  it('open → no fix (null); resolved → the fixed version', async () => {
+  it('open → no fix (null); resolved → the fixed version; <no-dsa> postponed → fix deferred, ignored → will not fix', async () => {
     const data = await parseDoc({
       libfoo: {
         'CVE-2099-0001': cve({
           bookworm: { status: 'resolved', repositories: {}, fixed_version: '1.2-3+deb12u1', urgency: 'medium' },
           bullseye: { status: 'open', repositories: {}, urgency: 'low', nodsa: 'Minor issue', nodsa_reason: 'postponed' },
+          buster: { status: 'open', repositories: {}, urgency: 'low', nodsa: 'Minor issue', nodsa_reason: 'ignored' },
+          trixie: { status: 'open', repositories: {}, urgency: 'low', nodsa: 'Minor issue' },
+          forky: { status: 'open', repositories: {}, urgency: 'low' },
         }),
       },
     });
     expect(data.vulnerabilities.map((v) => [v.namespace, v.fixedIn])).toEqual([
-      ['debian:11', [{ feature: 'libfoo', version: null }]],
+      ['debian:10', [{ feature: 'libfoo', version: null, state: 'will_not_fix' }]],
+      ['debian:11', [{ feature: 'libfoo', version: null, state: 'fix_deferred' }]],
       ['debian:12', [{ feature: 'libfoo', version: '1.2-3+deb12u1' }]],
+      ['debian:13', [{ feature: 'libfoo', version: null }]],
+      ['debian:14', [{ feature: 'libfoo', version: null }]],
     ]);
   });
 

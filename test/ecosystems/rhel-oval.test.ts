@@ -312,8 +312,9 @@ describe('parseRedHatOval rules', () => {
     ]);
   });
 
-  it('unpatched: every affected resolution state gives null FixedIn; other states and unaffected ids are skipped', async () => {
+  it('unpatched: every affected resolution state gives null FixedIn, with its fix state; other states and unaffected ids are skipped', async () => {
     const states = ['Affected', 'Fix deferred', 'Will not fix', 'Out of support scope', 'Under investigation'];
+    const fixStates = [undefined, 'fix_deferred', 'will_not_fix', 'will_not_fix', undefined];
     const defs = states.map((state, i) =>
       unpatched({
         id: `2099100${i}`,
@@ -345,7 +346,7 @@ describe('parseRedHatOval rules', () => {
         `https://access.redhat.com/security/cve/CVE-2099-100${i}`,
         'Low',
         `Unpatched CVE-2099-100${i}.`,
-        [{ feature: 'libfoo', version: null }],
+        [{ feature: 'libfoo', version: null, ...(fixStates[i] ? { state: fixStates[i] } : {}) }],
       ]),
     );
   });
@@ -375,7 +376,7 @@ describe('parseRedHatOval rules', () => {
         severity: 'High',
         metadata: null,
         fixedIn: [
-          { feature: 'pkg-a', version: null },
+          { feature: 'pkg-a', version: null, state: 'will_not_fix' },
           { feature: 'pkg-c', version: null },
         ],
       },

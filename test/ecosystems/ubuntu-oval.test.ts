@@ -155,7 +155,7 @@ describe('parseUbuntuOval rules (current generator shape)', () => {
     ]);
   });
 
-  it('unfixed statuses give null, whatever the state says: needed, needs-triage, deferred, pending, ignored, released without version', async () => {
+  it('unfixed statuses give null, whatever the state says: needed, needs-triage, deferred (fix deferred), pending, ignored (will not fix), released without version', async () => {
     const data = await parse(
       ubuntuDoc([
         {
@@ -192,8 +192,8 @@ describe('parseUbuntuOval rules (current generator shape)', () => {
     );
     expect(data.vulnerabilities).toHaveLength(1);
     expect(data.vulnerabilities[0]?.fixedIn).toEqual([
-      { feature: 'deferred-src', version: null },
-      { feature: 'ignored-src', version: null },
+      { feature: 'deferred-src', version: null, state: 'fix_deferred' },
+      { feature: 'ignored-src', version: null, state: 'will_not_fix' },
       { feature: 'needed-src', version: null },
       { feature: 'noversion-src', version: null },
       { feature: 'pending-src', version: null },
@@ -507,6 +507,7 @@ describe('parseCriterionComment and ubuntuSeverity', () => {
       source: 'tiff',
       status: 'unfixed',
       noteVersion: '2017-02-24',
+      fixState: 'fix_deferred',
     });
     expect(
       parseCriterionComment("foo package in jammy, while related to the CVE in some way, is not affected (note: 'code not present')."),

@@ -9,7 +9,14 @@
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import streamObject from 'stream-json/streamers/stream-object.js';
-import { SEVERITIES, severityVocabulary, type Severity, type Vulnerability } from '../../model/vulnerability.js';
+import {
+  SEVERITIES,
+  severityVocabulary,
+  type FixedIn,
+  type FixState,
+  type Severity,
+  type Vulnerability,
+} from '../../model/vulnerability.js';
 import type { SourceData } from '../../model/source-data.js';
 import { dpkg } from '../dpkg/version.js';
 import { debianNamespace } from './releases.js';
@@ -24,7 +31,7 @@ export const DEBIAN_TRACKER_LINK = 'https://security-tracker.debian.org/tracker/
 /** One (namespace, CVE) being assembled: source package → fixed version (null: no fix yet). */
 interface Entry {
   severity: number;
-  readonly fixedIn: Map<string, string | null>;
+  readonly fixedIn: Map<string, FixedIn>;
 }
 
 export async function parseDebianTracker(input: Readable): Promise<DebianTrackerData> {
@@ -61,7 +68,8 @@ export async function parseDebianTracker(input: Readable): Promise<DebianTracker
         if (!entries) byNamespace.set(namespace, (entries = new Map()));
         let entry = entries.get(id);
         if (!entry) entries.set(id, (entry = { severity: 0, fixedIn: new Map() }));
-        entry.fixedIn.set(pkg, version === null ? null : copy(version));
+        const state = version === null ? unfixedState(release) : undefined;
+        entry.fixedIn.set(pkg, { feature: pkg, version: version === null ? null : copy(version), ...(state ? { state } : {}) });
         // Severity is the highest urgency among the entries kept in this namespace: a package
         // left out (not affected, undetermined, unusable version) says nothing about how the
         // vulnerability affects the packages that are matched.
@@ -86,7 +94,7 @@ export async function parseDebianTracker(input: Readable): Promise<DebianTracker
         link: DEBIAN_TRACKER_LINK + name,
         severity: SEVERITIES[entry.severity] ?? 'Unknown',
         metadata: null,
-        fixedIn: [...entry.fixedIn].sort(([a], [b]) => compareStrings(a, b)).map(([feature, version]) => ({ feature, version })),
+        fixedIn: [...entry.fixedIn].sort(([a], [b]) => compareStrings(a, b)).map(([, fixedIn]) => fixedIn),
       });
     }
   }
@@ -95,6 +103,19 @@ export async function parseDebianTracker(input: Readable): Promise<DebianTracker
     vulnerabilities,
     unknownReleases: [...unknownReleases].sort(compareStrings),
   };
+}
+
+/**
+ * What the tracker says of an open issue beyond "no fix yet" (data-sources §4.1): `<no-dsa>` with
+ * reason `ignored` is no fix through the security channel (will not fix), `postponed` a fix
+ * deferred to a later update. A `<no-dsa>` without a reason (a minor issue) may still be fixed in
+ * a point release: plain affected.
+ */
+function unfixedState(release: Record<string, unknown>): FixState | undefined {
+  if (release.nodsa === undefined) return undefined;
+  if (release.nodsa_reason === 'ignored') return 'will_not_fix';
+  if (release.nodsa_reason === 'postponed') return 'fix_deferred';
+  return undefined;
 }
 
 /**

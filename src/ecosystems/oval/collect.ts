@@ -3,7 +3,7 @@
  * FixedIn merged per feature, and a deterministic order.
  */
 import type { VersionFormat } from '../../model/version-format.js';
-import type { FixedIn, Severity, Vulnerability } from '../../model/vulnerability.js';
+import type { FixedIn, FixState, Severity, Vulnerability } from '../../model/vulnerability.js';
 import type { SourceData } from '../../model/source-data.js';
 import type { OvalReference } from './reader.js';
 
@@ -17,7 +17,8 @@ export interface VulnerabilityHead {
 
 interface Draft {
   readonly head: VulnerabilityHead;
-  readonly fixedIn: Map<string, string | null>;
+  /** Feature → its entry (feature name included, so entries come out as they are). */
+  readonly fixedIn: Map<string, FixedIn>;
 }
 
 /**
@@ -39,9 +40,9 @@ export class VulnerabilityCollector {
 
   /**
    * Adds one FixedIn entry. A version the format refuses is skipped (false is returned); null
-   * (no fix yet) is always accepted.
+   * (no fix yet) is always accepted, with what the source says of it (state: will_not_fix, …).
    */
-  add(head: VulnerabilityHead, feature: string, version: string | null): boolean {
+  add(head: VulnerabilityHead, feature: string, version: string | null, state?: FixState): boolean {
     if (feature === '') return false;
     if (version !== null && !this.format.valid(version)) return false;
     this.namespaceSet.add(head.namespace);
@@ -51,13 +52,14 @@ export class VulnerabilityCollector {
       draft = { head, fixedIn: new Map() };
       this.drafts.set(key, draft);
     }
-    if (!draft.fixedIn.has(feature)) {
-      draft.fixedIn.set(feature, version);
+    const entry: FixedIn = { feature, version, ...(version === null && state !== undefined ? { state } : {}) };
+    const current = draft.fixedIn.get(feature);
+    if (!current) {
+      draft.fixedIn.set(feature, entry);
       return true;
     }
-    const current = draft.fixedIn.get(feature) ?? null;
-    if (version !== null && (current === null || this.format.compare(version, current) < 0)) {
-      draft.fixedIn.set(feature, version);
+    if (version !== null && (current.version === null || this.format.compare(version, current.version) < 0)) {
+      draft.fixedIn.set(feature, entry);
     }
     return true;
   }
@@ -76,9 +78,7 @@ export class VulnerabilityCollector {
         link: d.head.link,
         severity: d.head.severity,
         metadata: null,
-        fixedIn: [...d.fixedIn.entries()]
-          .sort(([a], [b]) => compareStrings(a, b))
-          .map(([feature, version]): FixedIn => ({ feature, version })),
+        fixedIn: [...d.fixedIn.entries()].sort(([a], [b]) => compareStrings(a, b)).map(([, entry]) => entry),
       }))
       .sort((a, b) => compareNames(a.namespace, b.namespace) || compareNames(a.name, b.name));
     const namespaces = [...this.namespaceSet].sort(compareNames);

@@ -8,8 +8,8 @@
  *   criteria "<pkg> is earlier than <evr>".
  * - `class="vulnerability"` (`oval:com.redhat.cve:def:*`, unpatched): named by the CVE id, link =
  *   the CVE reference. FixedIn null (no fix) for each "<pkg> is installed" criterion, only when
- *   `advisory/affected/resolution@state` is Affected, Fix deferred, Will not fix, Out of support
- *   scope or Under investigation (all "affected, no fix"). A component listed only under another
+ *   `advisory/affected/resolution@state` is Affected, Fix deferred (fix_deferred), Will not fix or Out of support
+ *   scope (will_not_fix), or Under investigation: all "affected, no fix". A component listed only under another
  *   state is left out.
  * - `oval:com.redhat.unaffected:def:*` and every other class: skipped.
  *
@@ -24,15 +24,25 @@
  * Metadata is null (CVSS comes from NVD); descriptions have their whitespace collapsed.
  */
 import type { Readable } from 'node:stream';
-import { severityVocabulary, type Severity } from '../../model/vulnerability.js';
+import { severityVocabulary, type FixState, type Severity } from '../../model/vulnerability.js';
 import type { SourceData } from '../../model/source-data.js';
 import { rpm } from '../rpm/version.js';
 import { reachCriteria } from '../oval/criteria.js';
 import { findReference, normalizeText, VulnerabilityCollector, type VulnerabilityHead } from '../oval/collect.js';
 import { readOval, type OvalCriterion, type OvalDefinition } from '../oval/reader.js';
 
-/** resolution@state values that mean "affected, no fix available" (compared lower-cased). */
-const AFFECTED_STATES = new Set(['affected', 'fix deferred', 'will not fix', 'out of support scope', 'under investigation']);
+/**
+ * resolution@state values that mean "affected, no fix available" (compared lower-cased), with
+ * the fix state each says beyond that: Red Hat will not fix it (also when it is out of the
+ * product's support scope), or has deferred the fix.
+ */
+const AFFECTED_STATES = new Map<string, FixState | undefined>([
+  ['affected', undefined],
+  ['under investigation', undefined],
+  ['fix deferred', 'fix_deferred'],
+  ['will not fix', 'will_not_fix'],
+  ['out of support scope', 'will_not_fix'],
+]);
 
 const EARLIER_THAN = /^\s*(\S+) is earlier than (\S+)\s*$/;
 const INSTALLED = /^\s*(\S+) is installed\s*$/;
@@ -76,13 +86,18 @@ function addPatch(def: OvalDefinition, major: number, namespace: string, collect
 }
 
 function addUnpatched(def: OvalDefinition, major: number, namespace: string, collector: VulnerabilityCollector): void {
-  const affected = new Set<string>();
+  // Component → its state; a component under several affected states keeps the first.
+  const affected = new Map<string, FixState | undefined>();
   const other = new Set<string>();
   let anyAffected = false;
   for (const resolution of def.resolutions) {
-    const isAffected = AFFECTED_STATES.has(resolution.state.toLowerCase());
+    const key = resolution.state.toLowerCase();
+    const isAffected = AFFECTED_STATES.has(key);
     anyAffected ||= isAffected;
-    for (const component of resolution.components) (isAffected ? affected : other).add(component);
+    for (const component of resolution.components) {
+      if (!isAffected) other.add(component);
+      else if (!affected.has(component)) affected.set(component, AFFECTED_STATES.get(key));
+    }
   }
   if (!anyAffected) return;
   const name = cveName(def);
@@ -97,7 +112,7 @@ function addUnpatched(def: OvalDefinition, major: number, namespace: string, col
   for (const criterion of packageCriteria(def, major, INSTALLED)) {
     const pkg = (INSTALLED.exec(criterion.comment) as RegExpExecArray)[1] as string;
     if (other.has(pkg) && !affected.has(pkg)) continue;
-    collector.add(head, pkg, null);
+    collector.add(head, pkg, null, affected.get(pkg));
   }
 }
 

@@ -29,7 +29,7 @@
  * reduced to compact entries as they stream by and resolved once the document ends.
  */
 import type { Readable } from 'node:stream';
-import { severityVocabulary, type Severity } from '../../model/vulnerability.js';
+import { severityVocabulary, type FixState, type Severity } from '../../model/vulnerability.js';
 import type { SourceData } from '../../model/source-data.js';
 import { dpkg } from '../dpkg/version.js';
 import { findReference, normalizeText, VulnerabilityCollector, type VulnerabilityHead } from '../oval/collect.js';
@@ -41,6 +41,8 @@ export type UbuntuStatus = 'fixed' | 'unfixed' | 'not-affected' | 'unknown';
 export interface UbuntuCriterionComment {
   readonly source: string;
   readonly status: UbuntuStatus;
+  /** For an unfixed package, what Canonical decided: defer it (fix_deferred) or ignore it (will_not_fix). */
+  readonly fixState?: FixState;
   /** The note's text when it is a version ("released (1.2-3)"), else undefined. */
   readonly noteVersion: string | undefined;
 }
@@ -113,7 +115,7 @@ function resolveDefinition(def: PendingDefinition, tables: OvalTables, collector
     const fixed = comment.status === 'fixed';
     const unknown = comment.status === 'unknown';
     const version = fixed ? (comment.noteVersion ?? stateEvr ?? null) : unknown ? (stateEvr ?? null) : null;
-    collector.add(def.head, comment.source, version);
+    collector.add(def.head, comment.source, version, comment.fixState);
   }
 }
 
@@ -133,7 +135,20 @@ export function parseCriterionComment(comment: string): UbuntuCriterionComment |
   const note = NOTE.exec(text)?.[1]?.trim();
   // Canonical's generator treats a note as a version when it is one word starting with a digit.
   const noteVersion = note !== undefined && /^\d\S*$/.test(note) ? note : undefined;
-  return { source, status: commentStatus(rest), noteVersion };
+  const status = commentStatus(rest);
+  const fixState = status === 'unfixed' ? unfixedState(rest) : undefined;
+  return { source, status, noteVersion, ...(fixState ? { fixState } : {}) };
+}
+
+/**
+ * The Ubuntu CVE tracker's decisions on an unfixed package (data-sources §4.2): `deferred` ("a
+ * decision has been made to defer addressing it") and `ignored` ("…to ignore this issue", e.g.
+ * end of standard support: no fix will come through the security pocket).
+ */
+function unfixedState(rest: string): FixState | undefined {
+  if (rest.includes('decision has been made to defer')) return 'fix_deferred';
+  if (rest.includes('decision has been made to ignore')) return 'will_not_fix';
+  return undefined;
 }
 
 function commentStatus(rest: string): UbuntuStatus {
