@@ -5,6 +5,7 @@
  */
 import type pg from 'pg';
 import { isVersionFormatName, knownNamespaceFormat, versionFormat } from './ecosystems/index.js';
+import { MATCHING } from './ecosystems/matching.js';
 import { badRequest, notFound } from './errors.js';
 import type { VersionFormatName } from './model/version-format.js';
 import { mergeFixedIn, sameVulnerability, type FixedIn, type Vulnerability } from './model/vulnerability.js';
@@ -27,7 +28,7 @@ export type { NamespaceRow, StoredVulnerability };
 export { findNamespace, listNamespaces } from './store/vulnerabilities.js';
 
 /** API writes belong to no updater and always notify. */
-const API_WRITE: ReplaceOptions = { updater: null, notify: true };
+const API_WRITE: ReplaceOptions = { updater: null, notify: true, matching: MATCHING };
 
 export interface WriteResult {
   vulnerability: StoredVulnerability;

@@ -1,4 +1,5 @@
 import type { LayerFormat } from './archive.js';
+import { MATCHING } from '../ecosystems/matching.js';
 import { badRequest, TarsierError } from '../errors.js';
 import { lockAncestryName, replaceAncestry, type AncestryFeatureRow } from '../store/ancestries.js';
 import { featuresFor, type LayerFeature } from '../store/layers.js';
@@ -93,7 +94,7 @@ export async function storeAncestry(pool: Pool, request: AncestryRequest, scanne
       namespace = scan.namespace ?? namespace;
       let features: LayerFeature[];
       try {
-        features = await featuresFor(client, scan, namespace, resolved);
+        features = await featuresFor(client, scan, namespace, resolved, MATCHING);
       } catch (err) {
         throw aboutLayer(err, position, layer.hash);
       }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { INDEXER_VERSION, NAMESPACE_DETECTORS, PACKAGE_LISTERS } from '../ecosystems/index.js';
+import { MATCHING } from '../ecosystems/matching.js';
 import { badRequest, TarsierError, unprocessable } from '../errors.js';
 import type { LayerScan } from '../model/layer.js';
 import type { Metrics } from '../metrics.js';
@@ -111,7 +112,7 @@ export class Indexer {
       const parent = await this.#parentOf(request, existing);
       const scan = await this.scan(request, signal);
       await withTransaction(this.#pool, (client) =>
-        saveLayer(client, { name: request.name, parent, scan, indexedByVersion: INDEXER_VERSION, existing }),
+        saveLayer(client, { name: request.name, parent, scan, indexedByVersion: INDEXER_VERSION, existing, matching: MATCHING }),
       );
       const seconds = (performance.now() - started) / 1000;
       this.#metrics?.layerIndexDuration.observe({ outcome: 'indexed' }, seconds);

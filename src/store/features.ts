@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { versionFormat } from '../ecosystems/index.js';
+import type { Matching } from '../model/matching.js';
 import type { Package } from '../model/indexing.js';
 import type { VersionFormatName } from '../model/version-format.js';
 
@@ -147,6 +147,7 @@ export async function ensureFeatureVersions(
   client: pg.PoolClient,
   namespace: { id: number; versionFormat: VersionFormatName },
   packages: readonly Package[],
+  matching: Matching,
 ): Promise<Map<string, Map<string, number>>> {
   const featureIds = await lockFeatures(
     client,
@@ -156,7 +157,7 @@ export async function ensureFeatureVersions(
   const featureColumn = packages.map((p) => featureIds.get(p.name)!);
   const versionColumn = packages.map((p) => p.version);
   const created = (await client.query<FeatureVersionRecord>(INSERT_FEATURE_VERSIONS, [featureColumn, versionColumn])).rows;
-  await linkNewVersions(client, namespace.versionFormat, created);
+  await linkNewVersions(client, matching.compare(namespace.versionFormat), created);
   const all = (await client.query<FeatureVersionRecord>(SELECT_FEATURE_VERSIONS, [featureColumn, versionColumn])).rows;
   const nameOf = new Map([...featureIds].map(([name, id]) => [id, name]));
   const result = new Map<string, Map<string, number>>();
@@ -169,8 +170,12 @@ export async function ensureFeatureVersions(
   return result;
 }
 
-async function linkNewVersions(client: pg.PoolClient, format: VersionFormatName, created: readonly FeatureVersionRecord[]): Promise<void> {
+async function linkNewVersions(
+  client: pg.PoolClient,
+  compare: (a: string, b: string) => number,
+  created: readonly FeatureVersionRecord[],
+): Promise<void> {
   if (created.length === 0) return;
   const fixes = (await client.query<FixRecord>(SELECT_LIVE_FIXES, [[...new Set(created.map((fv) => fv.feature_id))]])).rows;
-  await linkAffected(client, fixes, created, versionFormat(format).compare);
+  await linkAffected(client, fixes, created, compare);
 }

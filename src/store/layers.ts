@@ -1,8 +1,8 @@
 import type pg from 'pg';
-import { knownNamespaceFormat, matchNamespace } from '../ecosystems/index.js';
-import { badRequest, unprocessable } from '../errors.js';
+import { badRequest } from '../errors.js';
 import type { Package } from '../model/indexing.js';
 import type { LayerScan, PackageDatabase, PackageDatabaseState } from '../model/layer.js';
+import type { Matching } from '../model/matching.js';
 import type { VersionFormatName } from '../model/version-format.js';
 import { fixStateOf, type FixState, type Severity, type StatedFixState } from '../model/vulnerability.js';
 import { ensureFeatureVersions } from './features.js';
@@ -227,6 +227,7 @@ export async function featuresFor(
   scan: LayerScan,
   namespace: string | null,
   parent: readonly LayerFeature[],
+  matching: Matching,
 ): Promise<LayerFeature[]> {
   const replaced = new Set(
     Object.entries(scan.packageDbs)
@@ -244,7 +245,7 @@ export async function featuresFor(
       else if (database.state === 'present') features.push(inherited); // an added part keeps it already
     }
     // A loop, not push(...array): spreading 300,000 arguments overflows the stack.
-    if (fresh.length > 0) for (const f of await newFeatures(client, format, namespace, fresh)) features.push(f);
+    if (fresh.length > 0) for (const f of await newFeatures(client, format, namespace, fresh, matching)) features.push(f);
   }
   return features;
 }
@@ -254,25 +255,18 @@ async function newFeatures(
   format: VersionFormatName,
   layerNamespace: string | null,
   packages: readonly Package[],
+  matching: Matching,
 ): Promise<LayerFeature[]> {
-  if (layerNamespace === null) {
-    throw unprocessable(
-      `the layer holds a ${format} package database, but neither it nor its parents hold a release file of a supported operating system (etc/os-release, etc/alpine-release, ...), so its packages cannot be matched`,
-    );
-  }
-  const name = matchNamespace(layerNamespace);
-  const versionFormat = knownNamespaceFormat(name);
-  // A database of another format than the distribution's (say, rpm inside a Debian image) has no
-  // advisories to match against here.
-  if (versionFormat !== format) return [];
-  const namespace = await ensureNamespace(client, name, versionFormat);
-  const ids = await ensureFeatureVersions(client, namespace, packages);
+  const name = matching.advisoryNamespace(layerNamespace, format);
+  if (name === undefined) return [];
+  const namespace = await ensureNamespace(client, name, format);
+  const ids = await ensureFeatureVersions(client, namespace, packages, matching);
   return packages.map((p) => ({
     featureVersionId: ids.get(p.name)!.get(p.version)!,
     name: p.name,
     version: p.version,
     namespace: name,
-    versionFormat,
+    versionFormat: format,
   }));
 }
 
@@ -336,9 +330,9 @@ export async function loadScan(db: Queryable, scanId: number): Promise<LayerScan
   return { namespace: scan.namespace, packageDbs };
 }
 
-async function namespaceId(client: pg.PoolClient, name: string | null): Promise<number | null> {
+async function namespaceId(client: pg.PoolClient, name: string | null, matching: Matching): Promise<number | null> {
   if (name === null) return null;
-  const format = knownNamespaceFormat(name);
+  const format = matching.namespaceFormat(name);
   return format ? (await ensureNamespace(client, name, format)).id : null;
 }
 
@@ -349,6 +343,7 @@ export interface SaveLayer {
   indexedByVersion: number;
   /** The stored layer when it is being re-indexed. */
   existing: LayerRow | undefined;
+  matching: Matching;
 }
 
 /**
@@ -357,13 +352,13 @@ export interface SaveLayer {
  * re-derives the diffs of its descendants from their own scans. Runs in the caller's transaction.
  */
 export async function saveLayer(client: pg.PoolClient, input: SaveLayer): Promise<void> {
-  const { parent, scan, existing } = input;
+  const { parent, scan, existing, matching } = input;
   if (parent && (await client.query(LOCK_PARENT, [parent.id])).rowCount === 0) {
     throw badRequest(`parent layer ${parent.name} was deleted while this layer was indexed; post the parent again first`);
   }
   const scanId = await saveScan(client, `v1/${input.name}`, scan, input.indexedByVersion);
   const namespace = scan.namespace ?? parent?.namespace ?? null;
-  const nsId = await namespaceId(client, namespace);
+  const nsId = await namespaceId(client, namespace, matching);
   let layerId: number;
   if (existing) {
     layerId = existing.id;
@@ -373,9 +368,9 @@ export async function saveLayer(client: pg.PoolClient, input: SaveLayer): Promis
       .rows[0]!.id;
   }
   const parentFeatures = parent ? await layerFeatures(client, parent.id) : [];
-  const own = await featuresFor(client, scan, namespace, parentFeatures);
+  const own = await featuresFor(client, scan, namespace, parentFeatures, matching);
   await writeDiff(client, layerId, parentFeatures, own);
-  if (existing) await rederiveDescendants(client, layerId, namespace, own);
+  if (existing) await rederiveDescendants(client, layerId, namespace, own, matching);
 }
 
 /** After a layer's features changed, every descendant's diff is recomputed from its own scan. */
@@ -384,6 +379,7 @@ async function rederiveDescendants(
   layerId: number,
   namespace: string | null,
   features: LayerFeature[],
+  matching: Matching,
 ): Promise<void> {
   const descendants = (await client.query<{ id: number; parent_id: number; scan_id: number }>(SELECT_DESCENDANTS, [layerId])).rows;
   if (descendants.length === 0) return;
@@ -393,8 +389,8 @@ async function rederiveDescendants(
     const parent = resolved.get(d.parent_id)!;
     const scan = await loadScan(client, d.scan_id);
     const ns = scan.namespace ?? parent.namespace;
-    await client.query(UPDATE_LAYER_NAMESPACE, [d.id, await namespaceId(client, ns)]);
-    const own = await featuresFor(client, scan, ns, parent.features);
+    await client.query(UPDATE_LAYER_NAMESPACE, [d.id, await namespaceId(client, ns, matching)]);
+    const own = await featuresFor(client, scan, ns, parent.features, matching);
     await writeDiff(client, d.id, parent.features, own);
     resolved.set(d.id, { namespace: ns, features: own });
   }

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { versionFormat } from '../ecosystems/index.js';
+import type { Matching } from '../model/matching.js';
 import {
   sameVulnerability,
   statedFixState,
@@ -72,6 +72,7 @@ export interface NamespaceUpdate {
   readonly notify: boolean;
   /** This updater's live vulnerabilities missing from desired were withdrawn upstream: delete them. */
   readonly withdrawMissing: boolean;
+  readonly matching: Matching;
 }
 
 export interface UpdateCounts {
@@ -230,7 +231,7 @@ async function insertVersions(client: pg.PoolClient, update: NamespaceUpdate, wr
     fixes.map((f) => [f.id, f.vulnerability_id, f.feature_id, f.fixed_version, f.fix_state]),
   );
   // Link the installed versions each fix leaves affected.
-  await linkAffected(client, fixes, versions, versionFormat(update.namespace.versionFormat).compare);
+  await linkAffected(client, fixes, versions, update.matching.compare(update.namespace.versionFormat));
   return ids;
 }
 

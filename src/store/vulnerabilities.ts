@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { versionFormat } from '../ecosystems/index.js';
+import type { Matching } from '../model/matching.js';
 import type { VersionFormatName } from '../model/version-format.js';
 import { statedFixState, type FixedIn, type Severity, type StatedFixState, type Vulnerability } from '../model/vulnerability.js';
 import {
@@ -263,6 +263,7 @@ export interface ReplaceOptions {
   updater: string | null;
   /** Write a notification row (false for an updater's very first run). */
   notify: boolean;
+  matching: Matching;
 }
 
 export interface ReplaceResult {
@@ -311,7 +312,7 @@ export async function replaceVulnerability(
         ).rows
       : [];
   const links: [number[], number[]] = [[], []];
-  for (const [fix, fv] of affectedVersions(fixes, versions, versionFormat(namespace.versionFormat).compare)) {
+  for (const [fix, fv] of affectedVersions(fixes, versions, options.matching.compare(namespace.versionFormat))) {
     links[0].push(fix.feature_id);
     links[1].push(fv.id);
   }

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { decompressed } from '../decompress.js';
 import { knownNamespaceFormat } from '../ecosystems/index.js';
+import { MATCHING } from '../ecosystems/matching.js';
 import { TarsierError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { Vulnerability } from '../model/vulnerability.js';
@@ -303,7 +304,7 @@ export class UpdaterRunner {
       await lockNamespace(client, namespace);
       const live = await liveVulnerabilities(client, namespace);
       if (options.withdrawMissing) guardWithdrawals(updater, namespace, live, desired);
-      return applyNamespaceUpdate(client, { namespace, desired, updater, ...options }, live);
+      return applyNamespaceUpdate(client, { namespace, desired, updater, ...options, matching: MATCHING }, live);
     });
   }
 
@@ -347,7 +348,11 @@ export class UpdaterRunner {
         };
         return enrich(original, enrichment.get(v.name));
       });
-      const counts = await applyNamespaceUpdate(client, { namespace, desired, updater, notify, withdrawMissing: false }, live);
+      const counts = await applyNamespaceUpdate(
+        client,
+        { namespace, desired, updater, notify, withdrawMissing: false, matching: MATCHING },
+        live,
+      );
       return counts.replaced;
     });
   }

@@ -94,6 +94,7 @@ function importsUnder(dir: string): Array<{ file: string; target: string }> {
 
 describe('layering', () => {
   it.each([
+    ['store', 'ecosystems'],
     ['store', 'updater'],
     ['store', 'api'],
     ['ecosystems', 'updater'],
