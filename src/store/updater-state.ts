@@ -12,11 +12,13 @@ export interface UpdaterState {
   readonly consecutiveFailures: number;
   readonly lastDurationMs: number | null;
   readonly lastChanged: number;
+  /** The next successful run writes no notifications (its changes come from Tarsier's parser, not upstream). */
+  readonly quietNextRun: boolean;
 }
 
 const SELECT = `
   SELECT name, fingerprint, last_attempt_at, last_success_at, last_error, record_count, next_run_at,
-         consecutive_failures, last_duration_ms, last_changed
+         consecutive_failures, last_duration_ms, last_changed, quiet_next_run
   FROM updater_state`;
 const SELECT_ONE = `${SELECT} WHERE name = $1`;
 const SUCCESS = `
@@ -25,7 +27,7 @@ const SUCCESS = `
   VALUES ($1, $2, now(), now(), NULL, $3, now() + $4 * interval '1 millisecond', 0, $5, $6)
   ON CONFLICT (name) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, last_attempt_at = now(), last_success_at = now(),
     last_error = NULL, record_count = EXCLUDED.record_count, next_run_at = EXCLUDED.next_run_at, consecutive_failures = 0,
-    last_duration_ms = EXCLUDED.last_duration_ms, last_changed = EXCLUDED.last_changed`;
+    last_duration_ms = EXCLUDED.last_duration_ms, last_changed = EXCLUDED.last_changed, quiet_next_run = false`;
 const FAILURE = `
   INSERT INTO updater_state (name, fingerprint, last_attempt_at, last_error, next_run_at, consecutive_failures, last_duration_ms)
   VALUES ($1, $2, now(), $3, now() + $4 * interval '1 millisecond', 1, $5)
@@ -44,6 +46,7 @@ interface Record {
   consecutive_failures: number;
   last_duration_ms: number | null;
   last_changed: number;
+  quiet_next_run: boolean;
 }
 
 const toState = (r: Record): UpdaterState => ({
@@ -57,6 +60,7 @@ const toState = (r: Record): UpdaterState => ({
   consecutiveFailures: r.consecutive_failures,
   lastDurationMs: r.last_duration_ms,
   lastChanged: r.last_changed,
+  quietNextRun: r.quiet_next_run,
 });
 
 export async function updaterStates(db: Queryable): Promise<UpdaterState[]> {

@@ -133,7 +133,8 @@ export class UpdaterRunner {
       }
       return await this.#runLeased(source, {
         stored: options.base ? null : (state?.fingerprint ?? null),
-        firstRun: state?.lastSuccessAt == null,
+        // A first run, or one after a parser change (migrations set quiet_next_run), notifies nothing.
+        firstRun: state?.lastSuccessAt == null || state.quietNextRun,
         failures: state?.consecutiveFailures ?? 0,
         base: options.base ?? this.#settings.sources[source.name]?.url,
       });

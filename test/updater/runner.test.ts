@@ -191,6 +191,35 @@ describe('the Debian source from a local HTTP server', () => {
     ]);
   });
 
+  it('a run flagged quiet (the fix-state migration) rewrites states without notifying, and the next change notifies again', async () => {
+    const pool = await freshPool();
+    const server = await startFeedServer();
+    const doc = (reason: string | undefined) => {
+      const release = { status: 'open', urgency: 'low', ...(reason ? { nodsa: 'Minor issue', nodsa_reason: reason } : {}) };
+      return JSON.stringify({ openssl: { 'CVE-1': { description: 'CVE-1 in openssl', releases: { bookworm: release } } } });
+    };
+    server.put('/tracker/json', doc(undefined));
+    const { runner } = await runnerFor(pool, server);
+    await runner.run(debianUpdater);
+    // What migration 0006 does to a source whose parser now gives fix states.
+    await pool.query(`UPDATE updater_state SET fingerprint = NULL, quiet_next_run = true WHERE name = 'debian'`);
+    server.put('/tracker/json', doc('postponed'));
+    expect(await runner.run(debianUpdater)).toMatchObject({ status: 'updated', changed: 1 });
+    const states = async () =>
+      (
+        await pool.query(`SELECT fix_state FROM vulnerability_fixedin fi JOIN vulnerability v ON v.id = fi.vulnerability_id
+                          WHERE v.deleted_at IS NULL`)
+      ).rows.map((r) => r.fix_state);
+    expect(await states()).toEqual(['fix_deferred']);
+    expect(await notifications(pool)).toEqual([]);
+    expect((await pool.query(`SELECT quiet_next_run FROM updater_state WHERE name = 'debian'`)).rows[0].quiet_next_run).toBe(false);
+    // A change of state alone, from upstream, is notified.
+    server.put('/tracker/json', doc('ignored'));
+    expect(await runner.run(debianUpdater)).toMatchObject({ status: 'updated', changed: 1 });
+    expect(await states()).toEqual(['will_not_fix']);
+    expect(await notifications(pool)).toEqual([{ old: 'CVE-1@None', new: 'CVE-1@None' }]);
+  });
+
   it('refuses to delete most of a namespace at once, keeping the data', async () => {
     const pool = await freshPool();
     const server = await startFeedServer();
