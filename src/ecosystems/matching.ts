@@ -4,7 +4,11 @@ import { knownNamespaceFormat, matchNamespace, versionFormat } from './index.js'
 
 /** The matching rules, from the catalog and the version formats: what the store links with. */
 export const MATCHING: Matching = {
-  compare: (format) => versionFormat(format).compare,
+  affects(format) {
+    const { compare } = versionFormat(format);
+    return (fix, installed) =>
+      fix.fix_state !== 'not_affected' && (fix.fixed_version === null || compare(installed, fix.fixed_version) < 0);
+  },
   namespaceFormat: knownNamespaceFormat,
   advisoryNamespace(layerNamespace, format) {
     if (layerNamespace === null) {

@@ -6,9 +6,18 @@ import type { VersionFormatName } from './version-format.js';
  * packages. They are domain decisions (ecosystems/matching.ts implements them from the catalog);
  * the store receives them from its callers and never imports the ecosystems.
  */
+/** A fixed-in entry as the store holds it. */
+export interface StoredFix {
+  readonly fixed_version: string | null;
+  readonly fix_state?: string | null;
+}
+
 export interface Matching {
-  /** How versions of a format compare (negative: a is older). */
-  compare(format: VersionFormatName): (a: string, b: string) => number;
+  /**
+   * Whether a fix leaves an installed version affected, for a format: the version sorts before the
+   * fix, or there is no fix; never when the source says the package is not affected.
+   */
+  affects(format: VersionFormatName): (fix: StoredFix, installed: string) => boolean;
   /** The version format of a namespace of a distribution Tarsier knows; undefined for any other namespace. */
   namespaceFormat(namespace: string): VersionFormatName | undefined;
   /**

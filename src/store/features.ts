@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Matching } from '../model/matching.js';
+import type { Matching, StoredFix } from '../model/matching.js';
 import type { Package } from '../model/indexing.js';
 import type { VersionFormatName } from '../model/version-format.js';
 
@@ -93,15 +93,11 @@ export async function versionsOfFeatures(client: pg.PoolClient, ids: readonly nu
   return (await client.query<FeatureVersionRecord>(SELECT_VERSIONS_OF_FEATURES, [[...new Set(ids)]])).rows;
 }
 
-/**
- * The feature versions each fix leaves affected: a version of a fixed feature is affected when it
- * sorts before the fix under compare, or always when there is no fix (None), unless the source
- * says the package is not affected.
- */
-export function* affectedVersions<F extends { feature_id: number; fixed_version: string | null; fix_state?: string | null }>(
+/** The feature versions each fix leaves affected, as the matching rules say (affects). */
+export function* affectedVersions<F extends StoredFix & { feature_id: number }>(
   fixes: readonly F[],
   versions: readonly FeatureVersionRecord[],
-  compare: (a: string, b: string) => number,
+  affects: (fix: StoredFix, installed: string) => boolean,
 ): Generator<[F, FeatureVersionRecord]> {
   const versionsByFeature = new Map<number, FeatureVersionRecord[]>();
   for (const fv of versions) {
@@ -110,9 +106,8 @@ export function* affectedVersions<F extends { feature_id: number; fixed_version:
     else versionsByFeature.set(fv.feature_id, [fv]);
   }
   for (const fix of fixes) {
-    if (fix.fix_state === 'not_affected') continue;
     for (const fv of versionsByFeature.get(fix.feature_id) ?? []) {
-      if (fix.fixed_version === null || compare(fv.version, fix.fixed_version) < 0) yield [fix, fv];
+      if (affects(fix, fv.version)) yield [fix, fv];
     }
   }
 }
@@ -122,10 +117,10 @@ export async function linkAffected(
   client: pg.PoolClient,
   fixes: readonly FixRecord[],
   versions: readonly FeatureVersionRecord[],
-  compare: (a: string, b: string) => number,
+  affects: (fix: StoredFix, installed: string) => boolean,
 ): Promise<void> {
   const links: [number[], number[], number[]] = [[], [], []];
-  for (const [fix, fv] of affectedVersions(fixes, versions, compare)) {
+  for (const [fix, fv] of affectedVersions(fixes, versions, affects)) {
     links[0].push(fix.vulnerability_id);
     links[1].push(fv.id);
     links[2].push(fix.id);
@@ -157,7 +152,7 @@ export async function ensureFeatureVersions(
   const featureColumn = packages.map((p) => featureIds.get(p.name)!);
   const versionColumn = packages.map((p) => p.version);
   const created = (await client.query<FeatureVersionRecord>(INSERT_FEATURE_VERSIONS, [featureColumn, versionColumn])).rows;
-  await linkNewVersions(client, matching.compare(namespace.versionFormat), created);
+  await linkNewVersions(client, matching.affects(namespace.versionFormat), created);
   const all = (await client.query<FeatureVersionRecord>(SELECT_FEATURE_VERSIONS, [featureColumn, versionColumn])).rows;
   const nameOf = new Map([...featureIds].map(([name, id]) => [id, name]));
   const result = new Map<string, Map<string, number>>();
@@ -172,10 +167,10 @@ export async function ensureFeatureVersions(
 
 async function linkNewVersions(
   client: pg.PoolClient,
-  compare: (a: string, b: string) => number,
+  affects: (fix: StoredFix, installed: string) => boolean,
   created: readonly FeatureVersionRecord[],
 ): Promise<void> {
   if (created.length === 0) return;
   const fixes = (await client.query<FixRecord>(SELECT_LIVE_FIXES, [[...new Set(created.map((fv) => fv.feature_id))]])).rows;
-  await linkAffected(client, fixes, created, compare);
+  await linkAffected(client, fixes, created, affects);
 }

@@ -231,7 +231,7 @@ async function insertVersions(client: pg.PoolClient, update: NamespaceUpdate, wr
     fixes.map((f) => [f.id, f.vulnerability_id, f.feature_id, f.fixed_version, f.fix_state]),
   );
   // Link the installed versions each fix leaves affected.
-  await linkAffected(client, fixes, versions, update.matching.compare(update.namespace.versionFormat));
+  await linkAffected(client, fixes, versions, update.matching.affects(update.namespace.versionFormat));
   return ids;
 }
 

@@ -312,7 +312,7 @@ export async function replaceVulnerability(
         ).rows
       : [];
   const links: [number[], number[]] = [[], []];
-  for (const [fix, fv] of affectedVersions(fixes, versions, options.matching.compare(namespace.versionFormat))) {
+  for (const [fix, fv] of affectedVersions(fixes, versions, options.matching.affects(namespace.versionFormat))) {
     links[0].push(fix.feature_id);
     links[1].push(fv.id);
   }
