@@ -29,6 +29,11 @@ export interface Distribution {
   readonly source?: string;
   /** Matched against this distribution's advisories for the same major (CentOS → RHEL data). */
   readonly matchedAs?: string;
+  /**
+   * `source`: its advisories name source packages where its package database lists binaries
+   * (rpm), so packages are matched by the source package they were built from.
+   */
+  readonly advisoryNames?: 'source';
   /** Package URL namespace (the vendor) and `distro` qualifier prefix: pkg:rpm/redhat/…?distro=rhel-9. */
   readonly purl: { readonly vendor: string; readonly distro: string };
 }
@@ -150,6 +155,8 @@ export const DISTRIBUTIONS: readonly Distribution[] = [
     naming: 'version',
     versionFormat: 'rpm',
     source: 'azurelinux',
+    // Microsoft's OVAL names source packages: curl's advisory covers curl-libs too.
+    advisoryNames: 'source',
     purl: { vendor: 'azurelinux', distro: 'azurelinux' },
   },
   // CBL-Mariner, Azure Linux's name before 3.0.
@@ -159,6 +166,7 @@ export const DISTRIBUTIONS: readonly Distribution[] = [
     naming: 'version',
     versionFormat: 'rpm',
     source: 'azurelinux',
+    advisoryNames: 'source',
     purl: { vendor: 'mariner', distro: 'mariner' },
   },
 ];

@@ -1,5 +1,6 @@
 import { unprocessable } from '../errors.js';
 import type { Matching } from '../model/matching.js';
+import { distributionOf } from './catalog.js';
 import { knownNamespaceFormat, matchNamespace, versionFormat } from './index.js';
 
 /** The matching rules, from the catalog and the version formats: what the store links with. */
@@ -19,5 +20,9 @@ export const MATCHING: Matching = {
     const name = matchNamespace(layerNamespace);
     // A database of another format than the distribution's has no advisories to match against here.
     return knownNamespaceFormat(name) === format ? name : undefined;
+  },
+  matchedAs(layerNamespace, pkg) {
+    const bySource = layerNamespace !== null && distributionOf(matchNamespace(layerNamespace))?.advisoryNames === 'source';
+    return bySource && pkg.source ? pkg.source : { name: pkg.name, version: pkg.version };
   },
 };

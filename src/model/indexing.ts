@@ -16,6 +16,14 @@ export interface Package {
   readonly name: string;
   /** dpkg: the source version when the Source field gives one, else the binary version; apk: V:; rpm: [epoch:]version-release. */
   readonly version: string;
+  /**
+   * rpm: the source package it was built from (SOURCERPM: its name, and its version-release with
+   * the package's epoch), which some distributions' advisories name instead of the binary packages
+   * (Azure Linux). A subpackage may have a version of its own (perl's modules): advisories on the
+   * source compare against the source's. Absent where the database does not say, and for dpkg and
+   * apk, whose names are already the source's.
+   */
+  readonly source?: { readonly name: string; readonly version: string };
 }
 
 /** Reads one package manager's database. */

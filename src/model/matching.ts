@@ -1,3 +1,4 @@
+import type { Package } from './indexing.js';
 import type { VersionFormatName } from './version-format.js';
 
 /**
@@ -27,4 +28,9 @@ export interface Matching {
    * its distribution.
    */
   advisoryNamespace(layerNamespace: string | null, format: VersionFormatName): string | undefined;
+  /**
+   * The package as it is matched in a layer of this namespace: itself, or the source package it
+   * was built from (name and version) where the distribution's advisories name source packages.
+   */
+  matchedAs(layerNamespace: string | null, pkg: Package): { name: string; version: string };
 }

@@ -103,10 +103,10 @@ const UPSERT_SCAN = `
   RETURNING id`;
 const DELETE_SCAN_PACKAGES = 'DELETE FROM layer_scan_package WHERE layer_scan_id = $1';
 const INSERT_SCAN_PACKAGES = `
-  INSERT INTO layer_scan_package (layer_scan_id, format, name, version)
-  SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[]) ON CONFLICT DO NOTHING`;
+  INSERT INTO layer_scan_package (layer_scan_id, format, name, version, source_name, source_version)
+  SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) ON CONFLICT DO NOTHING`;
 const SELECT_SCAN = 'SELECT namespace, package_dbs FROM layer_scan WHERE id = $1';
-const SELECT_SCAN_PACKAGES = 'SELECT format, name, version FROM layer_scan_package WHERE layer_scan_id = $1';
+const SELECT_SCAN_PACKAGES = 'SELECT format, name, version, source_name, source_version FROM layer_scan_package WHERE layer_scan_id = $1';
 
 const INSERT_LAYER = `
   INSERT INTO layer (name, parent_id, namespace_id, scan_id, indexed_by_version) VALUES ($1, $2, $3, $4, $5) RETURNING id`;
@@ -239,7 +239,7 @@ export async function featuresFor(
   for (const [format, database] of Object.entries(scan.packageDbs) as Array<[VersionFormatName, PackageDatabase]>) {
     if (database.state === 'deleted') continue;
     const fresh: Package[] = [];
-    for (const p of database.packages) {
+    for (const p of matchedPackages(database.packages, namespace, matching)) {
       const inherited = fromParent.get(featureKey(format, p.name, p.version));
       if (!inherited) fresh.push(p);
       else if (database.state === 'present') features.push(inherited); // an added part keeps it already
@@ -248,6 +248,23 @@ export async function featuresFor(
     if (fresh.length > 0) for (const f of await newFeatures(client, format, namespace, fresh, matching)) features.push(f);
   }
   return features;
+}
+
+/**
+ * The packages as they are matched (the source package, for distributions whose advisories name
+ * those), each name and version once: the binaries of one source become one feature.
+ */
+function matchedPackages(packages: readonly Package[], namespace: string | null, matching: Matching): Package[] {
+  const seen = new Set<string>();
+  const matched: Package[] = [];
+  for (const p of packages) {
+    const { name, version } = matching.matchedAs(namespace, p);
+    const key = `${name}\0${version}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    matched.push({ name, version });
+  }
+  return matched;
 }
 
 async function newFeatures(
@@ -304,28 +321,48 @@ export async function saveScan(client: pg.PoolClient, key: string, scan: LayerSc
   const formats: string[] = [];
   const names: string[] = [];
   const versions: string[] = [];
+  const sourceNames: Array<string | null> = [];
+  const sourceVersions: Array<string | null> = [];
   for (const [format, db] of Object.entries(scan.packageDbs)) {
     if (db.state === 'deleted') continue;
     for (const p of db.packages) {
       formats.push(format);
       names.push(p.name);
       versions.push(p.version);
+      sourceNames.push(p.source?.name ?? null);
+      sourceVersions.push(p.source?.version ?? null);
     }
   }
-  if (formats.length > 0) await client.query(INSERT_SCAN_PACKAGES, [id, formats, names, versions]);
+  if (formats.length > 0) await client.query(INSERT_SCAN_PACKAGES, [id, formats, names, versions, sourceNames, sourceVersions]);
   return id;
 }
 
 export async function loadScan(db: Queryable, scanId: number): Promise<LayerScan> {
   const scan = (await db.query<{ namespace: string | null; package_dbs: Record<string, PackageDatabaseState> }>(SELECT_SCAN, [scanId]))
     .rows[0]!;
-  const packages = (await db.query<{ format: VersionFormatName; name: string; version: string }>(SELECT_SCAN_PACKAGES, [scanId])).rows;
+  const packages = (
+    await db.query<{ format: VersionFormatName; name: string; version: string; source_name: string | null; source_version: string | null }>(
+      SELECT_SCAN_PACKAGES,
+      [scanId],
+    )
+  ).rows;
   const packageDbs: Partial<Record<VersionFormatName, PackageDatabase>> = {};
   for (const [format, state] of Object.entries(scan.package_dbs) as Array<[VersionFormatName, PackageDatabaseState]>) {
     packageDbs[format] =
       state === 'deleted'
         ? { state }
-        : { state, packages: packages.filter((p) => p.format === format).map((p) => ({ name: p.name, version: p.version })) };
+        : {
+            state,
+            packages: packages
+              .filter((p) => p.format === format)
+              .map((p) => ({
+                name: p.name,
+                version: p.version,
+                ...(p.source_name !== null && p.source_version !== null
+                  ? { source: { name: p.source_name, version: p.source_version } }
+                  : {}),
+              })),
+          };
   }
   return { namespace: scan.namespace, packageDbs };
 }

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { readBerkeleyDb } from '../../src/ecosystems/rpm/bdb.js';
 import { parseRpmHeader, type RpmHeader } from '../../src/ecosystems/rpm/header.js';
-import { rpmLister } from '../../src/ecosystems/rpm/lister.js';
+import { rpmLister, sourcePackage } from '../../src/ecosystems/rpm/lister.js';
 import { readNdb } from '../../src/ecosystems/rpm/ndb.js';
 import { readSqliteRpmdb } from '../../src/ecosystems/rpm/sqlite.js';
 import type { Package } from '../../src/model/indexing.js';
@@ -349,13 +349,30 @@ function listedFrom(expected: readonly ExpectedPackage[]): Package[] {
   const out = new Map<string, Package>();
   for (const p of expected) {
     if (p.name === 'gpg-pubkey') continue;
-    const version = `${p.epoch ? `${p.epoch}:` : ''}${p.version}-${p.release}`;
-    out.set(`${p.name} ${version}`, { name: p.name, version });
+    const epoch = p.epoch ? `${p.epoch}:` : '';
+    const version = `${epoch}${p.version}-${p.release}`;
+    // SOURCERPM is <name>-<version>-<release>.src.rpm; the source takes the binary's epoch.
+    const source = /^(.+)-([^-]+)-([^-]+)\.(?:no)?src\.rpm$/.exec(p.sourceRpm ?? '');
+    out.set(`${p.name} ${version}`, {
+      name: p.name,
+      version,
+      ...(source ? { source: { name: source[1]!, version: `${epoch}${source[2]}-${source[3]}` } } : {}),
+    });
   }
   return [...out.values()];
 }
 
 const files = (entries: Record<string, Buffer>): Map<string, Buffer> => new Map(Object.entries(entries));
+
+describe('sourcePackage', () => {
+  it('reads the name and version-release of a SOURCERPM file name, with the binary epoch', () => {
+    expect(sourcePackage('perl-5.38.2-506.azl3.src.rpm', null)).toEqual({ name: 'perl', version: '5.38.2-506.azl3' });
+    expect(sourcePackage('kernel-headers-6.6.47.1-1.azl3.src.rpm', 0)).toEqual({ name: 'kernel-headers', version: '6.6.47.1-1.azl3' });
+    expect(sourcePackage('openssl-3.0.8-1.amzn2023.0.4.src.rpm', 1)).toEqual({ name: 'openssl', version: '1:3.0.8-1.amzn2023.0.4' });
+    expect(sourcePackage('foo-1.0-1.nosrc.rpm', null)).toEqual({ name: 'foo', version: '1.0-1' });
+    expect(sourcePackage('(none)', null)).toBeUndefined();
+  });
+});
 
 describe('rpmLister', () => {
   const SQLITE_PATHS = ['usr/lib/sysimage/rpm/rpmdb.sqlite', 'var/lib/rpm/rpmdb.sqlite'];
@@ -400,8 +417,16 @@ describe('rpmLister', () => {
     const listed = rpmLister.list(files({ 'var/lib/rpm/rpmdb.sqlite': sqlite.bytes }));
     expect(listed).toEqual(listedFrom(sqlite.packages));
     expect(listed).toHaveLength(102);
-    expect(listed).toContainEqual({ name: 'openssl-libs', version: '1:3.0.8-1.amzn2023.0.4' });
-    expect(listed).toContainEqual({ name: 'crypto-policies', version: '20220428-1.gitdfb10ea.amzn2023.0.2' });
+    expect(listed).toContainEqual({
+      name: 'openssl-libs',
+      version: '1:3.0.8-1.amzn2023.0.4',
+      source: { name: 'openssl', version: '1:3.0.8-1.amzn2023.0.4' },
+    });
+    expect(listed).toContainEqual({
+      name: 'crypto-policies',
+      version: '20220428-1.gitdfb10ea.amzn2023.0.2',
+      source: { name: 'crypto-policies', version: '20220428-1.gitdfb10ea.amzn2023.0.2' },
+    });
     expect(listed?.some((p) => p.name === 'gpg-pubkey')).toBe(false);
   });
 
@@ -409,13 +434,19 @@ describe('rpmLister', () => {
     const listed = rpmLister.list(files({ 'usr/lib/sysimage/rpm/Packages.db': ndb.bytes }));
     expect(listed).toEqual(listedFrom(ndb.packages));
     expect(listed).toHaveLength(36);
-    expect(listed?.[0]).toEqual({ name: 'system-user-root', version: '20190513-3.3.1' });
+    expect(listed?.[0]).toEqual({
+      name: 'system-user-root',
+      version: '20190513-3.3.1',
+      source: { name: 'system-user-root', version: '20190513-3.3.1' },
+    });
   });
 
   it('lists a Berkeley DB database', () => {
-    expect(rpmLister.list(files({ 'var/lib/rpm/Packages': bdb.bytes }))).toEqual([{ name: 'hello', version: '1:0.0.1-rls' }]);
+    expect(rpmLister.list(files({ 'var/lib/rpm/Packages': bdb.bytes }))).toEqual([
+      { name: 'hello', version: '1:0.0.1-rls', source: { name: 'hello', version: '1:0.0.1-rls' } },
+    ]);
     expect(rpmLister.list(files({ 'var/lib/rpm/Packages': fixture('rhel8-libuuid-bdb').bytes }))).toEqual([
-      { name: 'libuuid', version: '2.32.1-42.el8_8' },
+      { name: 'libuuid', version: '2.32.1-42.el8_8', source: { name: 'util-linux', version: '2.32.1-42.el8_8' } },
     ]);
   });
 

@@ -486,7 +486,11 @@ ${definitions
 `;
 }
 
-/** For the Amazon Linux 2023 database's expat 2.5.0, zlib 1.2.11, libxml2 2.10.4 and sqlite-libs 3.40.0. */
+/**
+ * For the Amazon Linux 2023 database's expat 2.5.0, zlib 1.2.11, libxml2 2.10.4, sqlite-libs
+ * 3.40.0 and curl-minimal/libcurl-minimal 8.0.1. Microsoft's OVAL names source packages (sqlite,
+ * curl), which the binaries are matched by.
+ */
 const AZURE_LINUX_3 = microsoftOval('azurelinux', 'Azure Linux', [
   {
     id: 60001,
@@ -522,13 +526,22 @@ const AZURE_LINUX_3 = microsoftOval('azurelinux', 'Azure Linux', [
   {
     id: 60004,
     cve: 'CVE-2099-4004',
-    pkg: 'sqlite-libs',
+    pkg: 'sqlite',
     patchable: 'true',
     severity: 'Low',
     operation: 'less than',
     evr: '0:3.39.2-1.azl3',
-    description:
-      'CVE-2099-4004 affecting package sqlite-libs for versions less than 3.39.2-1. A patched version of the package is available.',
+    description: 'CVE-2099-4004 affecting package sqlite for versions less than 3.39.2-1. A patched version of the package is available.',
+  },
+  {
+    id: 60005,
+    cve: 'CVE-2099-4005',
+    pkg: 'curl',
+    patchable: 'true',
+    severity: 'High',
+    operation: 'less than',
+    evr: '0:8.8.0-2.azl3',
+    description: 'CVE-2099-4005 affecting package curl for versions less than 8.8.0-2. A patched version of the package is available.',
   },
 ]);
 
@@ -553,7 +566,7 @@ describe('the azurelinux source', () => {
     server.put('/azl/cbl-mariner-2.0-oval.xml', MARINER_2);
     const summary = await updaterFor(t.pool, 'azurelinux', server.url('/azl/'))();
     expect(summary.error).toBeUndefined();
-    expect(summary).toMatchObject({ source: 'azurelinux', status: 'updated', records: 5 });
+    expect(summary).toMatchObject({ source: 'azurelinux', status: 'updated', records: 6 });
 
     // No Azure Linux or CBL-Mariner rpm database is in the fixtures: both layers are their
     // distribution's os-release over Amazon Linux 2023's (SQLite) database.
@@ -563,8 +576,22 @@ describe('the azurelinux source', () => {
     const azl = await layerReport(t, 'azl3');
     expect(azl.namespace).toBe('azurelinux:3.0');
     expect(azl.versions.get('zlib')).toBe('1.2.11-33.amzn2023.0.4');
-    expect(azl.versions.get('sqlite-libs')).toBe('3.40.0-1.amzn2023.0.3');
+    // Matched by source package: sqlite-libs is sqlite, curl-minimal and libcurl-minimal are one curl.
+    expect(azl.versions.get('sqlite')).toBe('3.40.0-1.amzn2023.0.3');
+    expect(azl.versions.has('sqlite-libs')).toBe(false);
+    expect(azl.versions.get('curl')).toBe('8.0.1-1.amzn2023.0.1');
     expect(azl.vulnerable).toEqual({
+      curl: [
+        {
+          Name: 'CVE-2099-4005',
+          NamespaceName: 'azurelinux:3.0',
+          Description:
+            'CVE-2099-4005 affecting package curl for versions less than 8.8.0-2. A patched version of the package is available.',
+          Link: 'https://nvd.nist.gov/vuln/detail/CVE-2099-4005',
+          Severity: 'High',
+          FixedBy: '0:8.8.0-2.azl3',
+        },
+      ],
       expat: [
         {
           Name: 'CVE-2099-4001',

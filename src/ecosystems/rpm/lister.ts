@@ -38,7 +38,8 @@ const GPG_PUBKEY = 'gpg-pubkey';
 
 export const rpmLister = {
   name: 'rpm',
-  version: 2,
+  // 3: packages carry their source package's name.
+  version: 3,
   format: 'rpm',
   // The database files themselves: whiting out var/lib/rpm/Packages deletes the database, whiting out a lock file does not.
   databasePaths: DATABASES.map((db) => db.path),
@@ -75,12 +76,25 @@ function messageOf(err: unknown): string {
  * Packages as matched against advisories, in database order, each name and version once: the
  * same package installed for two architectures (multilib x86_64 + i686) is one feature.
  */
+/**
+ * The source package in a SOURCERPM file name, `perl-5.38.2-506.azl3.src.rpm` → perl at
+ * 5.38.2-506.azl3, with the binary's epoch (the file name carries none; rpm gives subpackages
+ * their source's epoch). Names may hold dashes; version and release do not.
+ */
+export function sourcePackage(sourceRpm: string, epoch: number | null): { name: string; version: string } | undefined {
+  const parts = sourceRpm.replace(/\.(?:no)?src\.rpm$/, '').split('-');
+  if (parts.length < 3) return undefined;
+  const [version, release] = parts.slice(-2);
+  return { name: parts.slice(0, -2).join('-'), version: `${epoch ? `${epoch}:` : ''}${version}-${release}` };
+}
+
 function uniquePackages(headers: readonly RpmHeader[]): Package[] {
   const seen = new Set<string>();
   const packages: Package[] = [];
   for (const header of headers) {
     if (header.name === GPG_PUBKEY) continue;
-    const pkg = { name: header.name, version: evr(header) };
+    const source = header.sourceRpm === null ? undefined : sourcePackage(header.sourceRpm, header.epoch);
+    const pkg: Package = { name: header.name, version: evr(header), ...(source !== undefined ? { source } : {}) };
     const key = `${pkg.name}\0${pkg.version}`;
     if (seen.has(key)) continue;
     seen.add(key);
