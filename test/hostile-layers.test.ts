@@ -65,8 +65,7 @@ describe('a gzip stream of 10 GiB of zeros', () => {
     const report = await (await fetch(`http://127.0.0.1:${server.apiPort}/v1/layers/zeros?features`)).json();
     expect(report).toEqual({ Layer: { Name: 'zeros', IndexedByVersion: expect.any(Number), Features: [] } });
     // In seconds, not minutes: the walk stopped at the marker and the download was cut.
-    // 60-70 MiB alone here, 90 on a loaded machine: bounded, where buffering the stream would take gigabytes.
-    expect(peakRssMiB(server.child.pid!) - before).toBeLessThan(160);
+    expect(peakRssMiB(server.child.pid!) - before).toBeLessThan(100);
     expect(closedEarly).toBe(true);
     expect(sent).toBeLessThan((member.length * members) / 2);
     server.child.kill('SIGTERM');

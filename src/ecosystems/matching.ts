@@ -21,8 +21,8 @@ export const MATCHING: Matching = {
     // A database of another format than the distribution's has no advisories to match against here.
     return knownNamespaceFormat(name) === format ? name : undefined;
   },
-  matchedAs(layerNamespace, pkg) {
-    const bySource = layerNamespace !== null && distributionOf(matchNamespace(layerNamespace))?.advisoryNames === 'source';
-    return bySource && pkg.source ? pkg.source : { name: pkg.name, version: pkg.version };
+  bySource(layerNamespace) {
+    if (layerNamespace === null || distributionOf(matchNamespace(layerNamespace))?.advisoryNames !== 'source') return undefined;
+    return (pkg) => pkg.source ?? { name: pkg.name, version: pkg.version };
   },
 };

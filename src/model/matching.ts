@@ -1,18 +1,18 @@
 import type { Package } from './indexing.js';
 import type { VersionFormatName } from './version-format.js';
 
-/**
- * The matching rules the store applies when it links feature versions to the vulnerabilities
- * that affect them: how versions compare, which namespace's advisories apply to a layer's
- * packages. They are domain decisions (ecosystems/matching.ts implements them from the catalog);
- * the store receives them from its callers and never imports the ecosystems.
- */
 /** A fixed-in entry as the store holds it. */
 export interface StoredFix {
   readonly fixed_version: string | null;
   readonly fix_state?: string | null;
 }
 
+/**
+ * The matching rules the store applies when it links feature versions to the vulnerabilities
+ * that affect them: how versions compare, which namespace's advisories apply to a layer's
+ * packages. They are domain decisions (ecosystems/matching.ts implements them from the catalog);
+ * the store receives them from its callers and never imports the ecosystems.
+ */
 export interface Matching {
   /**
    * Whether a fix leaves an installed version affected, for a format: the version sorts before the
@@ -29,8 +29,9 @@ export interface Matching {
    */
   advisoryNamespace(layerNamespace: string | null, format: VersionFormatName): string | undefined;
   /**
-   * The package as it is matched in a layer of this namespace: itself, or the source package it
-   * was built from (name and version) where the distribution's advisories name source packages.
+   * How packages are matched in a layer of this namespace: undefined when as they are (their own
+   * name and version), else the mapping to the source package each was built from, where the
+   * distribution's advisories name source packages. Asked once per layer, not per package.
    */
-  matchedAs(layerNamespace: string | null, pkg: Package): { name: string; version: string };
+  bySource(layerNamespace: string | null): ((pkg: Package) => { name: string; version: string }) | undefined;
 }

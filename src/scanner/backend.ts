@@ -2,7 +2,7 @@ import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import type { ImagePackage } from '../images/report.js';
 import { formatPlatform } from '../registry/manifest.js';
-import { FALLBACK_PLATFORM, machinePlatform, type LocalImage } from './local-image.js';
+import { FALLBACK_PLATFORM, machinePlatform, type LocalImage, type LocalLayer } from './local-image.js';
 
 /**
  * Where `tarsier scan` gets an image scanned: a Tarsier server over HTTP (server.ts) or this
@@ -58,7 +58,7 @@ export class ScanError extends Error {}
 const BYTES_EVERY = 4 * 1024 * 1024;
 
 /** The layer's bytes, reporting how many have been read (every few MiB and at the end). */
-export function countedLayer(stream: Readable, report: (done: number) => void): Readable {
+function countedLayer(stream: Readable, report: (done: number) => void): Readable {
   let done = 0;
   let reported = 0;
   const counter = new Transform({
@@ -98,4 +98,37 @@ export async function withDefaultPlatform<T>(asked: string | undefined, scan: (p
     if (machine !== fallback && / has no \S+ image: /.test(message)) return scan(fallback);
     throw err;
   }
+}
+
+/** Where a local image's layers go: a server (HEAD, PUT) or this process's own store. */
+export interface LayerStore {
+  isScanned(digest: string): Promise<boolean>;
+  /** Scans the layer from body (its bytes, counted for progress). */
+  send(layer: LocalLayer, body: Readable): Promise<void>;
+}
+
+/**
+ * Gets every distinct layer of the image scanned, `concurrency` at a time: one the store has
+ * already scanned is only reported, the others are sent.
+ */
+export async function sendNewLayers(image: LocalImage, concurrency: number, progress: Progress, store: LayerStore): Promise<void> {
+  const total = image.layers.length;
+  const distinct = [...new Map(image.layers.map((layer, index) => [layer.digest, { layer, index }])).values()];
+  let next = 0;
+  const work = async (): Promise<void> => {
+    while (next < distinct.length) {
+      const { layer, index } = distinct[next++]!;
+      const { digest, size } = layer;
+      if (await store.isScanned(digest)) {
+        progress({ kind: 'layer-known', index, total, digest });
+        continue;
+      }
+      await store.send(
+        layer,
+        countedLayer(layer.stream(), (done) => progress({ kind: 'layer-bytes', index, total, digest, done, size })),
+      );
+      progress({ kind: 'layer-scanned', index, total, digest });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, distinct.length) }, work));
 }

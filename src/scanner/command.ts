@@ -208,6 +208,7 @@ async function scan(input: string, options: ScanOptions, io: ScanIo): Promise<nu
       );
     }
     const updatedAt = await backend.dataUpdatedAt();
+    const now = io.now?.() ?? new Date();
     const report = buildReport(contents, {
       input,
       kind,
@@ -215,10 +216,10 @@ async function scan(input: string, options: ScanOptions, io: ScanIo): Promise<nu
       ignoreUnfixed: options.ignoreUnfixed,
       ignore,
       failOn,
-      now: io.now?.() ?? new Date(),
+      now,
     });
     await writeReport(report, format, options, io);
-    if (!options.quiet) io.stderr.write(`${dataAgeLine(updatedAt, io.now?.() ?? new Date())}\n`);
+    if (!options.quiet) io.stderr.write(`${dataAgeLine(updatedAt, now)}\n`);
     return report.gate.failed ? EXIT_GATE_FAILED : EXIT_CLEAN;
   } finally {
     await backend.close();

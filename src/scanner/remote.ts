@@ -2,8 +2,8 @@ import { Agent, request, type Dispatcher } from 'undici';
 import type { ImagePackage } from '../images/report.js';
 import { parseSeverity, type FixState } from '../model/vulnerability.js';
 import {
-  countedLayer,
   ScanError,
+  sendNewLayers,
   withDefaultPlatform,
   type Progress,
   type RegistryScanRequest,
@@ -96,29 +96,16 @@ export class ServerBackend implements ScanBackend {
   }
 
   async scanLocal(image: LocalImage, progress: Progress, signal: AbortSignal): Promise<ScannedContents> {
-    const total = image.layers.length;
-    const distinct = [...new Map(image.layers.map((layer, index) => [layer.digest, { layer, index }])).values()];
-    let next = 0;
-    const sendLayers = async (): Promise<void> => {
-      while (next < distinct.length) {
-        const { layer, index } = distinct[next++]!;
-        const digest = layer.digest;
-        if (await this.#isScanned(digest, signal)) {
-          progress({ kind: 'layer-known', index, total, digest });
-          continue;
-        }
-        const body = countedLayer(layer.stream(), (done) =>
-          progress({ kind: 'layer-bytes', index, total, digest, done, size: layer.size }),
-        );
-        await this.#call('PUT', `/tarsier/v1/layers/${digest}`, {
+    await sendNewLayers(image, UPLOAD_CONCURRENCY, progress, {
+      isScanned: (digest) => this.#isScanned(digest, signal),
+      send: async (layer, body) => {
+        await this.#call('PUT', `/tarsier/v1/layers/${layer.digest}`, {
           body,
           headers: { 'content-type': 'application/octet-stream', 'content-length': String(layer.size) },
           signal,
         });
-        progress({ kind: 'layer-scanned', index, total, digest });
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(UPLOAD_CONCURRENCY, distinct.length) }, sendLayers));
+      },
+    });
     progress({ kind: 'step', message: 'matching vulnerabilities' });
     await this.#call('POST', '/ancestry', {
       body: JSON.stringify({ ancestry_name: image.digest, format: 'Docker', layers: image.layers.map((l) => ({ hash: l.digest })) }),

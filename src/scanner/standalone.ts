@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
@@ -13,8 +14,8 @@ import { RegistryClient } from '../registry/client.js';
 import { getValue, setValue } from '../store/keyvalue.js';
 import { updaterStates } from '../store/updater-state.js';
 import {
-  countedLayer,
   ScanError,
+  sendNewLayers,
   withDefaultPlatform,
   type Progress,
   type RegistryScanRequest,
@@ -82,27 +83,23 @@ export class StandaloneBackend implements ScanBackend {
   }
 
   async scanLocal(image: LocalImage, progress: Progress, signal: AbortSignal): Promise<ScannedContents> {
-    const total = image.layers.length;
-    const distinct = [...new Map(image.layers.map((layer, index) => [layer.digest, { layer, index }])).values()];
     const scanned = new Map<string, ScannedLayer>();
-    let next = 0;
-    const scanLayers = async (): Promise<void> => {
-      while (next < distinct.length) {
-        const { layer, index } = distinct[next++]!;
-        const digest = layer.digest;
-        const known = await this.#scans.isScanned(digest);
-        if (known) progress({ kind: 'layer-known', index, total, digest });
-        const body = known
-          ? undefined
-          : countedLayer(layer.stream(), (done) => progress({ kind: 'layer-bytes', index, total, digest, done, size: layer.size }));
-        scanned.set(
-          digest,
-          await this.#scans.scan({ hash: digest, path: `layer ${digest}`, headers: {}, format: 'docker', digest, body }, signal),
-        );
-        if (!known) progress({ kind: 'layer-scanned', index, total, digest });
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(SCAN_CONCURRENCY, distinct.length) }, scanLayers));
+    const request = (digest: string, body?: Readable) => ({
+      hash: digest,
+      path: `layer ${digest}`,
+      headers: {},
+      format: 'docker' as const,
+      digest,
+      body,
+    });
+    await sendNewLayers(image, SCAN_CONCURRENCY, progress, {
+      isScanned: (digest) => this.#scans.isScanned(digest),
+      send: async (layer, body) => {
+        scanned.set(layer.digest, await this.#scans.scan(request(layer.digest, body), signal));
+      },
+    });
+    // The layers scanned before: read back from the store.
+    for (const { digest } of image.layers) if (!scanned.has(digest)) scanned.set(digest, await this.#scans.scan(request(digest), signal));
     progress({ kind: 'step', message: 'matching vulnerabilities' });
     const layers = image.layers.map((l) => ({ hash: l.digest, path: '', headers: {} }));
     await storeAncestry(this.#database.pool, { name: image.digest, format: 'docker', layers }, scanned);

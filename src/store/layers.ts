@@ -251,20 +251,19 @@ export async function featuresFor(
 }
 
 /**
- * The packages as they are matched (the source package, for distributions whose advisories name
- * those), each name and version once: the binaries of one source become one feature.
+ * The packages as they are matched: as listed, or by the source package each was built from (for
+ * distributions whose advisories name those), each source and version once: the binaries of one
+ * source become one feature.
  */
-function matchedPackages(packages: readonly Package[], namespace: string | null, matching: Matching): Package[] {
-  const seen = new Set<string>();
-  const matched: Package[] = [];
+function matchedPackages(packages: readonly Package[], namespace: string | null, matching: Matching): readonly Package[] {
+  const bySource = matching.bySource(namespace);
+  if (!bySource) return packages;
+  const matched = new Map<string, Package>();
   for (const p of packages) {
-    const { name, version } = matching.matchedAs(namespace, p);
-    const key = `${name}\0${version}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    matched.push({ name, version });
+    const { name, version } = bySource(p);
+    matched.set(`${name}\0${version}`, { name, version });
   }
-  return matched;
+  return [...matched.values()];
 }
 
 async function newFeatures(

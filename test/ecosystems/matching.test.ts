@@ -27,10 +27,11 @@ describe('the matching rules', () => {
 
   it('matches rpm packages by their source package where the advisories name those (Azure Linux), else by their own name', () => {
     const perlCarp = { name: 'perl-Carp', version: '1.54-506.azl3', source: { name: 'perl', version: '5.38.2-506.azl3' } };
-    expect(MATCHING.matchedAs('azurelinux:3.0', perlCarp)).toEqual({ name: 'perl', version: '5.38.2-506.azl3' });
-    expect(MATCHING.matchedAs('mariner:2.0', perlCarp)).toEqual({ name: 'perl', version: '5.38.2-506.azl3' });
-    expect(MATCHING.matchedAs('rhel:9', perlCarp)).toEqual({ name: 'perl-Carp', version: '1.54-506.azl3' });
-    expect(MATCHING.matchedAs('azurelinux:3.0', { name: 'gpg-key', version: '1-1' })).toEqual({ name: 'gpg-key', version: '1-1' });
-    expect(MATCHING.matchedAs(null, perlCarp)).toEqual({ name: 'perl-Carp', version: '1.54-506.azl3' });
+    expect(MATCHING.bySource('azurelinux:3.0')?.(perlCarp)).toEqual({ name: 'perl', version: '5.38.2-506.azl3' });
+    expect(MATCHING.bySource('mariner:2.0')?.(perlCarp)).toEqual({ name: 'perl', version: '5.38.2-506.azl3' });
+    expect(MATCHING.bySource('azurelinux:3.0')?.({ name: 'gpg-key', version: '1-1' })).toEqual({ name: 'gpg-key', version: '1-1' });
+    // Elsewhere, and without a namespace, packages are matched as they are.
+    expect(MATCHING.bySource('rhel:9')).toBeUndefined();
+    expect(MATCHING.bySource(null)).toBeUndefined();
   });
 });

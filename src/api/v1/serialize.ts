@@ -110,12 +110,10 @@ export function featureFragment(
   );
   const tail = withVulnerabilities
     ? `,"Vulnerabilities":${JSON.stringify(
-        vulnerabilities.map((v) =>
-          vulnerability(v, revision, {
-            fixedBy: v.fixedBy,
-            fixStates: v.fixState === 'will_not_fix' || v.fixState === 'fix_deferred' ? { [feature.name]: v.fixState } : {},
-          }),
-        ),
+        vulnerabilities.map((v) => {
+          const stated = statedFixState({ version: v.fixedBy, state: v.fixState });
+          return vulnerability(v, revision, { fixedBy: v.fixedBy, fixStates: stated ? { [feature.name]: stated } : {} });
+        }),
       )}}`
     : '}';
   return { head: fields.slice(0, -1), tail };
