@@ -2,6 +2,7 @@ import type { Static } from '@sinclair/typebox';
 import { NAMESPACE_DETECTORS, PACKAGE_LISTERS } from '../../ecosystems/index.js';
 import { badRequest, notFound, TarsierError } from '../../errors.js';
 import { layerFormatNamed } from '../../indexer/archive.js';
+import { isSha256Digest } from '../../indexer/digest.js';
 import { checkLayerSources, scanAncestryLayers, storeAncestry, type AncestryRequest } from '../../indexer/ancestry-assembly.js';
 import type { LayerScans } from '../../indexer/layer-scans.js';
 import { ancestriesAffectedBy, readAncestry, type AffectedAncestry } from '../../store/ancestries.js';
@@ -85,7 +86,10 @@ export function parsePostAncestry(body: unknown): PostAncestryRequest {
     if (hash.startsWith(V1_SCAN_PREFIX)) throw badRequest(`${at}.hash must not start with "${V1_SCAN_PREFIX}"`);
     // A layer uploaded (PUT /tarsier/v1/layers/{digest}) or scanned before needs no path: it is not downloaded.
     const path = stringField(layer, 'path', at).trim();
-    return { hash, path, headers: stringMapField(layer, 'headers', at) };
+    // A sha256 hash names the layer's bytes, as registries and images name blobs: it is verified,
+    // since image scans and uploads reuse a scan stored under that digest.
+    const digest = path !== '' && isSha256Digest(hash) ? { digest: hash } : {};
+    return { hash, path, headers: stringMapField(layer, 'headers', at), ...digest };
   });
   return { name, format, layers };
 }

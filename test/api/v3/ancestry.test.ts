@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config.js';
 import { Indexer, indexerSettings } from '../../../src/indexer/indexer.js';
@@ -431,6 +431,19 @@ describe('errors: {"error", "code", "message"} with the grpc-gateway status', ()
       3,
       new RegExp(`^layers\\[0\\] \\(${hashOf('no-os')}\\): the layer holds a dpkg package database, but neither it nor its parents`),
     );
+
+    // A sha256 hash is the layer's digest: bytes that are not what it names are refused, and
+    // nothing is stored under it for image scans and uploads to reuse.
+    const baseBytes = gzip(tarball(base));
+    const otherDigest = `sha256:${createHash('sha256').update('another layer').digest('hex')}`;
+    server.serve('/blobs/mislabelled', baseBytes);
+    const mislabelled = await postAncestry(t, { ...valid(), layers: [{ hash: otherDigest, path: server.url('/blobs/mislabelled') }] });
+    await expectError(mislabelled, 400, 3, new RegExp(`^layers\\[0\\] \\(${otherDigest}\\): .*the bytes received have the digest sha256:`));
+    expect((await t.pool.query('SELECT count(*)::int AS n FROM layer_scan WHERE key = $1', [otherDigest])).rows[0].n).toBe(0);
+    const trueDigest = `sha256:${createHash('sha256').update(baseBytes).digest('hex')}`;
+    const labelled = await postAncestry(t, { ...valid(), layers: [{ hash: trueDigest, path: server.url('/blobs/mislabelled') }] });
+    expect(labelled.statusCode, labelled.body).toBe(200);
+    await t.pool.query('DELETE FROM ancestry');
 
     const missing = await postAncestry(t, { ...valid(), layers: [{ hash: hashOf('missing'), path: server.url('/blobs/missing') }] });
     await expectError(missing, 400, 3, /answered 404/);
