@@ -8,6 +8,7 @@ import {
   formatPlatform,
   imageEntries,
   parsePlatform,
+  samePlatform,
   selectPlatform,
   type ImageIndex,
   type ImageManifest,
@@ -61,6 +62,9 @@ export function checkImageRequest(request: ImageScanRequest): CheckedImageReques
   }
   return { reference, platform, access: { authorization: request.authorization, insecure: request.insecure } };
 }
+
+/** The platform of an image whose config names none. */
+const UNKNOWN_PLATFORM = 'unknown';
 
 interface PlatformImage {
   digest: string;
@@ -117,7 +121,16 @@ export class ImageScanner {
       });
     }
     await withTransaction(this.#pool, (client) =>
-      recordImages(client, { registry: reference.registry, repository: reference.repository, tag: reference.tag }, scanned),
+      recordImages(
+        client,
+        {
+          registry: reference.registry,
+          repository: reference.repository,
+          tag: reference.tag,
+          onlyPlatformsScanned: platform !== undefined,
+        },
+        scanned,
+      ),
     );
     const seconds = (performance.now() - started) / 1000;
     this.#metrics?.imageScans.inc({ outcome: 'scanned' });
@@ -138,7 +151,7 @@ export class ImageScanner {
     const top = await repository.manifest(reference.digest ?? reference.tag!, signal);
     if (top.manifest.kind === 'manifest') {
       const platform = await this.#platformOf(repository, top.manifest, signal);
-      if (wanted && platform !== formatPlatform(wanted)) {
+      if (wanted && (platform === UNKNOWN_PLATFORM || !samePlatform(parsePlatform(platform), wanted))) {
         throw new RegistryError(`${formatImageReference(reference)} is a single ${platform} image, not ${formatPlatform(wanted)}`, false);
       }
       return [{ digest: top.digest, manifest: top.manifest, platform, indexDigest: null }];
@@ -169,7 +182,7 @@ export class ImageScanner {
       typeof config[key] === 'string' && config[key] !== '' ? (config[key] as string) : undefined;
     const os = text('os');
     const architecture = text('architecture');
-    if (!os || !architecture) return 'unknown';
+    if (!os || !architecture) return UNKNOWN_PLATFORM;
     const variant = text('variant');
     return formatPlatform({ os, architecture, ...(variant ? { variant } : {}) });
   }

@@ -51,10 +51,14 @@ const UPSERT_IMAGE = `
   SET last_seen = now(), platform = EXCLUDED.platform, media_type = EXCLUDED.media_type,
       index_digest = coalesce(EXCLUDED.index_digest, image.index_digest)
   RETURNING id`;
-/** The tag leaves the images of the repository it no longer names. */
+/**
+ * The tag leaves the images of the repository it no longer names: of every platform, or ($5) of
+ * the platforms scanned only, when the scan was of some platforms of the tag.
+ */
 const MOVE_TAG = `
   DELETE FROM image_tag t USING image i
-  WHERE t.image_id = i.id AND i.registry = $1 AND i.repository = $2 AND t.tag = $3 AND NOT (i.id = ANY($4::bigint[]))`;
+  WHERE t.image_id = i.id AND i.registry = $1 AND i.repository = $2 AND t.tag = $3 AND NOT (i.id = ANY($4::bigint[]))
+    AND ($5::text[] IS NULL OR i.platform = ANY($5::text[]))`;
 const INSERT_TAGS = `INSERT INTO image_tag (image_id, tag) SELECT unnest($1::bigint[]), $2 ON CONFLICT DO NOTHING`;
 
 /** The tags of image p, sorted ('{}' when none). */
@@ -137,7 +141,7 @@ const toImageRow = (r: ImageDbRow): ImageRow => ({
  */
 export async function recordImages(
   client: pg.PoolClient,
-  where: { registry: string; repository: string; tag: string | undefined },
+  where: { registry: string; repository: string; tag: string | undefined; onlyPlatformsScanned?: boolean },
   images: readonly Omit<ImageRecord, 'registry' | 'repository'>[],
 ): Promise<number[]> {
   const ids: number[] = [];
@@ -153,7 +157,8 @@ export async function recordImages(
     ids.push(rows[0]!.id);
   }
   if (where.tag !== undefined) {
-    await client.query(MOVE_TAG, [where.registry, where.repository, where.tag, ids]);
+    const platforms = where.onlyPlatformsScanned ? images.map((i) => i.platform) : null;
+    await client.query(MOVE_TAG, [where.registry, where.repository, where.tag, ids, platforms]);
     await client.query(INSERT_TAGS, [ids, where.tag]);
   }
   return ids;

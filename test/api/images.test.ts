@@ -229,6 +229,12 @@ describe.skipIf(missing.length > 0)(`images from a registry with basic auth${ski
       ]),
     );
     expect((await list(t, '?repository=team/multi')).Images.map((i) => i.Platform)).toEqual(['linux/arm64/v8', 'linux/amd64']);
+    // Scanning one platform again leaves the other platform's image its tag.
+    expect(await scanned(t, { reference, platform: 'linux/arm64' })).toEqual([expect.objectContaining(arm64Image)]);
+    expect((await list(t, '?repository=team/multi')).Images.map((i) => [i.Platform, i.Tags])).toEqual([
+      ['linux/arm64/v8', ['v1']],
+      ['linux/amd64', ['v1']],
+    ]);
 
     const none = await scan(t, { reference, platform: 'linux/s390x' });
     expect(none.statusCode).toBe(422);
