@@ -216,7 +216,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       reports: new LayerReports(pool, reports),
       caughtUp: () => reportChanges.caughtUp(CATCH_UP_TIMEOUT_MS),
     });
-    registerAncestryApi(scope, { service: deps.ancestry ?? ancestryService({ pool, indexer, pageTokens, config, log: deps.log }), config });
+    registerAncestryApi(scope, { service: deps.ancestry ?? ancestryService({ pool, scans: images.scans, pageTokens }), config });
     registerTarsierApi(scope, {
       pool,
       scanner: images.scanner,
@@ -242,30 +242,21 @@ export function imageServices(deps: { pool: Pool; indexer: Indexer; config: Conf
   const { pool, config, log, metrics } = deps;
   const settings = indexerSettings(config);
   const registry = new RegistryClient({ fetch: settings.fetch, hosts: (host) => config.registries[host] });
-  const scans = layerScans(deps);
+  // One LayerScans for images, uploads and the ancestry API: a layer any of them is scanning is joined, not scanned again.
+  const scans = new LayerScans({
+    pool,
+    indexer: deps.indexer,
+    log: log.child({ component: 'layer-scans' }),
+    downloadTimeoutMs: config.indexer.downloadTimeoutMs,
+  });
   const scanner = new ImageScanner({ pool, registry, scans, log, metrics });
   const queue = new ImageQueue({ pool, scanner, log, metrics, concurrency: config.images.workers, attempts: config.images.attempts });
   return { scanner, queue, scans };
 }
 
-function layerScans(deps: { pool: Pool; indexer: Indexer; config: Config; log: Logger }): LayerScans {
-  return new LayerScans({
-    pool: deps.pool,
-    indexer: deps.indexer,
-    log: deps.log.child({ component: 'layer-scans' }),
-    downloadTimeoutMs: deps.config.indexer.downloadTimeoutMs,
-  });
-}
-
-/** The ancestry API's operations over this database and indexer. */
-export function ancestryService(deps: {
-  pool: Pool;
-  indexer: Indexer;
-  pageTokens: PageTokens;
-  config: Config;
-  log: Logger;
-}): AncestryService {
-  return new AncestryService({ pool: deps.pool, scans: layerScans(deps), pageTokens: deps.pageTokens });
+/** The ancestry API's operations over this database, with the image services' layer scans. */
+export function ancestryService(deps: { pool: Pool; scans: LayerScans; pageTokens: PageTokens }): AncestryService {
+  return new AncestryService({ pool: deps.pool, scans: deps.scans, pageTokens: deps.pageTokens });
 }
 
 /** Health port: GET /health answers 200 when the database answers, 503 when it does not. */

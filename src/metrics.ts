@@ -103,7 +103,7 @@ export class Metrics {
 
   readonly imageScans = new Counter({
     name: 'tarsier_image_scans_total',
-    help: 'Image scans from registries, by outcome (scanned, failed).',
+    help: 'Image scans from registries (API, queue attempts, Harbor), by outcome (scanned, failed).',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });

@@ -93,14 +93,14 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       tls: await readNotifierTls(config),
     });
     // One implementation of the ancestry API, two transports: the JSON routes and gRPC.
-    const ancestry = ancestryService({ pool, indexer, pageTokens, config, log });
+    const images = imageServices({ pool, indexer, config, log, metrics });
+    const ancestry = ancestryService({ pool, scans: images.scans, pageTokens });
     const grpcApi = buildGrpcServer({
       service: ancestry,
       log,
       metrics,
       api: config.api,
     });
-    const images = imageServices({ pool, indexer, config, log, metrics });
     const retention = new ImageRetention({ pool, retentionMs: config.images.untaggedRetentionMs, log });
     const tls = await readTls(config);
     const api = buildApp({

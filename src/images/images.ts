@@ -94,8 +94,20 @@ export class ImageScanner {
     this.#metrics = deps.metrics;
   }
 
+  /** Scans the image; tarsier_image_scans_total counts each scan by outcome, whoever asked (API, queue, Harbor). */
   async scan(request: ImageScanRequest, signal: AbortSignal = new AbortController().signal): Promise<ScannedImage[]> {
-    const { reference, platform, access } = checkImageRequest(request);
+    const checked = checkImageRequest(request);
+    try {
+      const scanned = await this.#scan(checked, signal);
+      this.#metrics?.imageScans.inc({ outcome: 'scanned' });
+      return scanned;
+    } catch (err) {
+      if (!signal.aborted) this.#metrics?.imageScans.inc({ outcome: 'failed' });
+      throw err;
+    }
+  }
+
+  async #scan({ reference, platform, access }: CheckedImageRequest, signal: AbortSignal): Promise<ScannedImage[]> {
     const started = performance.now();
     const repository = this.#registry.repository(reference, access);
     const images = await this.#resolve(repository, reference, platform, signal);
@@ -133,7 +145,6 @@ export class ImageScanner {
       ),
     );
     const seconds = (performance.now() - started) / 1000;
-    this.#metrics?.imageScans.inc({ outcome: 'scanned' });
     this.#log.info(
       { reference: formatImageReference(reference), images: scanned.map((i) => `${i.platform} ${i.digest}`), seconds },
       'image scanned',

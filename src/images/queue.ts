@@ -160,13 +160,11 @@ export class ImageQueue {
       if (!isRetryable(err)) {
         // Running it again cannot help: the job ends here, its reason in the log and the metric.
         this.#metrics?.imageJobs.inc({ outcome: 'given_up' });
-        this.#metrics?.imageScans.inc({ outcome: 'failed' });
         this.#log.warn(context, 'image scan failed; not retried');
         return;
       }
       const last = attempts >= maxAttempts;
       this.#metrics?.imageJobs.inc({ outcome: last ? 'given_up' : 'retry' });
-      if (last) this.#metrics?.imageScans.inc({ outcome: 'failed' });
       this.#log.warn(context, last ? 'image scan failed; attempts used up' : 'image scan failed; will retry');
       throw err;
     }

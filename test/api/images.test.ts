@@ -325,9 +325,12 @@ describe.skipIf(missing.length > 0)(`images from a registry with basic auth${ski
     expect(badTag.statusCode).toBe(400);
     expect(message(badTag)).toContain('has a tag that is not');
 
+    const failedBefore = (await t.metrics.imageScans.get()).values.find((v) => v.labels.outcome === 'failed')?.value ?? 0;
     const missingTag = await scan(t, { reference: `${registry.host}/team/app:no-such-tag` });
     expect(missingTag.statusCode).toBe(422);
     expect(message(missingTag)).toContain(`has no manifest ${registry.host}/team/app:no-such-tag`);
+    // A scan the API answered with an error counts as failed, not only one the queue gave up on.
+    expect((await t.metrics.imageScans.get()).values.find((v) => v.labels.outcome === 'failed')?.value).toBe(failedBefore + 1);
 
     await push(registry, 'team/private', 'v1', { layers: [uniqueLayer('private')] });
     const anonymous = await testApp();

@@ -47,9 +47,9 @@ export async function testApp(
   const metrics = new Metrics();
   const log = options.log ?? silentLog;
   const indexer = new Indexer({ pool, settings: indexerSettings(config), log, metrics });
-  const ancestry = ancestryService({ pool, indexer, pageTokens, config, log });
-  const grpc = options.grpc ? buildGrpcServer({ service: ancestry, log, metrics, api: config.api }) : undefined;
   const images = imageServices({ pool, indexer, config, log, metrics });
+  const ancestry = ancestryService({ pool, scans: images.scans, pageTokens });
+  const grpc = options.grpc ? buildGrpcServer({ service: ancestry, log, metrics, api: config.api }) : undefined;
   const app = buildApp({
     config,
     pool,
