@@ -33,10 +33,10 @@
 import { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
-import { fixStateOf, severityVocabulary, type FixedIn, type FixState, type Vulnerability } from '../../model/vulnerability.js';
+import { severityVocabulary, type FixedIn } from '../../model/vulnerability.js';
 import type { SourceData } from '../../model/source-data.js';
 import { rpm } from '../rpm/version.js';
-import { compareNames, compareStrings, findReference, normalizeText, type VulnerabilityHead } from '../oval/collect.js';
+import { findReference, normalizeText, VulnerabilityCollector, type VulnerabilityHead } from '../oval/collect.js';
 import { readOval, type OvalDefinition, type OvalNode, type OvalTables } from '../oval/reader.js';
 
 /** The namespaces of Microsoft's files: `mariner:2.0` (CBL-Mariner 2.0), `azurelinux:3.0`. */
@@ -68,26 +68,16 @@ export async function parseAzureLinuxOval(input: Readable, namespace: string): P
     },
   });
 
-  const drafts = new Map<string, { head: VulnerabilityHead; features: Map<string, FixedIn> }>();
+  const collector = new VulnerabilityCollector(rpm);
+  collector.addNamespace(namespace);
   for (const def of pending) {
     const patchable = (metadata.byId.get(def.id)?.patchable ?? '').toLowerCase();
     const severity = azureLinuxSeverity(metadata.byId.get(def.id)?.severity ?? '');
     for (const fixedIn of resolveDefinition(def.testRefs, tables, patchable)) {
-      let draft = drafts.get(def.head.name);
-      if (!draft) drafts.set(def.head.name, (draft = { head: { ...def.head, severity }, features: new Map() }));
-      const current = draft.features.get(fixedIn.feature);
-      if (!current || better(fixedIn, current)) draft.features.set(fixedIn.feature, fixedIn);
+      collector.add({ ...def.head, severity }, fixedIn.feature, fixedIn.version, fixedIn.state);
     }
   }
-
-  const vulnerabilities: Vulnerability[] = [...drafts.values()]
-    .map(({ head, features }) => ({
-      ...head,
-      metadata: null,
-      fixedIn: [...features.values()].sort((a, b) => compareStrings(a.feature, b.feature)),
-    }))
-    .sort((a, b) => compareNames(a.name, b.name));
-  return { namespaces: [namespace], vulnerabilities };
+  return collector.result();
 }
 
 function reduceDefinition(def: OvalDefinition, namespace: string): PendingDefinition | undefined {
@@ -142,13 +132,6 @@ function readState(feature: string, operation: string, version: string, patchabl
   // An evr never holds whitespace; one 3.0 state reads "0: 1.20.10-1.azl3" (golang, CVE-2023-39323).
   const evr = version.replace(/\s+/g, '');
   return rpm.valid(evr) ? { feature, version: evr } : undefined;
-}
-
-const STATE_ORDER: Record<FixState, number> = { fixed: 0, affected: 1, will_not_fix: 2, fix_deferred: 3, not_affected: 4 };
-
-function better(candidate: FixedIn, current: FixedIn): boolean {
-  if (candidate.version !== null && current.version !== null) return rpm.compare(candidate.version, current.version) < 0;
-  return STATE_ORDER[fixStateOf(candidate)] < STATE_ORDER[fixStateOf(current)];
 }
 
 /**

@@ -20,8 +20,8 @@ export const azureLinuxUpdater = {
       key: namespace,
       urls: [`${root}${file}`],
       optional,
-      // An absent optional file leaves no stream: the part claims no namespace, so nothing is withdrawn.
-      parse: async ([input]) => (input ? parseAzureLinuxOval(input, namespace) : { namespaces: [], vulnerabilities: [] }),
+      // The runner parses no part whose files are all absent: a missing file is skipped, nothing withdrawn.
+      parse: async ([input]) => parseAzureLinuxOval(input!, namespace),
     }));
   },
 } satisfies Updater;

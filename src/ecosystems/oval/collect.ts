@@ -3,7 +3,7 @@
  * FixedIn merged per feature, and a deterministic order.
  */
 import type { VersionFormat } from '../../model/version-format.js';
-import type { FixedIn, FixState, Severity, Vulnerability } from '../../model/vulnerability.js';
+import { betterFixedIn, type FixedIn, type FixState, type Severity, type Vulnerability } from '../../model/vulnerability.js';
 import type { SourceData } from '../../model/source-data.js';
 import type { OvalReference } from './reader.js';
 
@@ -17,14 +17,15 @@ export interface VulnerabilityHead {
 
 interface Draft {
   readonly head: VulnerabilityHead;
-  /** Feature → its entry (feature name included, so entries come out as they are). */
-  readonly fixedIn: Map<string, FixedIn>;
+  /** Feature → its entry (feature name included, so entries come out as they are) and the rank it was given with. */
+  readonly fixedIn: Map<string, { entry: FixedIn; rank: number }>;
 }
 
 /**
  * Collects FixedIn entries per (namespace, vulnerability name). When a feature is named twice for
- * one vulnerability, the lowest fixed version under the format is kept, and any version is kept
- * over null (null — no fix — sorts above every version, as Clair's #MAXV# did). The first
+ * one vulnerability, the entry of the lower rank is kept (a source's preference between its
+ * products, SUSE's plain service pack over its LTSS variant), then as betterFixedIn says: the lowest
+ * fixed version, any version over null (as Clair's #MAXV# did), the stronger state. The first
  * definition seen for a (namespace, name) supplies its description, link and severity.
  */
 export class VulnerabilityCollector {
@@ -42,7 +43,7 @@ export class VulnerabilityCollector {
    * Adds one FixedIn entry. A version the format refuses is skipped (false is returned); null
    * (no fix yet) is always accepted, with what the source says of it (state: will_not_fix, …).
    */
-  add(head: VulnerabilityHead, feature: string, version: string | null, state?: FixState): boolean {
+  add(head: VulnerabilityHead, feature: string, version: string | null, state?: FixState, rank = 0): boolean {
     if (feature === '') return false;
     if (version !== null && !this.format.valid(version)) return false;
     this.namespaceSet.add(head.namespace);
@@ -54,12 +55,8 @@ export class VulnerabilityCollector {
     }
     const entry: FixedIn = { feature, version, ...(version === null && state !== undefined ? { state } : {}) };
     const current = draft.fixedIn.get(feature);
-    if (!current) {
-      draft.fixedIn.set(feature, entry);
-      return true;
-    }
-    if (version !== null && (current.version === null || this.format.compare(version, current.version) < 0)) {
-      draft.fixedIn.set(feature, entry);
+    if (!current || rank < current.rank || (rank === current.rank && betterFixedIn(this.format.compare, entry, current.entry))) {
+      draft.fixedIn.set(feature, { entry, rank });
     }
     return true;
   }
@@ -78,7 +75,7 @@ export class VulnerabilityCollector {
         link: d.head.link,
         severity: d.head.severity,
         metadata: null,
-        fixedIn: [...d.fixedIn.entries()].sort(([a], [b]) => compareStrings(a, b)).map(([, entry]) => entry),
+        fixedIn: [...d.fixedIn.entries()].sort(([a], [b]) => compareStrings(a, b)).map(([, { entry }]) => entry),
       }))
       .sort((a, b) => compareNames(a.namespace, b.namespace) || compareNames(a.name, b.name));
     const namespaces = [...this.namespaceSet].sort(compareNames);

@@ -17,8 +17,8 @@ export const photonUpdater = {
       key: release,
       urls: [`${root}cve_data_photon${release}.json`],
       optional: true,
-      // An absent optional file leaves no stream: the release claims no namespace, so nothing is withdrawn.
-      parse: async ([file]) => (file ? parsePhotonCveData(await readAll(file), release) : { namespaces: [], vulnerabilities: [] }),
+      // The runner parses no part whose files are all absent: a missing release is skipped, nothing withdrawn.
+      parse: async ([file]) => parsePhotonCveData(await readAll(file!), release),
     }));
   },
 } satisfies Updater;

@@ -52,11 +52,11 @@
  * their package criteria as they stream by and resolved once the document ends.
  */
 import type { Readable } from 'node:stream';
-import { fixStateOf, severityVocabulary, type FixedIn, type FixState, type Vulnerability } from '../../model/vulnerability.js';
+import { severityVocabulary, type FixedIn } from '../../model/vulnerability.js';
 import type { SourceData } from '../../model/source-data.js';
 import { rpm } from '../rpm/version.js';
 import { reachCriteria } from '../oval/criteria.js';
-import { compareNames, compareStrings, findReference, normalizeText, type VulnerabilityHead } from '../oval/collect.js';
+import { findReference, normalizeText, VulnerabilityCollector, type VulnerabilityHead } from '../oval/collect.js';
 import { readOval, type OvalDefinition, type OvalTables } from '../oval/reader.js';
 
 /** The distributions SUSE's OVAL feeds. */
@@ -114,9 +114,10 @@ export async function parseSuseOval(input: Readable, scope?: SuseScope): Promise
       if (reduced) pending.push(reduced);
     },
   });
-  const collector = new SuseCollector();
+  const collector = new VulnerabilityCollector(rpm);
+  for (const namespace of namespaces) collector.addNamespace(namespace);
   for (const def of pending) resolveDefinition(def, tables, collector);
-  return collector.result(namespaces);
+  return collector.result();
 }
 
 function withinScope(namespace: string, scope: SuseScope): boolean {
@@ -174,7 +175,6 @@ function reduceDefinition(def: OvalDefinition, inScope: (ns: string) => boolean,
       products: [...products].map(([namespace, rank]) => ({ namespace, rank })),
     });
   }
-  for (const entry of entries) for (const p of entry.products) namespaces.add(p.namespace);
   // Product criteria of ours with no package beside them still say which namespaces the file covers.
   collectProductNamespaces(def, inScope, namespaces);
   const name = cveName(def);
@@ -202,11 +202,14 @@ function collectProductNamespaces(def: OvalDefinition, inScope: (ns: string) => 
   if (def.criteria) walk(def.criteria);
 }
 
-function resolveDefinition(def: PendingDefinition, tables: OvalTables, collector: SuseCollector): void {
+/** Each package entry under each of its products; a plain product ranks before its variants (SP4 before SP4-LTSS). */
+function resolveDefinition(def: PendingDefinition, tables: OvalTables, collector: VulnerabilityCollector): void {
   for (const entry of def.entries) {
     const fixedIn = resolveEntry(entry, tables);
     if (!fixedIn) continue;
-    for (const { namespace, rank } of entry.products) collector.add({ ...def.head, namespace }, fixedIn, rank);
+    for (const { namespace, rank } of entry.products) {
+      collector.add({ ...def.head, namespace }, fixedIn.feature, fixedIn.version, fixedIn.state, rank);
+    }
   }
 }
 
@@ -253,58 +256,3 @@ export const suseSeverity = severityVocabulary({
   important: 'High',
   critical: 'Critical',
 });
-
-interface Candidate {
-  readonly fixedIn: FixedIn;
-  readonly rank: number;
-}
-
-interface Draft {
-  readonly head: VulnerabilityHead;
-  readonly features: Map<string, Candidate>;
-}
-
-/**
- * One record per (namespace, CVE), like the shared OVAL collector, but keeping fix states and the
- * plain-product-over-variant preference: per feature, the lower rank wins; within a rank a fixed
- * version beats no fix (the lowest version wins), and affected beats not affected.
- */
-class SuseCollector {
-  private readonly drafts = new Map<string, Draft>();
-
-  add(head: VulnerabilityHead, fixedIn: FixedIn, rank: number): void {
-    if (fixedIn.feature === '' || (fixedIn.version !== null && !rpm.valid(fixedIn.version))) return;
-    const key = `${head.namespace}\u0000${head.name}`;
-    let draft = this.drafts.get(key);
-    if (!draft) {
-      draft = { head, features: new Map() };
-      this.drafts.set(key, draft);
-    }
-    const current = draft.features.get(fixedIn.feature);
-    if (!current || rank < current.rank || (rank === current.rank && better(fixedIn, current.fixedIn))) {
-      draft.features.set(fixedIn.feature, { fixedIn, rank });
-    }
-  }
-
-  result(namespaceSet: ReadonlySet<string>): SourceData {
-    const vulnerabilities: Vulnerability[] = [...this.drafts.values()]
-      .map((d) => ({
-        namespace: d.head.namespace,
-        name: d.head.name,
-        description: d.head.description,
-        link: d.head.link,
-        severity: d.head.severity,
-        metadata: null,
-        fixedIn: [...d.features.values()].map((c) => c.fixedIn).sort((a, b) => compareStrings(a.feature, b.feature)),
-      }))
-      .sort((a, b) => compareNames(a.namespace, b.namespace) || compareNames(a.name, b.name));
-    return { namespaces: [...namespaceSet].sort(compareNames), vulnerabilities };
-  }
-}
-
-const STATE_ORDER: Record<FixState, number> = { fixed: 0, affected: 1, will_not_fix: 2, fix_deferred: 3, not_affected: 4 };
-
-function better(candidate: FixedIn, current: FixedIn): boolean {
-  if (candidate.version !== null && current.version !== null) return rpm.compare(candidate.version, current.version) < 0;
-  return STATE_ORDER[fixStateOf(candidate)] < STATE_ORDER[fixStateOf(current)];
-}
