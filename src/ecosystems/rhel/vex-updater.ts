@@ -143,6 +143,9 @@ export async function parseVexFeed(files: readonly Readable[], plan: OverlayPlan
   return assemble(documents.values());
 }
 
+/** The RHEL majors Red Hat's VEX feed covers. */
+const RHEL_MAJORS = [5, 6, 7, 8, 9, 10];
+
 /** Every document's records, one per (namespace, name) (the first document naming a pair keeps it), sorted. */
 function assemble(documents: Iterable<readonly Vulnerability[]>): SourceData {
   const records = new Map<string, Vulnerability>();
@@ -153,7 +156,12 @@ function assemble(documents: Iterable<readonly Vulnerability[]>): SourceData {
     }
   }
   const vulnerabilities = [...records.values()].sort((a, b) => compareNames(a.namespace, b.namespace) || compareNames(a.name, b.name));
-  const namespaces = [...new Set(vulnerabilities.map((v) => v.namespace))].sort(compareNames);
+  // The feed is complete for every RHEL major it covers, also one whose last record was withdrawn:
+  // claiming those namespaces lets the runner withdraw what is gone (the namespaces of the records
+  // alone would keep a major's last withdrawn record for ever).
+  const namespaces = [...new Set([...RHEL_MAJORS.map((major) => `rhel:${major}`), ...vulnerabilities.map((v) => v.namespace)])].sort(
+    compareNames,
+  );
   return { namespaces, vulnerabilities };
 }
 
