@@ -426,8 +426,7 @@ describe.skipIf(missing.length > 0)(`layer downloads from a registry${skipped}`,
     corrupted = sha256(bad);
 
     const res = await scan(t, { reference: `${corrupting.host}/broken/app:v1` });
-    expect(res.statusCode, res.body).toBeGreaterThanOrEqual(400);
-    expect(res.statusCode, res.body).toBeLessThan(500);
+    expect(res.statusCode, res.body).toBe(400);
     expect(message(res)).toContain(`layer ${corrupted}: the bytes received have the digest sha256:`);
     expect(corrupting.blobGetsOf(corrupted)).toBe(1);
 

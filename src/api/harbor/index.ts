@@ -20,6 +20,7 @@ import {
   MIME_SCAN_RESPONSE,
   MIME_VULN_REPORT_V1_1,
   REFRESH_AFTER_HEADER,
+  REFRESH_AFTER_MAX_SECONDS,
   reportMimeType,
   ScannerAdapterMetadata,
   ScanRequest,
@@ -159,7 +160,12 @@ function registerRoutes(app: RouteApp, pool: Pool, scans: HarborScans): void {
             type: 'null',
             description: 'The scan is still running: ask again after Refresh-After seconds.',
             headers: {
-              [REFRESH_AFTER_HEADER]: { type: 'integer', minimum: 0, maximum: 127, description: 'Seconds to wait before asking again.' },
+              [REFRESH_AFTER_HEADER]: {
+                type: 'integer',
+                minimum: 0,
+                maximum: REFRESH_AFTER_MAX_SECONDS,
+                description: 'Seconds to wait before asking again.',
+              },
               Location: { type: 'string', description: 'This same report URL.' },
             },
           },

@@ -33,13 +33,6 @@ export const MIME_SCAN_RESPONSE = 'application/vnd.scanner.adapter.scan.response
 export const MIME_VULN_REPORT_V1_1 = 'application/vnd.security.vulnerability.report; version=1.1';
 /** The deprecated v1.0 report type: the same HarborVulnerabilityReport schema ([spec]; [client] MimeTypeNativeReport). */
 export const MIME_NATIVE_REPORT_V1_0 = 'application/vnd.scanner.adapter.vuln.report.harbor+json; version=1.0';
-/** Vendor-specific raw report ([spec]); Harbor stores it without parsing. Tarsier does not produce it. */
-export const MIME_RAW_REPORT = 'application/vnd.scanner.adapter.vuln.report.raw';
-/**
- * ErrorResponse bodies (400, 422, 500) per [spec]. Harbor does not look at the Content-Type of any
- * answer ([client] client.go); the Trivy and Clair adapters send `application/vnd.scanner.adapter.error; version=1.0`.
- */
-export const MIME_ERROR = 'application/vnd.scanner.adapter.error+json; version=1.0';
 /** Artifact MIME types the spec names ([spec] "Supported consumed MIME types"; [client] spec.go). */
 export const MIME_OCI_IMAGE_MANIFEST = MEDIA_TYPES.ociManifest;
 /** Harbor refuses metadata whose every capability does not consume this one ([client] models.go Validate). */
@@ -56,13 +49,10 @@ export const CONSUMED_MIME_TYPES: readonly string[] = [MIME_OCI_IMAGE_MANIFEST, 
 export const REFRESH_AFTER_HEADER = 'Refresh-After';
 /** The largest Refresh-After Harbor can parse (int8). */
 export const REFRESH_AFTER_MAX_SECONDS = 127;
-/** Header Harbor sends the credential in when the registration's auth type is "APIKey" ([client] rest/auth/auth.go). */
-export const API_KEY_HEADER = 'X-ScannerAdapter-API-Key';
 
 /** Metadata property keys: [spec] ScannerProperties example; [trivy] handler.go; Harbor portal utils.ts (dates shown as dates). */
 export const PROPERTY_SCANNER_TYPE = 'harbor.scanner-adapter/scanner-type';
 export const PROPERTY_DB_UPDATED_AT = 'harbor.scanner-adapter/vulnerability-database-updated-at';
-export const PROPERTY_DB_NEXT_UPDATE_AT = 'harbor.scanner-adapter/vulnerability-database-next-update-at';
 /**
  * "Basic" (default) or "Bearer": how Harbor fills ScanRequest.registry.authorization. Bearer makes
  * Harbor fetch a pull token for the repository from its token service first

@@ -14,8 +14,6 @@ export interface WebhookRouteDeps {
 
 const TAGS = ['webhooks'];
 const MANIFEST_TYPES = new Set<string>(Object.values(MEDIA_TYPES));
-/** Docker Distribution's notification envelope media type. */
-export const DISTRIBUTION_EVENTS_TYPE = 'application/vnd.docker.distribution.events.v1+json';
 
 /** A pushed manifest, as both registries describe it. */
 interface Push {

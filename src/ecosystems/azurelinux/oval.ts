@@ -42,7 +42,7 @@ import { readOval, type OvalDefinition, type OvalNode, type OvalTables } from '.
 /** The namespaces of Microsoft's files: `mariner:2.0` (CBL-Mariner 2.0), `azurelinux:3.0`. */
 const NAMESPACE = /^(?:mariner|azurelinux):\d+\.\d+$/;
 
-export const azureLinuxLink = (id: string): string => `https://nvd.nist.gov/vuln/detail/${id}`;
+const azureLinuxLink = (id: string): string => `https://nvd.nist.gov/vuln/detail/${id}`;
 
 /** Critical, High, Medium, Low (any case); anything else Unknown. */
 export const azureLinuxSeverity = severityVocabulary({ critical: 'Critical', high: 'High', medium: 'Medium', low: 'Low' });

@@ -75,7 +75,7 @@ export const rhelVexUpdater = {
 } satisfies Updater;
 
 /** What parse needs from the indexes read when the part was made. */
-export interface OverlayPlan {
+interface OverlayPlan {
   /** Documents changed since the archive was built and not deleted since, sorted: the part's urls after the first two. */
   readonly changed: readonly string[];
   /** changes.csv: path → time of the last change (ms). */
