@@ -21,6 +21,7 @@ import { LineCounter, isMap, isScalar, parseDocument, type Document } from 'yaml
 import { parseByteSize, parseDuration } from './duration.js';
 import { SOURCE_CATALOG } from './ecosystems/catalog.js';
 import { parseNetwork } from './indexer/address-policy.js';
+import { canonicalRegistry } from './registry/reference.js';
 
 export { parseByteSize, parseDuration } from './duration.js';
 
@@ -453,7 +454,6 @@ const updaterName = (name: string): string => {
 };
 
 /** Docker's names for Docker Hub, which references and credentials may use. */
-const DOCKER_HUB_ALIASES = new Set(['index.docker.io', 'registry-1.docker.io', 'registry.hub.docker.com']);
 const REGISTRY_HOST = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[a-f0-9:]+\])(?::[0-9]{1,5})?$/;
 
 /** A registry as references name it: lower case host[:port], Docker Hub as docker.io. */
@@ -461,7 +461,7 @@ const registryHost = (name: string): string => {
   const host = name.toLowerCase();
   if (!REGISTRY_HOST.test(host))
     throw new Problem(`${JSON.stringify(name)} is not a registry host[:port] such as "ghcr.io" or "localhost:5000"`);
-  return DOCKER_HUB_ALIASES.has(host) ? 'docker.io' : host;
+  return canonicalRegistry(host);
 };
 
 const SCHEMA: SectionSpec = section({

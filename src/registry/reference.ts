@@ -31,6 +31,18 @@ const IPV6_HOST = /^\[[a-fA-F0-9:]+\](?::[0-9]+)?$/;
 
 export class InvalidReference extends Error {}
 
+/** The names Docker Hub's registry goes by, besides docker.io. */
+const DOCKER_HUB_ALIASES = new Set(['index.docker.io', 'registry-1.docker.io', 'registry.hub.docker.com']);
+
+/**
+ * A registry host[:port] as Tarsier names it everywhere (references, records, clair.registries
+ * keys): lower case (hosts are case-insensitive), Docker Hub as docker.io under any of its names.
+ */
+export function canonicalRegistry(host: string): string {
+  const lower = host.toLowerCase();
+  return DOCKER_HUB_ALIASES.has(lower) ? DOCKER_HUB : lower;
+}
+
 /** Parses an image reference; throws InvalidReference with what is wrong. */
 export function parseImageReference(text: string): ImageReference {
   const invalid = (why: string) => new InvalidReference(`image reference ${JSON.stringify(text)} ${why}`);
@@ -59,8 +71,7 @@ export function parseImageReference(text: string): ImageReference {
   const first = components[0]!;
   if (components.length > 1 && (first.includes('.') || first.includes(':') || first === 'localhost' || first.startsWith('['))) {
     if (!HOST.test(first) && !IPV6_HOST.test(first)) throw invalid(`has an invalid registry host ${JSON.stringify(first)}`);
-    // Docker's own long name for Docker Hub.
-    registry = first === 'index.docker.io' ? DOCKER_HUB : first;
+    registry = canonicalRegistry(first);
     components.shift();
   }
   if (components.some((c) => !PATH_COMPONENT.test(c))) {

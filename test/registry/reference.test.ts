@@ -10,6 +10,10 @@ describe('image references', () => {
     ['bitnami/postgresql:15.4.0-debian-11-r0', { registry: 'docker.io', repository: 'bitnami/postgresql', tag: '15.4.0-debian-11-r0' }],
     ['docker.io/library/alpine:3.19', { registry: 'docker.io', repository: 'library/alpine', tag: '3.19' }],
     ['index.docker.io/alpine', { registry: 'docker.io', repository: 'library/alpine', tag: 'latest' }],
+    // Docker Hub's other names, and a host in capitals, name the registry as clair.registries keys do.
+    ['registry-1.docker.io/alpine', { registry: 'docker.io', repository: 'library/alpine', tag: 'latest' }],
+    ['registry.hub.docker.com/library/alpine:3', { registry: 'docker.io', repository: 'library/alpine', tag: '3' }],
+    ['GHCR.io/team/app:v1', { registry: 'ghcr.io', repository: 'team/app', tag: 'v1' }],
     ['localhost:5000/app', { registry: 'localhost:5000', repository: 'app', tag: 'latest' }],
     ['localhost/app:v1', { registry: 'localhost', repository: 'app', tag: 'v1' }],
     ['127.0.0.1:5000/team/app:1.0', { registry: '127.0.0.1:5000', repository: 'team/app', tag: '1.0' }],
