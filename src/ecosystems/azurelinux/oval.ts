@@ -25,14 +25,8 @@
  * - Definitions are per package, so one CVE can have several (one per package, or two for one
  *   package: golang's release tracks). A package named twice for one CVE keeps the lowest fixed
  *   version (Clair's rule for a single fixed-in), a fix over no fix, and affected over not affected.
- *
- * The shared reader records `advisory/severity` (Red Hat's place), not these two metadata
- * children, so they are picked up by a small second SAX pass over the same chunks, keyed by
- * definition id.
  */
-import { Readable } from 'node:stream';
-import { TextDecoder } from 'node:util';
-import { SaxesParser, type SaxesTagPlain } from 'saxes';
+import type { Readable } from 'node:stream';
 import { severityVocabulary, type FixedIn } from '../../model/vulnerability.js';
 import type { SourceData } from '../../model/source-data.js';
 import { rpm } from '../rpm/version.js';
@@ -48,18 +42,18 @@ const azureLinuxLink = (id: string): string => `https://nvd.nist.gov/vuln/detail
 export const azureLinuxSeverity = severityVocabulary({ critical: 'Critical', high: 'High', medium: 'Medium', low: 'Low' });
 
 interface PendingDefinition {
-  readonly id: string;
   readonly head: VulnerabilityHead;
   readonly testRefs: readonly string[];
+  /** `metadata/patchable`, lower case. */
+  readonly patchable: string;
 }
 
 /** Parses one of Microsoft's OVAL files for its namespace (`azurelinux:3.0`, `mariner:2.0`). */
 export async function parseAzureLinuxOval(input: Readable, namespace: string): Promise<SourceData> {
   if (!NAMESPACE.test(namespace))
     throw new Error(`Azure Linux OVAL: namespace ${JSON.stringify(namespace)} is not like azurelinux:3.0 or mariner:2.0`);
-  const metadata = new MetadataReader();
   const pending: PendingDefinition[] = [];
-  const tables = await readOval(Readable.from(metadata.tap(input)), {
+  const tables = await readOval(input, {
     label: `Azure Linux OVAL (${namespace})`,
     tables: true,
     onDefinition: (def) => {
@@ -71,10 +65,8 @@ export async function parseAzureLinuxOval(input: Readable, namespace: string): P
   const collector = new VulnerabilityCollector(rpm);
   collector.addNamespace(namespace);
   for (const def of pending) {
-    const patchable = (metadata.byId.get(def.id)?.patchable ?? '').toLowerCase();
-    const severity = azureLinuxSeverity(metadata.byId.get(def.id)?.severity ?? '');
-    for (const fixedIn of resolveDefinition(def.testRefs, tables, patchable)) {
-      collector.add({ ...def.head, severity }, fixedIn.feature, fixedIn.version, fixedIn.state);
+    for (const fixedIn of resolveDefinition(def.testRefs, tables, def.patchable)) {
+      collector.add(def.head, fixedIn.feature, fixedIn.version, fixedIn.state);
     }
   }
   return collector.result();
@@ -95,15 +87,15 @@ function reduceDefinition(def: OvalDefinition, namespace: string): PendingDefini
   walk(def.criteria);
   if (testRefs.length === 0) return undefined;
   return {
-    id: def.id,
     head: {
       namespace,
       name,
       description: normalizeText(def.description),
       link: reference?.refUrl.trim() || azureLinuxLink(name),
-      severity: 'Unknown', // set from the metadata pass once the document is read
+      severity: azureLinuxSeverity(def.severity),
     },
     testRefs,
+    patchable: def.patchable.toLowerCase(),
   };
 }
 
@@ -132,75 +124,4 @@ function readState(feature: string, operation: string, version: string, patchabl
   // An evr never holds whitespace; one 3.0 state reads "0: 1.20.10-1.azl3" (golang, CVE-2023-39323).
   const evr = version.replace(/\s+/g, '');
   return rpm.valid(evr) ? { feature, version: evr } : undefined;
-}
-
-/**
- * Picks `metadata/severity` and `metadata/patchable` of each definition out of the chunks as they
- * pass to the shared reader. It stops at the end of `<definitions>`; on malformed input it stops
- * quietly, since the shared reader reports the error with its label.
- */
-class MetadataReader {
-  readonly byId = new Map<string, { severity: string; patchable: string }>();
-  private readonly parser = new SaxesParser<{ xmlns: false }>({ xmlns: false });
-  private readonly decoder = new TextDecoder('utf-8');
-  private readonly path: string[] = [];
-  private current: { id: string; severity: string; patchable: string } | null = null;
-  private capture: 'severity' | 'patchable' | null = null;
-  private text = '';
-  private done = false;
-
-  constructor() {
-    this.parser.on('opentag', (tag) => this.open(tag));
-    this.parser.on('closetag', () => this.close());
-    this.parser.on('text', (text) => {
-      if (this.capture) this.text += text;
-    });
-  }
-
-  async *tap(input: AsyncIterable<Buffer | string>): AsyncGenerator<Buffer | string> {
-    for await (const chunk of input) {
-      this.feed(typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true }));
-      yield chunk;
-    }
-  }
-
-  private feed(text: string): void {
-    if (this.done) return;
-    try {
-      this.parser.write(text);
-    } catch {
-      this.done = true;
-    }
-  }
-
-  private open(tag: SaxesTagPlain): void {
-    const depth = this.path.length;
-    const name = localName(tag.name);
-    this.path.push(name);
-    if (depth === 2 && name === 'definition' && this.path[1] === 'definitions') {
-      this.current = { id: tag.attributes.id ?? '', severity: '', patchable: '' };
-    } else if (this.current && depth === 4 && this.path[3] === 'metadata' && (name === 'severity' || name === 'patchable')) {
-      this.capture = name;
-      this.text = '';
-    }
-  }
-
-  private close(): void {
-    const depth = this.path.length - 1;
-    const name = this.path.pop();
-    if (this.capture && depth === 4) {
-      if (this.current) this.current[this.capture] = this.text.trim();
-      this.capture = null;
-    } else if (depth === 2 && name === 'definition' && this.current) {
-      this.byId.set(this.current.id, { severity: this.current.severity, patchable: this.current.patchable });
-      this.current = null;
-    } else if (depth === 1 && name === 'definitions') {
-      this.done = true;
-    }
-  }
-}
-
-function localName(name: string): string {
-  const colon = name.indexOf(':');
-  return colon < 0 ? name : name.slice(colon + 1);
 }

@@ -62,8 +62,10 @@ export interface OvalDefinition {
   readonly references: readonly OvalReference[];
   /** `metadata/affected/platform` texts, trimmed. */
   readonly platforms: readonly string[];
-  /** `metadata/advisory/severity`, trimmed; '' when absent. */
+  /** `metadata/advisory/severity` (Red Hat's place), else `metadata/severity` (Microsoft's), trimmed; '' when absent. */
   readonly severity: string;
+  /** `metadata/patchable` (Microsoft: true, false, Not Applicable), trimmed; '' when absent. */
+  readonly patchable: string;
   readonly resolutions: readonly OvalResolution[];
   /** `metadata/advisory/affected_cpe_list/cpe` texts, trimmed. */
   readonly affectedCpes: readonly string[];
@@ -190,13 +192,25 @@ interface DefinitionDraft {
   references: OvalReference[];
   platforms: string[];
   severity: string;
+  patchable: string;
   resolutions: { state: string; components: string[] }[];
   affectedCpes: string[];
   criteria: OvalCriteria | null;
 }
 
 /** Which text is being captured and where it goes when its element closes. */
-type Capture = 'title' | 'description' | 'platform' | 'severity' | 'component' | 'cpe' | 'object-name' | 'state-evr' | 'variable-value';
+type Capture =
+  | 'title'
+  | 'description'
+  | 'platform'
+  | 'severity'
+  | 'metadata-severity'
+  | 'patchable'
+  | 'component'
+  | 'cpe'
+  | 'object-name'
+  | 'state-evr'
+  | 'variable-value';
 
 const SECTIONS = new Set(['definitions', 'tests', 'objects', 'states', 'variables']);
 
@@ -354,6 +368,13 @@ class OvalReader {
       case 'severity':
         if (def) def.severity = text.trim();
         break;
+      case 'metadata-severity':
+        // advisory/severity, wherever it comes in the metadata, wins.
+        if (def && def.severity === '') def.severity = text.trim();
+        break;
+      case 'patchable':
+        if (def) def.patchable = text.trim();
+        break;
       case 'component': {
         const resolution = def?.resolutions.at(-1);
         if (resolution && text.trim() !== '') resolution.components.push(text.trim());
@@ -394,6 +415,7 @@ class OvalReader {
         references: [],
         platforms: [],
         severity: '',
+        patchable: '',
         resolutions: [],
         affectedCpes: [],
         criteria: null,
@@ -409,6 +431,8 @@ class OvalReader {
       if (parent === 'metadata') {
         if (name === 'title') this.startCapture('title', depth);
         else if (name === 'description') this.startCapture('description', depth);
+        else if (name === 'severity') this.startCapture('metadata-severity', depth);
+        else if (name === 'patchable') this.startCapture('patchable', depth);
         else if (name === 'reference') {
           def.references.push({ source: attrs.source ?? '', refId: attrs.ref_id ?? '', refUrl: attrs.ref_url ?? '' });
         }
