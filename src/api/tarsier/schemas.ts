@@ -155,15 +155,20 @@ export const ImageDetail = Type.Object({
   }),
 });
 
+/** An image in a list about something else (a vulnerability, a notification): where it is and its tags. */
+const TaggedImage = {
+  Registry: Type.String(),
+  Repository: Type.String(),
+  Digest: Type.String(),
+  Platform: Type.String(),
+  Tags: Type.Array(Type.String()),
+};
+
 export const ExposedImages = Type.Object({
   Vulnerability: Type.String(),
   Images: Type.Array(
     Type.Object({
-      Registry: Type.String(),
-      Repository: Type.String(),
-      Digest: Type.String(),
-      Platform: Type.String(),
-      Tags: Type.Array(Type.String()),
+      ...TaggedImage,
       Packages: Type.Array(
         Type.Object({
           Name: Type.String(),
@@ -206,16 +211,9 @@ const NotificationSide = Type.Object({
     Link: Type.String(),
     Severity: Type.String(),
   }),
-  Images: Type.Array(
-    Type.Object({
-      Registry: Type.String(),
-      Repository: Type.String(),
-      Digest: Type.String(),
-      Platform: Type.String(),
-      Tags: Type.Array(Type.String()),
-    }),
-    { description: 'Images holding a package this version of the vulnerability affects (this page of them).' },
-  ),
+  Images: Type.Array(Type.Object(TaggedImage), {
+    description: 'Images holding a package this version of the vulnerability affects (this page of them).',
+  }),
 });
 
 export const ImageNotification = Type.Object({
