@@ -51,11 +51,11 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-async function configFile(name: string, endpoint: string, renotify = '1h'): Promise<string> {
+async function configFile(name: string, endpoint: string, renotify = '1h', attempts = 3): Promise<string> {
   const file = join(dir, `${name}.yaml`);
   await writeFile(
     file,
-    `clair:\n  api:\n    localroots: [${dir}]\n  updater:\n    interval: 0\n  notifier:\n    renotifyinterval: ${renotify}\n    attempts: 3\n    endpoints: [${endpoint}]\n`,
+    `clair:\n  api:\n    localroots: [${dir}]\n  updater:\n    interval: 0\n  notifier:\n    renotifyinterval: ${renotify}\n    attempts: ${attempts}\n    endpoints: [${endpoint}]\n`,
   );
   return file;
 }
@@ -125,7 +125,9 @@ describe('notifications end to end, with real processes', () => {
     const hook = await receiver();
     hook.setFailing(true);
     const url = databaseUrl(await freshDatabase());
-    const config = await configFile('restart', hook.url);
+    // Enough attempts that retries the first process makes before it is killed (1 s, 2 s, … apart
+    // on a loaded machine) do not use them up and push the next one to renotifyinterval (1 h).
+    const config = await configFile('restart', hook.url, '1h', 10);
     const first = await startTarsier({ DATABASE_URL: url, TARSIER_CONFIG: config });
     await api(first, '/v1/namespaces/debian%3A12/vulnerabilities', {
       method: 'POST',
@@ -137,10 +139,11 @@ describe('notifications end to end, with real processes', () => {
     expect(hook.names).toEqual([]);
     hook.setFailing(false);
     const second = await startTarsier({ DATABASE_URL: url, TARSIER_CONFIG: config });
-    await until(() => hook.names.length === 1, 15_000);
+    // Killed while a retry was in flight, the first process leaves its claim until the lease (60 s) lapses.
+    await until(() => hook.names.length === 1, 90_000);
     second.child.kill('SIGTERM');
     await second.exited;
-  }, 60_000);
+  }, 150_000);
 
   it('two processes on one database deliver each notification once per round', async () => {
     const hook = await receiver();
