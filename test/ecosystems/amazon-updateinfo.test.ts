@@ -71,6 +71,7 @@ describe('parseAmazonUpdateinfo: Amazon Linux 1 excerpt (quay/clair testdata)', 
     );
     // The RHSA reference (type="redhat") is not a CVE.
     expect(httpd.metadata).toEqual({ ALAS: { CVEs: ['CVE-2011-3192'] } });
+    expect(httpd.cves).toEqual(['CVE-2011-3192']);
     // 11 <package> rows: 5 names on i686 and x86_64, httpd-manual on noarch → 6 entries.
     expect(httpd.fixedIn).toEqual([
       { feature: 'httpd-devel', version: '2.2.21-1.18.amzn1' },
@@ -92,6 +93,7 @@ describe('parseAmazonUpdateinfo: Amazon Linux 1 excerpt (quay/clair testdata)', 
     expect(cyrus.description.endsWith('with the privileges of the cyrus user.')).toBe(true);
     expect(cyrus.description).not.toMatch(/\s{2}|\n/);
     expect(cyrus.metadata).toEqual({ ALAS: { CVEs: ['CVE-2011-3208'] } });
+    expect(cyrus.cves).toEqual(['CVE-2011-3208']);
     expect(cyrus.fixedIn).toEqual([
       { feature: 'cyrus-imapd-debuginfo', version: '2.3.16-6.4.amzn1' },
       { feature: 'cyrus-imapd-utils', version: '2.3.16-6.4.amzn1' },
@@ -121,6 +123,8 @@ describe('parseAmazonUpdateinfo: Amazon Linux 2 excerpt (quay/clair testdata)', 
     expect(kernel.severity).toBe('Critical');
     expect(kernel.link).toBe('https://alas.aws.amazon.com/AL2/ALAS-2018-939.html');
     expect(kernel.metadata).toEqual({ ALAS: { CVEs: ['CVE-2017-5754', 'CVE-2017-5715'] } });
+    // Exactly the two <reference type="cve"> of the advisory, in its order (Meltdown, then Spectre v2), not sorted.
+    expect(kernel.cves).toEqual(['CVE-2017-5754', 'CVE-2017-5715']);
     // The blank line inside the description collapses like any other whitespace.
     expect(kernel.description).toContain(
       'AMD x86-64 microprocessors are not affected by this issue. CVE-2017-5715: An industry-wide issue',
@@ -156,6 +160,7 @@ describe('parseAmazonUpdateinfo: Amazon Linux 2 excerpt (quay/clair testdata)', 
     expect(qemu.severity).toBe('High');
     expect(qemu.link).toBe('https://alas.aws.amazon.com/AL2/ALAS-2018-942.html');
     expect(qemu.metadata).toEqual({ ALAS: { CVEs: ['CVE-2017-5715'] } });
+    expect(qemu.cves).toEqual(['CVE-2017-5715']);
     expect(qemu.fixedIn).toEqual([
       { feature: 'qemu-kvm', version: '10:1.5.3-141.amzn2.5.3' },
       { feature: 'qemu-img', version: '10:1.5.3-141.amzn2.5.3' },
@@ -281,17 +286,42 @@ describe('parseAmazonUpdateinfo: synthetic documents', () => {
       ['ALAS-2024-3', 'Unknown', null],
       ['ALAS-2024-4', 'Unknown', null],
     ]);
+    // No advisory here references a well-formed CVE id (CVE-2024-1 has too few digits): no cves.
+    expect(data.vulnerabilities.map((v) => 'cves' in v)).toEqual([false, false, false, false]);
   });
 
-  it('merges an advisory listed twice: first text wins, fixes keep the lowest version', async () => {
+  it('lists the well-formed CVE ids in the order the advisory gives them, each once', async () => {
+    const p = [pkg('arch="x86_64" name="p" release="1" version="1.0"')];
     const data = await parseAmazonUpdateinfo(
       Readable.from([
         doc(
-          update('ALAS2-2024-20', [pkg('arch="x86_64" name="a" release="2" version="1.0"')], { severity: 'low', cves: ['CVE-1'] }) +
+          update('ALAS2-2024-40', p, {
+            cves: ['CVE-2024-9999', 'CVE-2023-12345', ' CVE-2024-0001 ', 'CVE-2024-9999', 'CVE-2024-1', 'cve-2024-5555', 'GHSA-xxxx'],
+          }),
+        ),
+      ]),
+      'amzn:2',
+    );
+    const [v] = data.vulnerabilities;
+    expect(v?.cves).toEqual(['CVE-2024-9999', 'CVE-2023-12345', 'CVE-2024-0001']);
+    // Metadata keeps every cve-typed reference as Clair did.
+    expect(v?.metadata).toEqual({
+      ALAS: { CVEs: ['CVE-2024-9999', 'CVE-2023-12345', 'CVE-2024-0001', 'CVE-2024-1', 'cve-2024-5555', 'GHSA-xxxx'] },
+    });
+  });
+
+  it('merges an advisory listed twice: first text wins, fixes keep the lowest version, CVEs are appended', async () => {
+    const data = await parseAmazonUpdateinfo(
+      Readable.from([
+        doc(
+          update('ALAS2-2024-20', [pkg('arch="x86_64" name="a" release="2" version="1.0"')], {
+            severity: 'low',
+            cves: ['CVE-2024-2002', 'CVE-2024-1001'],
+          }) +
             update(
               'ALAS2-2024-20',
               [pkg('arch="x86_64" name="a" release="1" version="1.0"'), pkg('arch="x86_64" name="b" release="1" version="1.0"')],
-              { severity: 'critical', cves: ['CVE-2'] },
+              { severity: 'critical', cves: ['CVE-2024-1001', 'CVE-2024-3003'] },
             ),
         ),
       ]),
@@ -304,11 +334,12 @@ describe('parseAmazonUpdateinfo: synthetic documents', () => {
         description: 'd ALAS2-2024-20',
         link: 'https://alas.aws.amazon.com/AL2/ALAS-2024-20.html',
         severity: 'Low',
-        metadata: { ALAS: { CVEs: ['CVE-1', 'CVE-2'] } },
+        metadata: { ALAS: { CVEs: ['CVE-2024-2002', 'CVE-2024-1001', 'CVE-2024-3003'] } },
         fixedIn: [
           { feature: 'a', version: '1.0-1' },
           { feature: 'b', version: '1.0-1' },
         ],
+        cves: ['CVE-2024-2002', 'CVE-2024-1001', 'CVE-2024-3003'],
       },
     ]);
   });

@@ -25,13 +25,16 @@ function elsa(opts: {
   cpes?: readonly string[];
   klass?: string;
   criteria: string;
+  /** The ref_ids of the `source="CVE"` references. */
+  cves?: readonly string[];
 }): string {
+  const cves = opts.cves ?? ['CVE-2099-0001'];
   return (
     `<definition id="oval:com.oracle.elsa:def:${opts.id.replace(/\D/g, '')}" version="501" class="${opts.klass ?? 'patch'}"><metadata>` +
     `<title>\n${opts.title ?? `${opts.id}: example security update (IMPORTANT)`}\n</title>` +
     `<affected family="unix">${(opts.platforms ?? []).map((m) => `<platform>Oracle Linux ${m}</platform>`).join('')}</affected>` +
     `<reference source="elsa" ref_id="${opts.id}" ref_url="https://linux.oracle.com/errata/${opts.id}.html"/>` +
-    `<reference source="CVE" ref_id="CVE-2099-0001" ref_url="https://linux.oracle.com/cve/CVE-2099-0001.html"/>` +
+    cves.map((id) => `<reference source="CVE" ref_id="${id}" ref_url="https://linux.oracle.com/cve/${id}.html"/>`).join('') +
     `<description>\n[1.0-1]\n- fix for CVE-2099-0001\n</description><advisory><severity>${opts.severity ?? 'IMPORTANT'}</severity>` +
     `<rights>Copyright 2099 Oracle, Inc.</rights><issued date="2099-01-03"/><cve>CVE-2099-0001</cve>` +
     (opts.cpes ? `<affected_cpe_list>${opts.cpes.map((x) => `<cpe>${x}</cpe>`).join('')}</affected_cpe_list>` : '') +
@@ -56,12 +59,15 @@ describe('parseOracleOval on real excerpts', () => {
       fixedIn: ['bind', 'bind-chroot', 'bind-devel', 'bind-libbind-devel', 'bind-libs', 'bind-sdb', 'bind-utils', 'caching-nameserver'].map(
         (feature) => ({ feature, version: '30:9.3.3-8.el5' }),
       ),
+      cves: ['CVE-2007-0493', 'CVE-2007-0494'],
     });
     expect(uek?.namespace).toBe('oracle:6');
     expect(uek?.name).toBe('ELSA-2018-4250');
     expect(uek?.severity).toBe('High');
     expect(uek?.link).toBe('http://linux.oracle.com/errata/ELSA-2018-4250.html');
     expect(uek?.metadata).toBeNull();
+    // Its four source="CVE" references in document order (not sorted), each once.
+    expect(uek?.cves).toEqual(['CVE-2018-7566', 'CVE-2017-13695', 'CVE-2018-16658', 'CVE-2018-7492']);
     expect(
       uek?.description.startsWith(
         "[2.6.39-400.302.2] - Revert 'Fix up non-directory creation in SGID directories' (Brian Maly) [Orabug: 28781234] [2.6.39-400.302.1]",
@@ -97,6 +103,7 @@ describe('parseOracleOval on real excerpts', () => {
             { feature: 'xerces-c-devel', version: '0:3.1.1-7.el7_1' },
             { feature: 'xerces-c-doc', version: '0:3.1.1-7.el7_1' },
           ],
+          cves: ['CVE-2015-0252'],
         },
       ],
     });
@@ -121,6 +128,10 @@ describe('parseOracleOval rules', () => {
       ),
     );
     expect(data.namespaces).toEqual(['oracle:8', 'oracle:9']);
+    expect(data.vulnerabilities.map((v) => [v.namespace, v.cves])).toEqual([
+      ['oracle:8', ['CVE-2099-0001']],
+      ['oracle:9', ['CVE-2099-0001']],
+    ]);
     expect(data.vulnerabilities.map((v) => [v.namespace, v.name, v.severity, v.link, v.description, v.fixedIn])).toEqual([
       [
         'oracle:8',
@@ -142,6 +153,24 @@ describe('parseOracleOval rules', () => {
         [{ feature: 'openssl', version: '1:3.0.7-99.0.1.el9_4' }],
       ],
     ]);
+  });
+
+  it('lists the well-formed CVE reference ids in document order, each once; none → no cves', async () => {
+    const criteria = and(c('Oracle Linux 9 is installed'), or(pkg('a', '0:1-1.el9', 9)));
+    const data = await parse(
+      doc(
+        elsa({
+          id: 'ELSA-2099-6000',
+          cves: ['CVE-2099-60000', 'CVE-2098-0002', ' CVE-2099-0003 ', 'CVE-2099-60000', 'CVE-2099-6', 'ELSA-2099-6000'],
+          criteria,
+        }) + elsa({ id: 'ELSA-2099-6001', cves: [], criteria }),
+      ),
+    );
+    const [listed, none] = data.vulnerabilities;
+    expect(listed?.name).toBe('ELSA-2099-6000');
+    expect(listed?.cves).toEqual(['CVE-2099-60000', 'CVE-2098-0002', 'CVE-2099-0003']);
+    expect(none?.name).toBe('ELSA-2099-6001');
+    expect(none).not.toHaveProperty('cves');
   });
 
   it('ignores arch criteria and keeps the lowest version of a package listed per arch', async () => {

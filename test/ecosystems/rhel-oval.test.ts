@@ -19,13 +19,24 @@ const or = (...children: string[]) => `<criteria operator="OR">${children.join('
 const pkg = (name: string, evr: string) => and(c(`${name} is earlier than ${evr}`), c(`${name} is signed with Red Hat redhatrelease2 key`));
 const installed = (name: string) => and(c(`${name} is installed`), c(`${name} is signed with Red Hat redhatrelease2 key`));
 
-function patch(opts: { id: string; title: string; severity?: string; description?: string; criteria: string }): string {
+function patch(opts: {
+  id: string;
+  title: string;
+  severity?: string;
+  description?: string;
+  criteria: string;
+  /** The `<reference>` elements after the RHSA one, as [source, ref_id]. */
+  references?: ReadonlyArray<readonly [string, string]>;
+}): string {
   const advisory = opts.title.split(': ')[0] as string;
+  const references = opts.references ?? [['CVE', 'CVE-2099-0001']];
   return (
     `<definition class="patch" id="oval:com.redhat.rhsa:def:${opts.id}" version="635"><metadata><title>${opts.title}</title>` +
     `<affected family="unix"><platform>Red Hat Enterprise Linux 9</platform></affected>` +
     `<reference ref_id="${advisory}" ref_url="https://access.redhat.com/errata/${advisory}" source="RHSA"/>` +
-    `<reference ref_id="CVE-2099-0001" ref_url="https://access.redhat.com/security/cve/CVE-2099-0001" source="CVE"/>` +
+    references
+      .map(([source, id]) => `<reference ref_id="${id}" ref_url="https://access.redhat.com/security/cve/${id}" source="${source}"/>`)
+      .join('') +
     `<description>${opts.description ?? 'Example.'}</description><advisory from="secalert@redhat.com">` +
     (opts.severity === undefined ? '' : `<severity>${opts.severity}</severity>`) +
     `<affected_cpe_list><cpe>cpe:/o:redhat:enterprise_linux:9</cpe></affected_cpe_list></advisory></metadata>${opts.criteria}</definition>`
@@ -59,6 +70,7 @@ describe('parseRedHatOval on real excerpts', () => {
     expect(v?.severity).toBe('High');
     expect(v?.link).toBe('https://access.redhat.com/errata/RHSA-2020:1980');
     expect(v?.metadata).toBeNull();
+    expect(v?.cves).toEqual(['CVE-2020-11008']);
     expect(v?.description).toBe(
       'Git is a distributed revision control system with a decentralized architecture. As opposed to centralized version control systems with a client-server model, Git ensures that each working copy of a Git repository is an exact copy with complete revision history. This not only allows the user to work on and contribute to projects without the need to have permission to push the changes to their official repositories, but also makes it possible for the user to work with no network connection. The following packages have been upgraded to a later upstream version: git (2.18.4). (BZ#1826008) Security Fix(es): * git: Crafted URL containing new lines, empty host or lacks a scheme can cause credential leak (CVE-2020-11008) For more details about the security issue(s), including the impact, a CVSS score, acknowledgments, and other related information, refer to the CVE page(s) listed in the References section.',
     );
@@ -99,6 +111,8 @@ describe('parseRedHatOval on real excerpts', () => {
     expect(v?.severity).toBe('Medium');
     expect(v?.link).toBe('https://access.redhat.com/security/cve/CVE-2021-35937');
     expect(v?.metadata).toBeNull();
+    // Named by its CVE: no list, though the definition has a CVE reference.
+    expect(v).not.toHaveProperty('cves');
     expect(v?.description.startsWith('DOCUMENTATION: A race condition vulnerability was found in rpm. A local unprivileged user')).toBe(
       true,
     );
@@ -141,6 +155,11 @@ describe('parseRedHatOval on real excerpts', () => {
     expect(data.vulnerabilities.map((v) => [v.name, v.severity, v.link, v.fixedIn.length])).toEqual([
       ['RHBA-2019:4268', 'Negligible', 'https://access.redhat.com/errata/RHBA-2019:4268', 32],
       ['RHEA-2020:0330', 'Negligible', 'https://access.redhat.com/errata/RHEA-2020:0330', 7],
+    ]);
+    // The source="CVE" references of each definition, in document order.
+    expect(data.vulnerabilities.map((v) => [v.name, v.cves])).toEqual([
+      ['RHBA-2019:4268', ['CVE-2019-10195', 'CVE-2019-14867']],
+      ['RHEA-2020:0330', ['CVE-2019-16775', 'CVE-2019-16776', 'CVE-2019-16777']],
     ]);
     expect(data.vulnerabilities[0]?.description).toBe(
       'Bug Fix(es): * IPA upgrade fails for latest ipa package when adtrust is installed (BZ#1773516)',
@@ -214,9 +233,41 @@ describe('parseRedHatOval rules', () => {
             { feature: 'openssl', version: '1:3.0.7-99.el9_4' },
             { feature: 'openssl-libs', version: '1:3.0.7-99.el9_4' },
           ],
+          cves: ['CVE-2099-0001'],
         },
       ],
     });
+  });
+
+  it('patch: cves are the well-formed ids of the CVE references in document order, each once; none → no cves', async () => {
+    const data = await parse(
+      doc(
+        patch({
+          id: '20990030',
+          title: 'RHSA-2099:0030: kernel security update (Important)',
+          references: [
+            ['CVE', 'CVE-2099-30000'],
+            ['BZ', 'CVE-2099-0002'],
+            ['CVE', 'CVE-2098-1234'],
+            ['cve', ' CVE-2099-0003 '],
+            ['CVE', 'CVE-2099-30000'],
+            ['CVE', 'CVE-2099-1'],
+            ['CVE', 'not a cve'],
+          ],
+          criteria: rhel9(or(pkg('kernel', '0:5.14.0-99.el9'))),
+        }) +
+          patch({
+            id: '20990031',
+            title: 'RHBA-2099:0031: tzdata bug fix update (None)',
+            references: [],
+            criteria: rhel9(or(pkg('tzdata', '0:2099a-1.el9'))),
+          }),
+      ),
+    );
+    expect(data.vulnerabilities.map((v) => v.name)).toEqual(['RHBA-2099:0031', 'RHSA-2099:0030']);
+    const [bugfix, kernel] = data.vulnerabilities;
+    expect(kernel?.cves).toEqual(['CVE-2099-30000', 'CVE-2098-1234', 'CVE-2099-0003']);
+    expect(bugfix).not.toHaveProperty('cves');
   });
 
   it('drops packages that only occur beside "Module … is enabled", keeps the others', async () => {
@@ -386,21 +437,30 @@ describe('parseRedHatOval rules', () => {
   it('merges definitions with the same advisory name and sorts by name', async () => {
     const data = await parse(
       doc(
-        patch({ id: '20990011', title: 'RHSA-2099:0011: b (Low)', severity: 'Low', criteria: rhel9(or(pkg('b', '0:2-1.el9'))) }) +
+        patch({
+          id: '20990011',
+          title: 'RHSA-2099:0011: b (Low)',
+          severity: 'Low',
+          references: [['CVE', 'CVE-2099-1100']],
+          criteria: rhel9(or(pkg('b', '0:2-1.el9'))),
+        }) +
           patch({ id: '20990010', title: 'RHSA-2099:0010: a (Low)', severity: 'Low', criteria: rhel9(or(pkg('a', '0:1-1.el9'))) }) +
           patch({
             id: '20990012',
             title: 'RHSA-2099:0011: b again (Critical)',
             severity: 'Critical',
+            references: [['CVE', 'CVE-2099-1200']],
             criteria: rhel9(or(pkg('b', '0:1-1.el9'), pkg('b2', '0:1-1.el9'))),
           }),
       ),
     );
-    expect(data.vulnerabilities.map((v) => [v.name, v.severity, v.fixedIn])).toEqual([
-      ['RHSA-2099:0010', 'Low', [{ feature: 'a', version: '0:1-1.el9' }]],
+    expect(data.vulnerabilities.map((v) => [v.name, v.severity, v.cves, v.fixedIn])).toEqual([
+      ['RHSA-2099:0010', 'Low', ['CVE-2099-0001'], [{ feature: 'a', version: '0:1-1.el9' }]],
       [
         'RHSA-2099:0011',
         'Low',
+        // The first definition's, as for its text and severity.
+        ['CVE-2099-1100'],
         [
           { feature: 'b', version: '0:1-1.el9' },
           { feature: 'b2', version: '0:1-1.el9' },

@@ -14,10 +14,11 @@ import { rpm } from '../rpm/version.js';
  * namespace (`amzn:2018.03` for AL1 images, `amzn:2`, `amzn:2023`). updateinfo only lists fixed
  * advisories, so every FixedIn entry has a version.
  *
- * Metadata is `{ ALAS: { CVEs: [...] } }`: the CVE ids the advisory references. Clair's NVD
- * appender matches vulnerabilities by name == CVE id, so ALAS-named records get no CVSS from NVD
- * on their own; the NVD enrichment can use `ALAS.CVEs` to attach the scores of the CVEs an
- * advisory fixes. Advisories that reference no CVE get `metadata: null`.
+ * Metadata is `{ ALAS: { CVEs: [...] } }`: the CVE ids the advisory references, as Clair kept
+ * them. Advisories that reference no CVE get `metadata: null`. Clair's NVD appender matches
+ * vulnerabilities by name == CVE id, so ALAS-named records would get no CVSS from NVD on their
+ * own: `cves` lists the same ids (in the advisory's order, each once, only well-formed CVE ids) for
+ * CVE-keyed data (NVD, EPSS, KEV) to reach the advisory; it is left out when there are none.
  */
 export async function parseAmazonUpdateinfo(input: Readable, namespace: 'amzn:1' | 'amzn:2' | 'amzn:2023' | string): Promise<SourceData> {
   const collector = new UpdateinfoCollector(namespace);
@@ -203,10 +204,19 @@ class UpdateinfoCollector {
         severity: amazonSeverity(a.severity),
         metadata: a.cves.length > 0 ? { ALAS: { CVEs: [...a.cves] } } : null,
         fixedIn,
+        ...cveList(a.cves),
       });
     }
     return { namespaces: [this.namespace], vulnerabilities };
   }
+}
+
+const CVE_ID = /^CVE-\d{4}-\d{4,}$/;
+
+/** `{ cves }` with the well-formed CVE ids of an advisory, or nothing when it has none. */
+function cveList(references: readonly string[]): Pick<Vulnerability, 'cves'> {
+  const cves = references.filter((id) => CVE_ID.test(id));
+  return cves.length > 0 ? { cves } : {};
 }
 
 /** The first mirror of a yum `mirror.list`: first line that is neither blank nor a `#` comment. */

@@ -16,6 +16,7 @@
  *   criteria whose evr carries a `ksplice` release tag such as `.ksplice1.` (Clair).
  * - Severity: N/A → Negligible, LOW, MODERATE → Medium, IMPORTANT → High, CRITICAL.
  * - Link: the `source="elsa"` reference URL. Metadata null. Descriptions have whitespace collapsed.
+ * - cves: the ids of the `source="CVE"` references in document order (`advisory/cve` repeats them).
  *
  * `namespaces` lists every `oracle:N` the document mentions (criteria or platforms of its patch
  * definitions); the per-year files only cover their year, so the updater should read elsa-all.
@@ -25,7 +26,7 @@ import { severityVocabulary } from '../../model/vulnerability.js';
 import type { SourceData } from '../../model/source-data.js';
 import { rpm } from '../rpm/version.js';
 import { reachCriteria } from '../oval/criteria.js';
-import { findReference, normalizeText, VulnerabilityCollector, type VulnerabilityHead } from '../oval/collect.js';
+import { cveReferences, findReference, normalizeText, VulnerabilityCollector, type VulnerabilityHead } from '../oval/collect.js';
 import { readOval, type OvalDefinition } from '../oval/reader.js';
 
 const EARLIER_THAN = /^\s*(\S+) is earlier than (\S+)\s*$/;
@@ -64,12 +65,14 @@ function addDefinition(def: OvalDefinition, collector: VulnerabilityCollector): 
 
   const name = elsaName(def);
   if (name === '') return;
+  const cves = cveReferences(def.references);
   const head = (major: number): VulnerabilityHead => ({
     namespace: `oracle:${major}`,
     name,
     description: normalizeText(def.description),
     link: (findReference(def.references, 'elsa') ?? def.references[0])?.refUrl.trim() ?? '',
     severity: oracleSeverity(def.severity),
+    cves,
   });
   for (const { criterion, contexts } of reached) {
     const [, pkg, evr] = EARLIER_THAN.exec(criterion.comment) as RegExpExecArray;

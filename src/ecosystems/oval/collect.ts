@@ -13,6 +13,8 @@ export interface VulnerabilityHead {
   readonly description: string;
   readonly link: string;
   readonly severity: Severity;
+  /** The CVE ids an advisory lists (cveReferences); left out of the record when absent or empty. */
+  readonly cves?: readonly string[];
 }
 
 interface Draft {
@@ -26,7 +28,7 @@ interface Draft {
  * one vulnerability, the entry of the lower rank is kept (a source's preference between its
  * products, SUSE's plain service pack over its LTSS variant), then as betterFixedIn says: the lowest
  * fixed version, any version over null (as Clair's #MAXV# did), the stronger state. The first
- * definition seen for a (namespace, name) supplies its description, link and severity.
+ * definition seen for a (namespace, name) supplies its description, link, severity and CVE ids.
  */
 export class VulnerabilityCollector {
   private readonly drafts = new Map<string, Draft>();
@@ -76,6 +78,8 @@ export class VulnerabilityCollector {
         severity: d.head.severity,
         metadata: null,
         fixedIn: [...d.fixedIn.entries()].sort(([a], [b]) => compareStrings(a, b)).map(([, { entry }]) => entry),
+        // Absent rather than empty, so records of sources that list no CVEs keep their shape.
+        ...(d.head.cves !== undefined && d.head.cves.length > 0 ? { cves: [...d.head.cves] } : {}),
       }))
       .sort((a, b) => compareNames(a.namespace, b.namespace) || compareNames(a.name, b.name));
     const namespaces = [...this.namespaceSet].sort(compareNames);
@@ -111,6 +115,22 @@ export function compareNames(a: string, b: string): number {
 /** Trims and turns every run of whitespace (newlines and indentation included) into one space. */
 export function normalizeText(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
+}
+
+const CVE_ID = /^CVE-\d{4}-\d{4,}$/;
+
+/**
+ * The ids of the `source="CVE"` references (source compared case-insensitively), in document
+ * order, each once: the CVEs an advisory (RHSA, ELSA) lists, through which CVE-keyed data (NVD,
+ * EPSS, KEV) reaches a record named by the advisory. A ref_id that is not a CVE id is skipped.
+ */
+export function cveReferences(references: readonly OvalReference[]): string[] {
+  const ids = new Set<string>();
+  for (const reference of references) {
+    const id = reference.refId.trim();
+    if (reference.source.trim().toLowerCase() === 'cve' && CVE_ID.test(id)) ids.add(id);
+  }
+  return [...ids];
 }
 
 /** The first reference whose source matches (case-insensitive). */

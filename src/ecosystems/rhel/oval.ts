@@ -4,13 +4,14 @@
  * Every record lands in `rhel:<major>` (CentOS, Rocky and AlmaLinux layers match against it).
  *
  * - `class="patch"` (RHSA, and RHBA/RHEA that carry fixes): named by the advisory id (the title
- *   before ": ", e.g. `RHSA-2020:1980`), link = the `source="RHSA"` reference. FixedIn from the
- *   criteria "<pkg> is earlier than <evr>".
+ *   before ": ", e.g. `RHSA-2020:1980`), link = the `source="RHSA"` reference, cves = the ids of
+ *   its `source="CVE"` references in document order (the `advisory/cve` elements repeat them).
+ *   FixedIn from the criteria "<pkg> is earlier than <evr>".
  * - `class="vulnerability"` (`oval:com.redhat.cve:def:*`, unpatched): named by the CVE id, link =
  *   the CVE reference. FixedIn null (no fix) for each "<pkg> is installed" criterion, only when
  *   `advisory/affected/resolution@state` is Affected, Fix deferred (fix_deferred), Will not fix or Out of support
  *   scope (will_not_fix), or Under investigation: all "affected, no fix". A component listed only under another
- *   state is left out.
+ *   state is left out. No cves: the name is the CVE.
  * - `oval:com.redhat.unaffected:def:*` and every other class: skipped.
  *
  * Criteria are read as Clair read them (clair-behaviour §6.6), from the comments: the tree's
@@ -28,7 +29,7 @@ import { severityVocabulary, type FixState, type Severity } from '../../model/vu
 import type { SourceData } from '../../model/source-data.js';
 import { rpm } from '../rpm/version.js';
 import { reachCriteria } from '../oval/criteria.js';
-import { findReference, normalizeText, VulnerabilityCollector, type VulnerabilityHead } from '../oval/collect.js';
+import { cveReferences, findReference, normalizeText, VulnerabilityCollector, type VulnerabilityHead } from '../oval/collect.js';
 import { readOval, type OvalCriterion, type OvalDefinition } from '../oval/reader.js';
 
 /**
@@ -78,6 +79,7 @@ function addPatch(def: OvalDefinition, major: number, namespace: string, collect
     description: normalizeText(def.description),
     link: (findReference(def.references, 'RHSA') ?? def.references[0])?.refUrl.trim() ?? '',
     severity: redHatSeverity(def.severity, def.title),
+    cves: cveReferences(def.references),
   };
   for (const criterion of packageCriteria(def, major, EARLIER_THAN)) {
     const [, pkg, evr] = EARLIER_THAN.exec(criterion.comment) as RegExpExecArray;
