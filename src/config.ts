@@ -75,6 +75,8 @@ export interface Config {
     };
     readonly secret: string;
     readonly retentionMs: number;
+    /** A change of a CVE's KEV entry notifies the vulnerabilities standing for it (off by default). */
+    readonly onEnrichment: boolean;
   };
   /** Credentials and transport per registry host, as references write the host (`localhost:5000`, `docker.io`). */
   readonly registries: Readonly<Record<string, RegistryHostConfig>>;
@@ -529,6 +531,7 @@ const SCHEMA: SectionSpec = section({
     endpoints: leaf(list(httpUrl), []),
     secret: leaf(text(true), ''),
     retention: leaf(duration, '720h'),
+    onenrichment: leaf(boolean, false),
     http: section({
       endpoint: leaf(httpUrl),
       servername: leaf(text(), ''),
@@ -871,6 +874,7 @@ function build(vals: Values, env: Env): Config {
       },
       secret: vals.get<string>('notifier.secret'),
       retentionMs: vals.get<number>('notifier.retention'),
+      onEnrichment: vals.get<boolean>('notifier.onenrichment'),
     },
     registries: Object.fromEntries(
       (vals.opt<string[]>('registries') ?? []).map((host) => [

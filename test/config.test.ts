@@ -16,7 +16,21 @@ const readFixture = (name: string): string => readFileSync(fixture(name), 'utf8'
 // The catalog's sources (test/ecosystems/catalog.test.ts checks the configuration against it).
 const DEFAULT_SOURCES = Object.fromEntries(SOURCE_CATALOG.map((s) => [s.name, { url: s.url }]));
 /** Every source but the alternatives (rhel-vex), which are enabled only instead of their source. */
-const ALL_UPDATERS = ['debian', 'ubuntu', 'alpine', 'wolfi', 'rhel', 'oracle', 'amzn', 'suse', 'photon', 'azurelinux', 'nvd'];
+const ALL_UPDATERS = [
+  'debian',
+  'ubuntu',
+  'alpine',
+  'wolfi',
+  'rhel',
+  'oracle',
+  'amzn',
+  'suse',
+  'photon',
+  'azurelinux',
+  'nvd',
+  'epss',
+  'kev',
+];
 
 const DEFAULTS: Config = {
   api: {
@@ -51,6 +65,7 @@ const DEFAULTS: Config = {
     http: { serverName: '', caFile: '', certFile: '', keyFile: '', proxy: '' },
     secret: '',
     retentionMs: 720 * 3_600_000,
+    onEnrichment: false,
   },
   registries: {},
   webhooks: { secret: '' },
@@ -303,6 +318,7 @@ describe('Tarsier keys', () => {
         },
         secret: 'hmac-secret',
         retentionMs: 168 * 3_600_000,
+        onEnrichment: true,
       },
       registries: {
         'registry.example.com:5000': { username: 'scanner', password: 's3cret', token: '', insecure: false },

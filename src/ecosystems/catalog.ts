@@ -182,7 +182,10 @@ export interface SourceEntry {
   readonly alternativeTo?: string;
 }
 
-/** Every source, in the order a run visits them: NVD last, so its data lands on the vulnerabilities the others just wrote. */
+/**
+ * Every source, in the order a run visits them: NVD after the distributions, so its data lands on
+ * the vulnerabilities the others just wrote; then the risk context (EPSS, KEV), kept per CVE.
+ */
 export const SOURCE_CATALOG: readonly SourceEntry[] = [
   { name: 'debian', url: 'https://security-tracker.debian.org/tracker/data/json' },
   { name: 'ubuntu', url: 'https://security-metadata.canonical.com/oval/' },
@@ -197,6 +200,9 @@ export const SOURCE_CATALOG: readonly SourceEntry[] = [
   { name: 'photon', url: 'https://packages.broadcom.com/photon/photon_cve_metadata/' },
   { name: 'azurelinux', url: 'https://raw.githubusercontent.com/microsoft/AzureLinuxVulnerabilityData/main/' },
   { name: 'nvd', url: 'https://nvd.nist.gov/feeds/json/cve/2.0/' },
+  // The locations name the upstream file itself (FIRST's current scores; CISA's catalog).
+  { name: 'epss', url: 'https://epss.empiricalsecurity.com/epss_scores-current.csv.gz' },
+  { name: 'kev', url: 'https://www.cisa.gov/sites/default/files/feeds/known_exploited_vulnerabilities.json' },
 ];
 
 const BY_ID = new Map(DISTRIBUTIONS.map((d) => [d.id, d]));

@@ -30,6 +30,8 @@ export interface ImageContents {
   packages: ImagePackage[];
   /** Distinct vulnerabilities (by name) per severity, and how many of them an upgrade fixes. */
   summary: Partial<Record<Severity, SeverityCount>>;
+  /** Distinct vulnerabilities (by name) in CISA's KEV catalog. */
+  knownExploited: number;
 }
 
 /** The contents of the image with this manifest digest; undefined when it was never scanned. */
@@ -50,7 +52,8 @@ export async function imageContents(pool: Pool, digest: string): Promise<ImageCo
     addedBy: ancestry.layers[f.position]!,
     vulnerabilities: byFeature.get(f.featureVersionId) ?? [],
   }));
-  return { digest, layers: ancestry.layers, packages, summary: summarize(packages) };
+  const knownExploited = new Set(packages.flatMap((p) => p.vulnerabilities.filter((v) => v.risk.kev).map((v) => v.name))).size;
+  return { digest, layers: ancestry.layers, packages, summary: summarize(packages), knownExploited };
 }
 
 function summarize(packages: readonly ImagePackage[]): Partial<Record<Severity, SeverityCount>> {

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { RiskData } from './risk.js';
 import type { Enrichment, SourceData } from './source-data.js';
 
 /**
@@ -36,7 +37,14 @@ export interface Enricher {
   parts(base: string, fetchText: (url: string) => Promise<string>): Promise<ReadonlyArray<SourcePart<Map<string, Enrichment>>>>;
 }
 
-export type Source = Updater | Enricher;
+/** A source of risk context (EPSS, KEV): per-CVE rows that replace its table whole at each change. */
+export interface RiskSource {
+  readonly name: string;
+  readonly kind: 'risk';
+  parts(base: string, fetchText: (url: string) => Promise<string>): Promise<ReadonlyArray<SourcePart<RiskData>>>;
+}
+
+export type Source = Updater | Enricher | RiskSource;
 
 /** A whole (small) feed file in memory, for formats parsed in one piece. */
 export async function readAll(stream: Readable): Promise<Buffer> {

@@ -22,6 +22,26 @@ const SELECT_STALE = `
     AND (v.metadata->'NVD' IS DISTINCT FROM e.nvd
          OR (coalesce(v.source_severity, v.severity) = 'Unknown' AND v.severity IS DISTINCT FROM e.severity))`;
 
+/** Feed-written live advisories listing any of the CVEs, with what NVD's part of them is now. */
+const SELECT_ADVISORY_CANDIDATES = `
+  SELECT n.name AS namespace, v.updater, v.name, v.cves, v.metadata->'NVD' AS nvd, v.severity,
+         coalesce(v.source_severity, v.severity) AS "sourceSeverity"
+  FROM vulnerability v JOIN namespace n ON n.id = v.namespace_id
+  WHERE v.cves && $1::text[] AND v.cves <> '{}' AND v.deleted_at IS NULL AND v.updater IS NOT NULL`;
+
+export interface AdvisoryCandidate extends StaleEnrichment {
+  cves: string[];
+  nvd: unknown;
+  severity: Severity;
+  sourceSeverity: Severity;
+}
+
+/** Advisories whose NVD part may be stale after NVD's data for these CVEs changed; the caller compares. */
+export async function staleAdvisoryCandidates(db: Queryable, cves: readonly string[]): Promise<AdvisoryCandidate[]> {
+  if (cves.length === 0) return [];
+  return (await db.query<AdvisoryCandidate>(SELECT_ADVISORY_CANDIDATES, [cves])).rows;
+}
+
 export interface StaleEnrichment {
   namespace: string;
   updater: string;

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Severity } from '../model/vulnerability.js';
 import type { Queryable } from './pool.js';
+import { EPSS_AT_LEAST, IN_KEV } from './risk.js';
 
 /**
  * Images (migrations/0004_images.sql): records of what registries hold, by repository and
@@ -33,6 +34,8 @@ export interface ImageRow extends ImageRecord {
   /** When the image's contents were last (re)assembled; null when its ancestry is gone. */
   scannedAt: Date | null;
   counts: Partial<Record<Severity, SeverityCount>>;
+  /** Distinct vulnerabilities (by name) affecting the image that CISA's KEV catalog lists. */
+  knownExploited: number;
 }
 
 export interface ImageFilter {
@@ -42,6 +45,10 @@ export interface ImageFilter {
   digest?: string | undefined;
   /** Only images affected by a vulnerability at least this severe. */
   minSeverity?: Severity | undefined;
+  /** true: only images affected by a vulnerability in KEV. */
+  knownExploited?: boolean | undefined;
+  /** Only images affected by a vulnerability with an EPSS score at least this. */
+  minEpss?: number | undefined;
 }
 
 const UPSERT_IMAGE = `
@@ -81,6 +88,8 @@ const SELECT_IMAGES = `
       AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM image_tag t WHERE t.image_id = i.id AND t.tag = $4))
       AND ($5::text IS NULL OR i.digest = $5)
       AND ($6::severity IS NULL OR EXISTS (SELECT 1 ${AFFECTING_IMAGE} WHERE a.name = i.digest AND v.severity >= $6::severity))
+      AND (NOT $8::boolean OR EXISTS (SELECT 1 ${AFFECTING_IMAGE} WHERE a.name = i.digest AND ${IN_KEV}))
+      AND ($9::float8 IS NULL OR EXISTS (SELECT 1 ${AFFECTING_IMAGE} WHERE a.name = i.digest AND ${EPSS_AT_LEAST('$9::float8')}))
     ORDER BY i.id
     LIMIT $7
   )
@@ -100,7 +109,8 @@ const SELECT_IMAGES = `
              ) per
              GROUP BY per.severity
            ) s
-         ), '{}') AS counts
+         ), '{}') AS counts,
+         (SELECT count(DISTINCT v.name)::int ${AFFECTING_IMAGE} WHERE a.name = p.digest AND ${IN_KEV}) AS known_exploited
   FROM page p
   ORDER BY p.id`;
 
@@ -117,6 +127,7 @@ interface ImageDbRow {
   tags: string[];
   scanned_at: Date | null;
   counts: Partial<Record<Severity, SeverityCount>>;
+  known_exploited: number;
 }
 
 const toImageRow = (r: ImageDbRow): ImageRow => ({
@@ -132,6 +143,7 @@ const toImageRow = (r: ImageDbRow): ImageRow => ({
   lastSeen: r.last_seen,
   scannedAt: r.scanned_at,
   counts: r.counts,
+  knownExploited: r.known_exploited,
 });
 
 /**
@@ -174,6 +186,8 @@ export async function listImages(db: Queryable, filter: ImageFilter, afterId: nu
     filter.digest ?? null,
     filter.minSeverity ?? null,
     limit,
+    filter.knownExploited ?? false,
+    filter.minEpss ?? null,
   ]);
   return rows.map(toImageRow);
 }

@@ -3,10 +3,12 @@ import { badRequest } from '../errors.js';
 import type { Package } from '../model/indexing.js';
 import type { LayerScan, PackageDatabase, PackageDatabaseState } from '../model/layer.js';
 import type { Matching } from '../model/matching.js';
+import type { RiskContext } from '../model/risk.js';
 import type { VersionFormatName } from '../model/version-format.js';
 import { fixStateOf, type FixState, type Severity, type StatedFixState } from '../model/vulnerability.js';
 import { ensureFeatureVersions } from './features.js';
 import type { Queryable } from './pool.js';
+import { RISK_COLUMNS, riskContextOf, type RiskColumns } from './risk.js';
 import { ensureNamespace } from './vulnerabilities.js';
 
 export interface LayerRow {
@@ -45,6 +47,8 @@ export interface AffectingVulnerability {
   fixedBy: string | null;
   /** fixed with a version; else affected, or what the source says (will_not_fix, fix_deferred). */
   fixState: FixState;
+  /** EPSS and KEV, as they are now. */
+  risk: RiskContext;
 }
 
 const SELECT_LAYER = `
@@ -88,7 +92,7 @@ const SELECT_CHAIN = `
 
 const SELECT_AFFECTING = `
   SELECT a.feature_version_id, v.name, n.name AS namespace, v.description, v.link, v.severity, v.metadata,
-         fi.fixed_version AS fixed_by, fi.fix_state
+         fi.fixed_version AS fixed_by, fi.fix_state, ${RISK_COLUMNS}
   FROM vulnerability_affects a
   JOIN vulnerability v ON v.id = a.vulnerability_id AND v.deleted_at IS NULL
   JOIN namespace n ON n.id = v.namespace_id
@@ -190,17 +194,19 @@ export async function layerChain(db: Queryable, layerId: number): Promise<number
 /** The live vulnerabilities affecting some feature versions, with the fix for each. */
 export async function affectingVulnerabilities(db: Queryable, featureVersionIds: readonly number[]): Promise<AffectingVulnerability[]> {
   if (featureVersionIds.length === 0) return [];
-  const { rows } = await db.query<{
-    feature_version_id: number;
-    name: string;
-    namespace: string;
-    description: string;
-    link: string;
-    severity: Severity;
-    metadata: Record<string, unknown> | null;
-    fixed_by: string | null;
-    fix_state: StatedFixState | null;
-  }>(SELECT_AFFECTING, [featureVersionIds]);
+  const { rows } = await db.query<
+    {
+      feature_version_id: number;
+      name: string;
+      namespace: string;
+      description: string;
+      link: string;
+      severity: Severity;
+      metadata: Record<string, unknown> | null;
+      fixed_by: string | null;
+      fix_state: StatedFixState | null;
+    } & RiskColumns
+  >(SELECT_AFFECTING, [featureVersionIds]);
   return rows.map((r) => ({
     featureVersionId: r.feature_version_id,
     name: r.name,
@@ -211,6 +217,7 @@ export async function affectingVulnerabilities(db: Queryable, featureVersionIds:
     metadata: r.metadata,
     fixedBy: r.fixed_by,
     fixState: fixStateOf({ version: r.fixed_by, state: r.fix_state ?? undefined }),
+    risk: riskContextOf(r),
   }));
 }
 

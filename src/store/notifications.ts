@@ -1,4 +1,9 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { riskOnSide, type RiskChange } from '../model/risk.js';
 import type { Queryable } from './pool.js';
+import type { RiskNotice } from './risk.js';
+import { findVulnerabilityById, WAKE_NOTIFIERS, type StoredVulnerability } from './vulnerabilities.js';
 
 export interface NotificationRow {
   id: number;
@@ -8,6 +13,8 @@ export interface NotificationRow {
   deletedAt: Date | null;
   oldVulnerabilityId: number | null;
   newVulnerabilityId: number | null;
+  /** For a change of the risk context (KEV) rather than of the vulnerability: both sides are the same version, and this says old → new. */
+  riskChange: RiskChange | null;
 }
 
 export interface IntroducingLayer {
@@ -17,8 +24,11 @@ export interface IntroducingLayer {
 }
 
 const SELECT = `
-  SELECT id, name, created_at, notified_at, deleted_at, old_vulnerability_id, new_vulnerability_id
+  SELECT id, name, created_at, notified_at, deleted_at, old_vulnerability_id, new_vulnerability_id, risk_change
   FROM notification WHERE name = $1`;
+const INSERT_RISK_NOTIFICATIONS = `
+  INSERT INTO notification (name, old_vulnerability_id, new_vulnerability_id, risk_change)
+  SELECT name, id, id, change FROM unnest($1::text[], $2::bigint[], $3::jsonb[]) AS t (name, id, change)`;
 /** Marks read; a notification read before keeps its first read time. */
 const MARK_READ = 'UPDATE notification SET deleted_at = coalesce(deleted_at, now()) WHERE name = $1';
 /**
@@ -66,6 +76,7 @@ export async function findNotification(db: Queryable, name: string): Promise<Not
       deleted_at: Date | null;
       old_vulnerability_id: number | null;
       new_vulnerability_id: number | null;
+      risk_change: RiskChange | null;
     }>(SELECT, [name])
   ).rows[0];
   return (
@@ -77,6 +88,7 @@ export async function findNotification(db: Queryable, name: string): Promise<Not
       deletedAt: row.deleted_at,
       oldVulnerabilityId: row.old_vulnerability_id,
       newVulnerabilityId: row.new_vulnerability_id,
+      riskChange: row.risk_change,
     }
   );
 }
@@ -162,4 +174,30 @@ export async function purgeNotifications(
     if (n < batch) break;
   }
   return { notifications, versions };
+}
+
+/** Notifications of risk-context changes (notifier.onenrichment), delivered like any other. Runs in the caller's transaction. */
+export async function insertRiskNotifications(client: pg.PoolClient, notices: readonly RiskNotice[]): Promise<void> {
+  if (notices.length === 0) return;
+  await client.query(INSERT_RISK_NOTIFICATIONS, [
+    notices.map(() => randomUUID()),
+    notices.map((n) => n.vulnerabilityId),
+    notices.map((n) => JSON.stringify(n.change)),
+  ]);
+  await client.query(WAKE_NOTIFIERS);
+}
+
+/**
+ * A side's vulnerability version as the notification shows it (undefined: no such side, or purged
+ * since): for a KEV change, with that side's KEV entry instead of the current one.
+ */
+export async function notifiedVulnerability(
+  db: Queryable,
+  notification: NotificationRow,
+  side: 'old' | 'new',
+): Promise<StoredVulnerability | undefined> {
+  const id = side === 'old' ? notification.oldVulnerabilityId : notification.newVulnerabilityId;
+  if (id === null) return undefined;
+  const v = await findVulnerabilityById(db, id);
+  return v && { ...v, risk: riskOnSide(v.risk, notification.riskChange, side) };
 }

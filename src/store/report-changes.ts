@@ -10,11 +10,12 @@ const CHANNEL = 'tarsier_report_changes';
 const SYNC_PREFIX = 's:';
 const RETRY_MS = 1_000;
 
-export type ReportChangeKind = 'features' | 'layers';
-const KINDS: Record<string, ReportChangeKind> = { f: 'features', l: 'layers' };
+/** features, layers: these ids; risk: EPSS or KEV data (shown beside every vulnerability), no ids. */
+export type ReportChangeKind = 'features' | 'layers' | 'risk';
+const KINDS: Record<string, ReportChangeKind> = { f: 'features', l: 'layers', e: 'risk' };
 
 export interface ReportChangeEvents {
-  /** The matches of these feature versions, or these layers, changed. */
+  /** The matches of these feature versions, or these layers, or the risk context of any vulnerability changed. */
   changed(kind: ReportChangeKind, ids: readonly number[]): void;
   /** Changes are heard from now on; those committed before may have been missed (forget them all). */
   listening(): void;

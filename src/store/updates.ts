@@ -23,7 +23,7 @@ import { WAKE_NOTIFIERS, type NamespaceRow } from './vulnerabilities.js';
  */
 const LOCK_NAMESPACE = `SELECT pg_advisory_xact_lock(${NAMESPACE_LOCK_CLASS}, $1)`;
 const SELECT_LIVE = `
-  SELECT id, name, description, link, severity, metadata, updater, source_severity
+  SELECT id, name, description, link, severity, metadata, updater, source_severity, cves
   FROM vulnerability WHERE namespace_id = $1 AND deleted_at IS NULL`;
 const SELECT_LIVE_FIXES = `
   SELECT fi.vulnerability_id, f.name AS feature, fi.fixed_version, fi.fix_state
@@ -39,7 +39,7 @@ const SOFT_DELETE = 'UPDATE vulnerability SET deleted_at = now() WHERE id = ANY(
 /** As one string: parsing tens of thousands of one-column rows cost ten times drawing the values. */
 const ALLOCATE_IDS = "SELECT string_agg(nextval($2::regclass)::text, ',') AS ids FROM generate_series(1, $1)";
 const COPY_VERSIONS =
-  'COPY vulnerability (id, namespace_id, name, description, link, severity, metadata, updater, source_severity) FROM STDIN';
+  'COPY vulnerability (id, namespace_id, name, description, link, severity, metadata, updater, source_severity, cves) FROM STDIN';
 const COPY_FIXEDIN = 'COPY vulnerability_fixedin (id, vulnerability_id, feature_id, fixed_version, fix_state) FROM STDIN';
 /** For fixes of features nothing has installed: nothing to link, so no ids to know. */
 const COPY_UNLINKED_FIXEDIN = 'COPY vulnerability_fixedin (vulnerability_id, feature_id, fixed_version, fix_state) FROM STDIN';
@@ -100,6 +100,7 @@ export async function liveVulnerabilities(client: pg.PoolClient, namespace: Name
       metadata: Record<string, unknown> | null;
       updater: string | null;
       source_severity: Severity | null;
+      cves: string[];
     }>(SELECT_LIVE, [namespace.id])
   ).rows;
   const fixes = new Map<number, FixedIn[]>();
@@ -125,6 +126,7 @@ export async function liveVulnerabilities(client: pg.PoolClient, namespace: Name
         severity: r.severity,
         metadata: r.metadata,
         fixedIn: fixes.get(r.id) ?? [],
+        ...(r.cves.length > 0 ? { cves: r.cves } : {}),
         updater: r.updater,
         sourceSeverity: r.source_severity,
       },
@@ -200,6 +202,7 @@ async function insertVersions(client: pg.PoolClient, update: NamespaceUpdate, wr
       v.metadata === null ? null : JSON.stringify(v.metadata),
       update.updater,
       v.sourceSeverity,
+      arrayLiteral(v.cves ?? []),
     ]),
   );
   const fixes: FixRecord[] = [];
@@ -259,6 +262,11 @@ function* copyText(rows: ReadonlyArray<ReadonlyArray<string | number | null>>): 
     }
   }
   if (piece !== '') yield piece;
+}
+
+/** A text[] value as COPY's text format reads it ({"a","b"}); copyText escapes it for the row. */
+function arrayLiteral(values: readonly string[]): string {
+  return `{${values.map((v) => `"${v.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`).join(',')}}`;
 }
 
 async function copyRows(client: pg.PoolClient, sql: string, rows: ReadonlyArray<ReadonlyArray<string | number | null>>): Promise<void> {

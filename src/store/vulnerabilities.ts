@@ -11,7 +11,9 @@ import {
   NAMESPACE_LOCK_CLASS,
   type FeatureVersionRecord,
 } from './features.js';
+import type { RiskContext } from '../model/risk.js';
 import type { Queryable } from './pool.js';
+import { RISK_COLUMNS, riskContextOf, type RiskColumns } from './risk.js';
 
 export interface NamespaceRow {
   id: number;
@@ -25,14 +27,17 @@ export interface StoredVulnerability extends Vulnerability {
   readonly updater: string | null;
   /** Its namespace's version format (how its fixed-in versions are compared). */
   readonly versionFormat: VersionFormatName;
+  /** EPSS and KEV as they are now (absent where a write reads the live version). */
+  readonly risk?: RiskContext;
 }
 
 const SELECT_NAMESPACES = 'SELECT id, name, version_format FROM namespace ORDER BY name';
 const SELECT_NAMESPACE = 'SELECT id, name, version_format FROM namespace WHERE name = $1';
 const INSERT_NAMESPACE = 'INSERT INTO namespace (name, version_format) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING';
 
-const VULNERABILITY_COLUMNS =
-  'v.id, v.name, n.name AS namespace, v.description, v.link, v.severity, v.metadata, v.updater, n.version_format AS "versionFormat"';
+const VULNERABILITY_COLUMNS = `
+  v.id, v.name, n.name AS namespace, v.description, v.link, v.severity, v.metadata, v.updater, n.version_format AS "versionFormat",
+  ${RISK_COLUMNS}`;
 const SELECT_LIVE = `
   SELECT ${VULNERABILITY_COLUMNS} FROM vulnerability v JOIN namespace n ON n.id = v.namespace_id
   WHERE v.namespace_id = $1 AND v.name = $2 AND v.deleted_at IS NULL`;
@@ -155,7 +160,7 @@ export async function ensureNamespace(db: Queryable, name: string, format: Versi
   return found;
 }
 
-interface VulnerabilityRecord {
+interface VulnerabilityRecord extends RiskColumns {
   id: number;
   name: string;
   namespace: string;
@@ -182,7 +187,7 @@ async function withFixedIn(db: Queryable, records: VulnerabilityRecord[]): Promi
     list.push({ feature: row.feature, version: row.fixed_version, ...(row.fix_state ? { state: row.fix_state } : {}) });
     fixes.set(row.vulnerability_id, list);
   }
-  return records.map((r) => ({ ...r, fixedIn: fixes.get(r.id) ?? [] }));
+  return records.map(({ epss, kev, ...r }) => ({ ...r, risk: riskContextOf({ epss, kev }), fixedIn: fixes.get(r.id) ?? [] }));
 }
 
 export async function findLiveVulnerability(
@@ -207,7 +212,7 @@ export async function listLiveVulnerabilities(
   limit: number,
 ): Promise<StoredVulnerability[]> {
   const { rows } = await db.query<VulnerabilityRecord>(SELECT_LIVE_PAGE, [namespace.id, startId, limit]);
-  return rows.map((r) => ({ ...r, fixedIn: [] }));
+  return rows.map(({ epss, kev, ...r }) => ({ ...r, risk: riskContextOf({ epss, kev }), fixedIn: [] }));
 }
 
 /**
@@ -243,7 +248,9 @@ export async function liveForWrite(
   const given = [...new Set(features)];
   const row = (
     await client.query<{
-      live: (Omit<VulnerabilityRecord, 'namespace' | 'versionFormat'> & { metadata: Record<string, unknown> | null }) | null;
+      live:
+        | (Omit<VulnerabilityRecord, 'namespace' | 'versionFormat' | keyof RiskColumns> & { metadata: Record<string, unknown> | null })
+        | null;
       fixed_in: FixedIn[] | null;
       features: Array<[string, number]> | null;
       locked: boolean;

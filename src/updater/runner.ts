@@ -10,8 +10,10 @@ import { knownNamespaceFormat } from '../ecosystems/index.js';
 import { MATCHING } from '../ecosystems/matching.js';
 import { TarsierError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
-import type { Vulnerability } from '../model/vulnerability.js';
-import { loadEnrichment, staleEnrichment, storeEnrichment } from '../store/enrichment.js';
+import { canonicalJson, cveIdsOf, type Vulnerability } from '../model/vulnerability.js';
+import { loadEnrichment, staleAdvisoryCandidates, staleEnrichment, storeEnrichment } from '../store/enrichment.js';
+import { insertRiskNotifications } from '../store/notifications.js';
+import { replaceEpss, replaceKev, riskRecords } from '../store/risk.js';
 import { acquireLease, describeOwner, leaseHolder, leaseOwner, releaseLease, renewLease } from '../store/locks.js';
 import { withTransaction, type Pool } from '../store/pool.js';
 import { recordFailure, recordSuccess, updaterState } from '../store/updater-state.js';
@@ -24,7 +26,8 @@ import {
 } from '../store/updates.js';
 import { ensureNamespace, findNamespace, type NamespaceRow } from '../store/vulnerabilities.js';
 import { Downloader, type Validators } from './download.js';
-import type { Enrichment, SourceData } from '../model/source-data.js';
+import type { RiskData } from '../model/risk.js';
+import { enrichmentFor, type Enrichment, type SourceData } from '../model/source-data.js';
 import type { Source, SourcePart } from '../model/updater.js';
 
 export interface RunSummary {
@@ -47,6 +50,8 @@ export interface RunnerSettings {
   readonly sources: Readonly<Record<string, { readonly url: string }>>;
   /** Per request, headers to last byte. */
   readonly downloadTimeoutMs: number;
+  /** A KEV change notifies the vulnerabilities it concerns (notifier.onenrichment). */
+  readonly notifyRiskChanges: boolean;
 }
 
 /** The runner's settings from the configuration. */
@@ -55,6 +60,7 @@ export function runnerSettings(config: Config): RunnerSettings {
     intervalMs: config.updater.intervalMs,
     sources: config.updater.sources,
     downloadTimeoutMs: config.indexer.downloadTimeoutMs,
+    notifyRiskChanges: config.notifier.onEnrichment,
   };
 }
 
@@ -76,8 +82,12 @@ const PARALLEL_NAMESPACES = 2;
 
 const feedError = (detail: string): TarsierError => new TarsierError('unprocessable', `the feed is corrupt: ${detail}`);
 
-/** NVD's data on a vulnerability: its CVSS metadata, and its severity where the source gave none. */
-export function enrich(v: Vulnerability, e: Enrichment | undefined): DesiredVulnerability {
+/**
+ * NVD's data on a vulnerability (its CVE's, or the CVEs an advisory lists: enrichmentFor): its
+ * CVSS metadata, and its severity where the source gave none.
+ */
+export function enrich(v: Vulnerability, nvd: ReadonlyMap<string, Enrichment>): DesiredVulnerability {
+  const e = enrichmentFor(v, nvd);
   if (!e) return { ...v, sourceSeverity: v.severity };
   return {
     ...v,
@@ -206,14 +216,16 @@ export class UpdaterRunner {
    * Writes data a bundle carries for a source, as a run of that source would (same versioning,
    * notifications unless it is the source's first data, withdrawals), and records the run.
    */
-  async writeBundle(source: Source, data: SourceData | Map<string, Enrichment>): Promise<RunSummary> {
+  async writeBundle(source: Source, data: SourceData | Map<string, Enrichment> | RiskData): Promise<RunSummary> {
     const started = performance.now();
     const state = await updaterState(this.#pool, source.name);
     const firstRun = state?.lastSuccessAt == null;
     const changed =
       data instanceof Map
         ? await this.#applyEnrichment(source.name, data, firstRun)
-        : await this.#writeGroups(source.name, groupByNamespace(data), !firstRun);
+        : 'kind' in data
+          ? await this.#applyRisk(data, firstRun)
+          : await this.#writeGroups(source.name, groupByNamespace(data), !firstRun);
     const records = await this.#records(source);
     const durationMs = performance.now() - started;
     // An imported source keeps no upstream fingerprint: the next online run downloads it whole.
@@ -252,6 +264,7 @@ export class UpdaterRunner {
 
   /** Parses a part and writes it; the number of vulnerabilities changed. */
   async #apply(source: Source, part: SourcePart<unknown>, streams: Readable[], firstRun: boolean): Promise<number> {
+    if (source.kind === 'risk') return this.#applyRisk(await (part as SourcePart<RiskData>).parse(streams), firstRun);
     if (source.kind === 'enrichment') {
       const data = await (part as SourcePart<Map<string, Enrichment>>).parse(streams);
       return this.#applyEnrichment(source.name, data, firstRun);
@@ -295,11 +308,8 @@ export class UpdaterRunner {
   ): Promise<UpdateCounts> {
     const format = knownNamespaceFormat(namespaceName);
     if (!format) throw new Error(`namespace ${namespaceName} is of no known distribution`);
-    const enrichment = await loadEnrichment(
-      this.#pool,
-      vulnerabilities.map((v) => v.name).filter((n) => n.startsWith('CVE-')),
-    );
-    const desired = vulnerabilities.map((v) => enrich(v, enrichment.get(v.name)));
+    const enrichment = await loadEnrichment(this.#pool, [...new Set(vulnerabilities.flatMap(cveIdsOf))]);
+    const desired = vulnerabilities.map((v) => enrich(v, enrichment));
     return withTransaction(this.#pool, async (client) => {
       const namespace = await ensureNamespace(client, namespaceName, format);
       await lockNamespace(client, namespace);
@@ -314,7 +324,7 @@ export class UpdaterRunner {
     const changedCves = await withTransaction(this.#pool, (client) => storeEnrichment(client, data));
     // Compared with what the vulnerabilities hold, not only with changedCves: a run interrupted
     // after storing NVD's data is then completed by the next run of the same part.
-    const stale = await staleEnrichment(this.#pool, [...data.keys()]);
+    const stale = [...(await staleEnrichment(this.#pool, [...data.keys()])), ...(await this.#staleAdvisories([...data.keys()]))];
     const byNamespace = new Map<string, { namespace: string; updater: string; cves: Set<string> }>();
     for (const row of stale) {
       const key = `${row.namespace}\0${row.updater}`;
@@ -331,15 +341,36 @@ export class UpdaterRunner {
     return changed;
   }
 
+  /**
+   * Advisories listing any of these CVEs whose NVD part differs from what NVD's stored data gives
+   * them now (compared here: the rule, enrichmentFor, is not SQL).
+   */
+  async #staleAdvisories(cves: readonly string[]): Promise<Array<{ namespace: string; updater: string; name: string }>> {
+    const candidates = await staleAdvisoryCandidates(this.#pool, cves);
+    const enrichment = await loadEnrichment(this.#pool, [...new Set(candidates.flatMap((c) => c.cves))]);
+    return candidates.filter((c) => {
+      const e = enrichmentFor(c, enrichment);
+      const severity = c.sourceSeverity === 'Unknown' && e ? e.severity : c.sourceSeverity;
+      return canonicalJson(c.nvd) !== canonicalJson(e?.nvd ?? null) || severity !== c.severity;
+    });
+  }
+
+  /** Replaces a risk-context table (EPSS, KEV) with a source's data; the number of CVEs changed. */
+  async #applyRisk(data: RiskData, firstRun: boolean): Promise<number> {
+    return withTransaction(this.#pool, async (client) => {
+      if (data.kind === 'epss') return replaceEpss(client, data);
+      const { changed, notices } = await replaceKev(client, data, { notices: this.#settings.notifyRiskChanges && !firstRun });
+      await insertRiskNotifications(client, notices);
+      return changed.length;
+    });
+  }
+
   async #reEnrich(namespace: NamespaceRow, updater: string, cves: ReadonlySet<string>, notify: boolean): Promise<number> {
     return withTransaction(this.#pool, async (client) => {
       await lockNamespace(client, namespace);
       const live = await liveVulnerabilities(client, namespace);
       const targets = [...live.values()].filter((v) => v.updater === updater && cves.has(v.name));
-      const enrichment = await loadEnrichment(
-        client,
-        targets.map((v) => v.name),
-      );
+      const enrichment = await loadEnrichment(client, [...new Set(targets.flatMap(cveIdsOf))]);
       const desired = targets.map((v) => {
         const { NVD: _previous, ...sourceMetadata } = v.metadata ?? {};
         const original: Vulnerability = {
@@ -347,7 +378,7 @@ export class UpdaterRunner {
           severity: v.sourceSeverity ?? v.severity,
           metadata: Object.keys(sourceMetadata).length > 0 ? sourceMetadata : null,
         };
-        return enrich(original, enrichment.get(v.name));
+        return enrich(original, enrichment);
       });
       const counts = await applyNamespaceUpdate(
         client,
@@ -360,6 +391,7 @@ export class UpdaterRunner {
 
   /** How many vulnerabilities (or NVD entries) the source holds now. */
   async #records(source: Source): Promise<number> {
+    if (source.kind === 'risk') return riskRecords(this.#pool, source.name === 'epss' ? 'epss' : 'kev');
     const { rows } =
       source.kind === 'enrichment'
         ? await this.#pool.query<{ n: number }>('SELECT count(*)::int AS n FROM nvd_enrichment')

@@ -6,6 +6,8 @@ import { alpineUpdater, wolfiUpdater } from '../ecosystems/alpine/updater.js';
 import { amazonUpdater } from '../ecosystems/amazon/updater.js';
 import { azureLinuxUpdater } from '../ecosystems/azurelinux/updater.js';
 import { debianUpdater } from '../ecosystems/debian/updater.js';
+import { epssSource } from '../ecosystems/epss/updater.js';
+import { kevSource } from '../ecosystems/kev/updater.js';
 import { nvdEnricher } from '../ecosystems/nvd/updater.js';
 import { oracleUpdater } from '../ecosystems/oracle/updater.js';
 import { photonUpdater } from '../ecosystems/photon/updater.js';
@@ -29,6 +31,8 @@ const UPDATERS: readonly Source[] = [
   photonUpdater,
   azureLinuxUpdater,
   nvdEnricher,
+  epssSource,
+  kevSource,
 ];
 
 /** Every source, in the catalog's order. A catalog source without code here is a mistake caught at start-up (and by the catalog test). */

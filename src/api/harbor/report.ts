@@ -1,3 +1,4 @@
+import { riskMetadata } from '../../model/risk.js';
 import type { ImageContents } from '../../images/report.js';
 import type { Queryable } from '../../store/pool.js';
 import { TARSIER_VERSION } from '../../version.js';
@@ -51,6 +52,7 @@ export function harborReport(contents: ImageContents, artifact: Artifact, genera
   for (const pkg of contents.packages) {
     for (const v of pkg.vulnerabilities) {
       const cvss = preferredCvss(v.metadata);
+      const risk = riskMetadata(v.name, v.risk);
       const item: VulnerabilityItem = {
         id: v.name,
         package: pkg.name,
@@ -61,6 +63,8 @@ export function harborReport(contents: ImageContents, artifact: Artifact, genera
         ...(v.description !== '' ? { description: v.description } : {}),
         ...(v.link !== '' ? { links: [v.link] } : {}),
         ...(cvss ? { preferred_cvss: cvss } : {}),
+        // EPSS and KEV, as v1's Metadata keys: Harbor keeps vendor attributes with the report.
+        ...(Object.keys(risk).length > 0 ? { vendor_attributes: risk } : {}),
       };
       const key = JSON.stringify([item.id, item.package, item.version]);
       const known = items.get(key);

@@ -1,4 +1,5 @@
 import { badRequest, notFound } from '../../errors.js';
+import { riskMetadata } from '../../model/risk.js';
 import type { ImageQueue } from '../../images/queue.js';
 import { checkImageRequest, type ImageScanner } from '../../images/images.js';
 import { imageContents } from '../../images/report.js';
@@ -78,6 +79,7 @@ function imageSummary(row: ImageRow) {
     LastSeen: row.lastSeen.toISOString(),
     ScannedAt: iso(row.scannedAt),
     Summary: summaryOf(row.counts),
+    KnownExploited: row.knownExploited,
   };
 }
 
@@ -145,6 +147,8 @@ export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
         tag: q.tag,
         digest: q.digest,
         minSeverity: q.min_severity,
+        knownExploited: q.kev,
+        minEpss: q.min_epss,
       };
       const list = `images ${JSON.stringify(filter)}`;
       const limit = q.limit ?? DEFAULT_IMAGE_PAGE;
@@ -185,6 +189,7 @@ export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
             LastSeen: r.lastSeen.toISOString(),
           })),
           Summary: summaryOf(contents.summary),
+          KnownExploited: contents.knownExploited,
           Packages: contents.packages.map((p) => ({
             Name: p.name,
             Version: p.version,
@@ -200,6 +205,7 @@ export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
               ...(v.metadata ? { Metadata: v.metadata } : {}),
               ...(v.fixedBy !== null ? { FixedBy: v.fixedBy } : {}),
               FixState: v.fixState,
+              ...riskMetadata(v.name, v.risk),
             })),
           })),
         },

@@ -1,8 +1,8 @@
 import { badRequest, notFound } from '../../errors.js';
 import { imagesAffectedByVersion, type AffectedImage } from '../../store/images.js';
-import { findNotification } from '../../store/notifications.js';
+import { riskMetadata } from '../../model/risk.js';
+import { findNotification, notifiedVulnerability } from '../../store/notifications.js';
 import type { Pool } from '../../store/pool.js';
-import { findVulnerabilityById } from '../../store/vulnerabilities.js';
 import type { PageTokens } from '../paging.js';
 import type { RouteApp } from '../route-app.js';
 import { DEFAULT_IMAGE_PAGE, ImageNotification, NotificationParams, PageQuery } from './schemas.js';
@@ -49,17 +49,15 @@ export function registerImageNotificationRoutes(app: RouteApp, deps: Notificatio
       const notification = await findNotification(pool, name);
       if (!notification) throw notFound(`notification ${name} is not known`);
       const start = sidesStart(pageTokens, request.query.page, name);
-      const side = async (vulnerabilityId: number | null, after: number) => {
+      const side = async (which: 'old' | 'new', after: number) => {
+        const vulnerabilityId = which === 'old' ? notification.oldVulnerabilityId : notification.newVulnerabilityId;
         if (vulnerabilityId === null) return undefined;
-        const vulnerability = await findVulnerabilityById(pool, vulnerabilityId);
+        const vulnerability = await notifiedVulnerability(pool, notification, which);
         if (!vulnerability) return undefined;
         const images = after === DONE ? [] : await imagesAffectedByVersion(pool, vulnerabilityId, after, limit);
         return { vulnerability, images };
       };
-      const [old, fresh] = await Promise.all([
-        side(notification.oldVulnerabilityId, start.OldAfter),
-        side(notification.newVulnerabilityId, start.NewAfter),
-      ]);
+      const [old, fresh] = await Promise.all([side('old', start.OldAfter), side('new', start.NewAfter)]);
       const nextAfter = (images: AffectedImage[] | undefined) => (images && images.length === limit ? images[limit - 1]!.id : DONE);
       const next: SidesPage = { OldAfter: nextAfter(old?.images), NewAfter: nextAfter(fresh?.images), Notification: name };
       const more = next.OldAfter !== DONE || next.NewAfter !== DONE;
@@ -71,6 +69,7 @@ export function registerImageNotificationRoutes(app: RouteApp, deps: Notificatio
             Description: s.vulnerability.description,
             Link: s.vulnerability.link,
             Severity: s.vulnerability.severity,
+            ...riskMetadata(s.vulnerability.name, s.vulnerability.risk),
           },
           Images: s.images.map((i) => ({
             Registry: i.registry,

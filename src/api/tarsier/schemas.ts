@@ -70,6 +70,16 @@ export const ImageListQuery = Type.Object({
   tag: optional(Type.String({ maxLength: 128, description: 'Only images this tag names.' })),
   digest: optional(Digest),
   min_severity: optional(severity('Only images affected by a vulnerability at least this severe.')),
+  kev: optional(
+    Type.Boolean({ description: "true: only images affected by a vulnerability in CISA's Known Exploited Vulnerabilities catalog." }),
+  ),
+  min_epss: optional(
+    Type.Number({
+      minimum: 0,
+      maximum: 1,
+      description: 'Only images affected by a vulnerability with an EPSS score of at least this (0 to 1).',
+    }),
+  ),
   limit: optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_IMAGE_PAGE, description: 'Images per page.' })),
   page: optional(Type.String({ maxLength: 4096, description: 'NextPage of the previous page, unchanged.' })),
 });
@@ -88,6 +98,10 @@ const Summary = Type.Record(Type.String(), SeverityCount, {
   description: 'Per severity (Unknown … Defcon1; severities with none are left out): vulnerability counts.',
 });
 
+const KnownExploited = Type.Integer({
+  description: "Distinct vulnerabilities affecting the image that CISA's Known Exploited Vulnerabilities catalog lists.",
+});
+
 export const ImageSummary = Type.Object({
   Registry: Type.String(),
   Repository: Type.String(),
@@ -100,6 +114,7 @@ export const ImageSummary = Type.Object({
   LastSeen: timestamp('When it last saw it (a scan or a push)'),
   ScannedAt: Type.Union([timestamp('When its contents were last assembled'), Type.Null()]),
   Summary,
+  KnownExploited,
 });
 
 export const ImageList = Type.Object({
@@ -109,6 +124,32 @@ export const ImageList = Type.Object({
 
 export const ScannedImages = Type.Object({ Images: Type.Array(ImageSummary) });
 export const QueuedScan = Type.Object({ Job: Type.String({ description: 'The id of the queued scan.' }) });
+
+/** The risk context (SPEC §12); CVE names the CVE it came from when the vulnerability is an advisory listing several. */
+const RiskFields = {
+  EPSS: optional(
+    Type.Object(
+      {
+        Score: Type.Number({ description: 'The probability of exploitation in the next 30 days (0 to 1).' }),
+        Percentile: Type.Number({ description: 'The share of scored CVEs with a lower or equal score.' }),
+        Date: Type.String({ description: 'The day FIRST scored it (YYYY-MM-DD).' }),
+        CVE: optional(Type.String()),
+      },
+      { description: "FIRST's EPSS score (the highest among an advisory's CVEs)." },
+    ),
+  ),
+  KEV: optional(
+    Type.Object(
+      {
+        DateAdded: Type.String({ description: 'When CISA added it (YYYY-MM-DD).' }),
+        DueDate: Type.String({ description: "CISA's remediation due date for US federal agencies (YYYY-MM-DD; empty when none)." }),
+        KnownRansomwareCampaignUse: Type.String({ description: 'Known or Unknown.' }),
+        CVE: optional(Type.String()),
+      },
+      { description: "Present when CISA's Known Exploited Vulnerabilities catalog lists it (or one of an advisory's CVEs)." },
+    ),
+  ),
+};
 
 const ImageVulnerability = Type.Object({
   Name: Type.String(),
@@ -125,6 +166,7 @@ const ImageVulnerability = Type.Object({
         'fixed (FixedBy is the fix), affected (no fix yet), or what the source says of an unfixed package: will_not_fix, fix_deferred.',
     },
   ),
+  ...RiskFields,
 });
 
 const ImagePackage = Type.Object({
@@ -151,6 +193,7 @@ export const ImageDetail = Type.Object({
     Layers: Type.Array(Type.String(), { description: 'Layer digests, bottom first.' }),
     References: Type.Array(ImageReference, { description: 'Where registries hold the image; empty for an image uploaded by a client.' }),
     Summary,
+    KnownExploited,
     Packages: Type.Array(ImagePackage),
   }),
 });
@@ -210,6 +253,7 @@ const NotificationSide = Type.Object({
     Description: Type.String(),
     Link: Type.String(),
     Severity: Type.String(),
+    ...RiskFields,
   }),
   Images: Type.Array(Type.Object(TaggedImage), {
     description: 'Images holding a package this version of the vulnerability affects (this page of them).',

@@ -1,8 +1,14 @@
 import type { FastifyRequest } from 'fastify';
 import { badRequest, notFound } from '../../errors.js';
-import { findNotification, layersIntroducing, markNotificationRead, type IntroducingLayer } from '../../store/notifications.js';
+import {
+  findNotification,
+  layersIntroducing,
+  markNotificationRead,
+  notifiedVulnerability,
+  type IntroducingLayer,
+  type NotificationRow,
+} from '../../store/notifications.js';
 import type { Pool } from '../../store/pool.js';
-import { findVulnerabilityById } from '../../store/vulnerabilities.js';
 import type { PageTokens } from '../paging.js';
 import { DEFAULT_NOTIFICATION_PAGE } from '../limits.js';
 import { pageToken, revisionOf } from './request.js';
@@ -52,10 +58,10 @@ export function registerNotificationRoutes(app: RouteApp, deps: NotificationRout
     return { layers: rows.slice(0, limit), next: rows.length > limit ? rows[limit]!.id : EXHAUSTED };
   };
 
-  const vulnerabilityWithLayers = async (id: number | null, page: Side, rev: Revision, notification: string) => {
-    if (id === null) return undefined;
-    const v = await findVulnerabilityById(pool, id);
-    if (!v) throw notFound(`notification ${notification} does not exist`); // purged since it was read
+  const vulnerabilityWithLayers = async (notification: NotificationRow, which: 'old' | 'new', page: Side, rev: Revision) => {
+    if ((which === 'old' ? notification.oldVulnerabilityId : notification.newVulnerabilityId) === null) return undefined;
+    const v = await notifiedVulnerability(pool, notification, which);
+    if (!v) throw notFound(`notification ${notification.name} does not exist`); // purged since it was read
     return {
       Vulnerability: serialize.vulnerability(v, rev, { fixedIn: true, versionFormat: v.versionFormat }),
       OrderedLayersIntroducingVulnerability: page.layers.map((l) => ({ Index: l.id, LayerName: l.name })),
@@ -91,8 +97,8 @@ export function registerNotificationRoutes(app: RouteApp, deps: NotificationRout
       const rev = revision(request);
       const done = oldSide.next === EXHAUSTED && newSide.next === EXHAUSTED;
       const [Old, New] = await Promise.all([
-        vulnerabilityWithLayers(notification.oldVulnerabilityId, oldSide, rev, notification.name),
-        vulnerabilityWithLayers(notification.newVulnerabilityId, newSide, rev, notification.name),
+        vulnerabilityWithLayers(notification, 'old', oldSide, rev),
+        vulnerabilityWithLayers(notification, 'new', newSide, rev),
       ]);
       return {
         Notification: {

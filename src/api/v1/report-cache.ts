@@ -136,8 +136,11 @@ class DependencyIndex {
 /** When a build began, in changes heard: what it read may have changed since if it is older than the cache's count. */
 export type BuildStamp = number;
 
+/** The changes that name ids (a risk change is remembered as 'all'). */
+type IdKind = Exclude<ReportChangeKind, 'risk'>;
+
 interface HeardChange {
-  kind: ReportChangeKind | 'all';
+  kind: IdKind | 'all';
   /** Packed: a big import announces many thousands of ids, and the last RECENT_CHANGES are kept. */
   ids: Float64Array;
 }
@@ -153,7 +156,7 @@ export class ReportCache implements ReportChangeEvents {
   /** The last RECENT_CHANGES changes heard; changes heard in all = #heard. */
   readonly #recent: HeardChange[] = [];
   #heard = 0;
-  #gathered: { stamp: BuildStamp; heard: number; changed: 'all' | Record<ReportChangeKind, Set<number>> } | undefined;
+  #gathered: { stamp: BuildStamp; heard: number; changed: 'all' | Record<IdKind, Set<number>> } | undefined;
   #listening = false;
 
   constructor(limits: { reportBytes?: number; fragmentBytes?: number; layerBytes?: number } = {}) {
@@ -226,6 +229,13 @@ export class ReportCache implements ReportChangeEvents {
   }
 
   changed(kind: ReportChangeKind, ids: readonly number[]): void {
+    if (kind === 'risk') {
+      // EPSS or KEV data changed: every fragment may show it. Layers' resolved features stay.
+      this.#remember({ kind: 'all', ids: new Float64Array() });
+      this.#reports.clear();
+      this.#fragments.clear();
+      return;
+    }
     this.#remember({ kind, ids: Float64Array.from(ids) });
     for (const id of ids) {
       if (kind === 'features') {
@@ -270,13 +280,13 @@ export class ReportCache implements ReportChangeEvents {
   }
 
   /** The ids changed since stamp, gathered once per stamp and count heard (a build keeps many parts). */
-  #changedSince(stamp: BuildStamp): 'all' | Record<ReportChangeKind, Set<number>> {
+  #changedSince(stamp: BuildStamp): 'all' | Record<IdKind, Set<number>> {
     if (this.#gathered?.stamp === stamp && this.#gathered.heard === this.#heard) return this.#gathered.changed;
     const missed = this.#heard - stamp;
     const changes = this.#recent.slice(-missed);
-    let changed: 'all' | Record<ReportChangeKind, Set<number>> = { layers: new Set(), features: new Set() };
+    let changed: 'all' | Record<IdKind, Set<number>> = { layers: new Set(), features: new Set() };
     if (missed > this.#recent.length || changes.some((change) => change.kind === 'all')) changed = 'all';
-    else for (const change of changes) for (const id of change.ids) changed[change.kind as ReportChangeKind].add(id);
+    else for (const change of changes) for (const id of change.ids) changed[change.kind as IdKind].add(id);
     this.#gathered = { stamp, heard: this.#heard, changed };
     return changed;
   }

@@ -1,3 +1,4 @@
+import { riskMetadata } from '../../model/risk.js';
 import { NO_FIX, statedFixState, type FixedIn, type StatedFixState } from '../../model/vulnerability.js';
 import type { AffectingVulnerability, LayerFeature } from '../../store/layers.js';
 import type { NamespaceRow, StoredVulnerability } from '../../vulndb.js';
@@ -57,11 +58,11 @@ function fixStatesOf(fixedIn: readonly FixedIn[]): Record<string, StatedFixState
 
 /** What the Vulnerability object shows: a stored vulnerability, or one nested in a layer report (no fixed-in list). */
 type ShownVulnerability = Pick<StoredVulnerability, 'name' | 'namespace' | 'description' | 'link' | 'severity' | 'metadata'> &
-  Partial<Pick<StoredVulnerability, 'fixedIn'>>;
+  Partial<Pick<StoredVulnerability, 'fixedIn' | 'risk'>>;
 
 export function vulnerability(v: ShownVulnerability, revision: Revision, view: VulnerabilityView = {}): Static<typeof VulnerabilityOutput> {
-  const own = v.metadata && Object.keys(v.metadata).length > 0 ? v.metadata : undefined;
-  const metadata = withFixStates(own, view.fixStates ?? fixStatesOf(v.fixedIn ?? []));
+  const own = { ...v.metadata, ...riskMetadata(v.name, v.risk) };
+  const metadata = withFixStates(Object.keys(own).length > 0 ? own : undefined, view.fixStates ?? fixStatesOf(v.fixedIn ?? []));
   return withoutEmpty<Static<typeof VulnerabilityOutput>>({
     Name: v.name,
     [namespaceKey(revision)]: v.namespace,

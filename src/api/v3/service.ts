@@ -2,15 +2,15 @@ import type { Static } from '@sinclair/typebox';
 import { NAMESPACE_DETECTORS, PACKAGE_LISTERS } from '../../ecosystems/index.js';
 import { badRequest, notFound, TarsierError } from '../../errors.js';
 import { layerFormatNamed } from '../../indexer/archive.js';
+import { riskMetadata, type RiskContext } from '../../model/risk.js';
 import { isSha256Digest } from '../../indexer/digest.js';
 import { checkLayerSources, scanAncestryLayers, storeAncestry, type AncestryRequest } from '../../indexer/ancestry-assembly.js';
 import type { LayerScans } from '../../indexer/layer-scans.js';
 import { ancestriesAffectedBy, readAncestry, type AffectedAncestry } from '../../store/ancestries.js';
 import type { AffectingVulnerability } from '../../store/layers.js';
-import { findNotification, markNotificationRead } from '../../store/notifications.js';
+import { findNotification, markNotificationRead, notifiedVulnerability, type NotificationRow } from '../../store/notifications.js';
 import type { Pool, Queryable } from '../../store/pool.js';
 import { updaterStates } from '../../store/updater-state.js';
-import { findVulnerabilityById } from '../../store/vulnerabilities.js';
 import { MAX_NAME_LENGTH } from '../limits.js';
 import type { PageTokens } from '../paging.js';
 import {
@@ -96,7 +96,10 @@ export function parsePostAncestry(body: unknown): PostAncestryRequest {
 
 /** A Vulnerability message; fixed_by only for one affecting a feature (absent when there is no fix). */
 function vulnerabilityMessage(
-  v: Pick<AffectingVulnerability, 'name' | 'namespace' | 'description' | 'link' | 'severity' | 'metadata'> & { fixedBy?: string | null },
+  v: Pick<AffectingVulnerability, 'name' | 'namespace' | 'description' | 'link' | 'severity' | 'metadata'> & {
+    fixedBy?: string | null;
+    risk?: RiskContext | undefined;
+  },
 ): Record<string, unknown> {
   return {
     name: v.name,
@@ -104,7 +107,8 @@ function vulnerabilityMessage(
     description: v.description,
     link: v.link,
     severity: v.severity,
-    metadata: metadataText(v.metadata),
+    // EPSS and KEV beside the source's keys, as in v1's Metadata.
+    metadata: metadataText({ ...v.metadata, ...riskMetadata(v.name, v.risk) }),
     fixed_by: v.fixedBy ?? undefined,
   };
 }
@@ -237,8 +241,8 @@ export class AncestryService {
     const notification = await findNotification(this.#pool, name);
     if (!notification) throw notFound(`requested notification '${name}' is not found`);
     const [oldSide, newSide] = await Promise.all([
-      this.#pagedSide('old', name, notification.oldVulnerabilityId, oldPage, limit),
-      this.#pagedSide('new', name, notification.newVulnerabilityId, newPage, limit),
+      this.#pagedSide('old', notification, oldPage, limit),
+      this.#pagedSide('new', notification, newPage, limit),
     ]);
     return withoutDefaults({
       notification: {
@@ -271,22 +275,22 @@ export class AncestryService {
   /** PagedVulnerableAncestries of one side, or undefined when the side has no vulnerability. */
   async #pagedSide(
     side: SideName,
-    notification: string,
-    vulnerabilityId: number | null,
+    notification: NotificationRow,
     page: { token: string | undefined; start: number },
     limit: number,
   ): Promise<Record<string, unknown> | undefined> {
+    const vulnerabilityId = side === 'old' ? notification.oldVulnerabilityId : notification.newVulnerabilityId;
     if (vulnerabilityId === null) return undefined;
     const [v, rows] = await Promise.all([
-      findVulnerabilityById(this.#pool, vulnerabilityId),
+      notifiedVulnerability(this.#pool, notification, side),
       ancestriesAffectedBy(this.#pool, vulnerabilityId, page.start, limit + 1),
     ]);
     if (!v) return undefined; // purged meanwhile
     const ancestries: AffectedAncestry[] = rows.slice(0, limit);
     const next = rows.length > limit ? rows[limit]!.id : undefined;
     return {
-      current_page: page.token ?? this.#mint(side, notification, page.start),
-      next_page: next === undefined ? undefined : this.#mint(side, notification, next),
+      current_page: page.token ?? this.#mint(side, notification.name, page.start),
+      next_page: next === undefined ? undefined : this.#mint(side, notification.name, next),
       limit,
       vulnerability: vulnerabilityMessage(v),
       ancestries: ancestries.map((a) => ({ index: a.id, name: a.name })),
