@@ -194,7 +194,7 @@ program
   .command('scan')
   .description(
     'scan an image — a docker save archive, an OCI layout (directory or tar) or a registry reference — against a server ' +
-      '(--server) or standalone, write a report, and exit 0 (clean), 1 (--fail-on matched) or 2 (could not scan)',
+      '(--server) or standalone, write a report, and exit 0 (clean), 1 (--fail-on or --fail-on-kev matched) or 2 (could not scan)',
   )
   .argument('<target>', 'image.tar, oci-dir, docker://registry/repo:tag or registry/repo:tag')
   .option('--server <url>', 'Tarsier server to scan with (also TARSIER_URL); without one, scan standalone')
@@ -203,6 +203,7 @@ program
   .option('-f, --format <format>', 'table, json, sarif or cyclonedx', 'table')
   .option('-o, --output <file>', 'write the report here instead of stdout')
   .option('--fail-on <severity>', 'exit 1 when a vulnerability at least this severe remains (Low, Medium, High, Critical)')
+  .option('--fail-on-kev', "exit 1 when a vulnerability in CISA's Known Exploited Vulnerabilities catalog remains")
   .option('--ignore-unfixed', 'leave out vulnerabilities that have no fix yet', false)
   .option('--ignore <file>', 'YAML list of {id, package?, expires?, reason?} to leave out')
   .option('-q, --quiet', 'no progress or data age on stderr', false)

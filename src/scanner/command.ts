@@ -22,7 +22,7 @@ import type { ScanReport } from './report.js';
 /**
  * `tarsier scan TARGET`: the image (a docker save archive, an OCI layout or archive, or a registry
  * reference) scanned against a server or in this process, the report written in the chosen format,
- * and the exit code: 0 clean, 1 the gate failed, 2 the scan could not be done.
+ * and the exit code: 0 clean, 1 the gate failed (--fail-on, --fail-on-kev), 2 the scan could not be done.
  */
 
 export const EXIT_CLEAN = 0;
@@ -36,6 +36,7 @@ export interface ScanOptions {
   format: string;
   output?: string;
   failOn?: string;
+  failOnKev?: boolean;
   ignoreUnfixed: boolean;
   ignore?: string;
   quiet: boolean;
@@ -216,6 +217,7 @@ async function scan(input: string, options: ScanOptions, io: ScanIo): Promise<nu
       ignoreUnfixed: options.ignoreUnfixed,
       ignore,
       failOn,
+      failOnKev: options.failOnKev === true,
       now,
     });
     await writeReport(report, format, options, io);

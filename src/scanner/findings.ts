@@ -5,12 +5,22 @@ import type { ScannedContents } from './backend.js';
 import { ignoreEntryFor, type IgnoreEntry } from './ignore.js';
 import type { LocalImageKind } from './local-image.js';
 import { packageUrl } from './purl.js';
-import { SCAN_REPORT_VERSION, type Finding, type IgnoredFinding, type ReportCvss, type ReportPackage, type ScanReport } from './report.js';
+import type { RiskContext } from '../model/risk.js';
+import {
+  SCAN_REPORT_VERSION,
+  type Finding,
+  type IgnoredFinding,
+  type ReportCvss,
+  type ReportEpss,
+  type ReportKev,
+  type ReportPackage,
+  type ScanReport,
+} from './report.js';
 
 /**
  * From what a scan found to the report: each (vulnerability, package) pair a finding; findings
  * without a fix (--ignore-unfixed) or named in the ignore file set aside with the reason; the gate
- * decided on what remains.
+ * decided on what remains (a severity threshold, and with failOnKev any finding CISA's KEV lists).
  */
 
 export interface ReportOptions {
@@ -20,6 +30,7 @@ export interface ReportOptions {
   ignoreUnfixed: boolean;
   ignore: readonly IgnoreEntry[];
   failOn: Severity | undefined;
+  failOnKev: boolean;
   now: Date;
 }
 
@@ -30,6 +41,19 @@ function preferredCvss(metadata: Readonly<Record<string, unknown>> | null): Repo
   return (
     chosen && { version: chosen.version, score: chosen.score, ...(chosen.vector ? { vector: chosen.vector } : {}), source: scores!.source }
   );
+}
+
+/** The risk context as the report's fields, each with the CVE it came from. */
+function riskFields(risk: RiskContext): Pick<Finding, 'epss' | 'kev'> {
+  const { epss, kev } = risk;
+  return {
+    ...(epss ? { epss: { score: epss.score, percentile: epss.percentile, date: epss.date, cve: epss.cve } } : {}),
+    ...(kev
+      ? {
+          kev: { dateAdded: kev.dateAdded, dueDate: kev.dueDate, knownRansomwareCampaignUse: kev.knownRansomwareCampaignUse, cve: kev.cve },
+        }
+      : {}),
+  };
 }
 
 /** Most severe first, then by id and package, so every output lists findings in the same order. */
@@ -66,6 +90,7 @@ export function buildReport(contents: ScannedContents, options: ReportOptions): 
         fixedBy: v.fixedBy,
         fixState: v.fixState === 'not_affected' ? 'affected' : v.fixState,
         ...(cvss ? { cvss } : {}),
+        ...riskFields(v.risk),
         ...(v.metadata ? { metadata: v.metadata } : {}),
       };
       const entry = ignoreEntryFor(options.ignore, { id: v.name, packageName: p.name }, options.now);
@@ -88,6 +113,7 @@ export function buildReport(contents: ScannedContents, options: ReportOptions): 
   vulnerabilities.sort(compareFindings);
   ignored.sort(compareFindings);
   const failOn = options.failOn ?? null;
+  const { failOnKev } = options;
   return {
     schemaVersion: SCAN_REPORT_VERSION,
     tool: { name: 'tarsier', version: TARSIER_VERSION },
@@ -105,7 +131,14 @@ export function buildReport(contents: ScannedContents, options: ReportOptions): 
     vulnerabilities,
     ignored,
     summary: summarize(vulnerabilities),
-    gate: { failOn, failed: failOn !== null && vulnerabilities.some((f) => severityRank(f.severity) >= severityRank(failOn)) },
+    knownExploited: new Set(vulnerabilities.filter((f) => f.kev).map((f) => f.id)).size,
+    gate: {
+      failOn,
+      failOnKev,
+      failed:
+        (failOn !== null && vulnerabilities.some((f) => severityRank(f.severity) >= severityRank(failOn))) ||
+        (failOnKev && vulnerabilities.some((f) => f.kev)),
+    },
   };
 }
 
@@ -118,6 +151,21 @@ export function findingsById(findings: readonly Finding[]): Map<string, Finding[
     else groups.set(finding.id, [finding]);
   }
   return groups;
+}
+
+/**
+ * The risk context of one vulnerability id's findings, for formats that write one entry per id:
+ * the highest EPSS score and the earliest KEV entry (the same on every finding of an id, as both
+ * follow from the id alone).
+ */
+export function riskOfFindings(findings: readonly Finding[]): { epss?: ReportEpss; kev?: ReportKev } {
+  let epss: ReportEpss | undefined;
+  let kev: ReportKev | undefined;
+  for (const f of findings) {
+    if (f.epss && (!epss || f.epss.score > epss.score)) epss = f.epss;
+    if (f.kev && (!kev || f.kev.dateAdded < kev.dateAdded)) kev = f.kev;
+  }
+  return { ...(epss ? { epss } : {}), ...(kev ? { kev } : {}) };
 }
 
 /** Distinct vulnerability ids per severity, each counted once at the highest severity it has. */

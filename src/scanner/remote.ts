@@ -1,5 +1,6 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import type { ImagePackage } from '../images/report.js';
+import type { RiskContext } from '../model/risk.js';
 import { parseSeverity, type FixState } from '../model/vulnerability.js';
 import {
   ScanError,
@@ -44,8 +45,34 @@ interface ImageDetailJson {
         Metadata?: Record<string, unknown>;
         FixedBy?: string;
         FixState: FixState;
+        /** CVE: the CVE it came from, when the vulnerability is an advisory listing several. */
+        EPSS?: { Score: number; Percentile: number; Date: string; CVE?: string };
+        KEV?: { DateAdded: string; DueDate: string; KnownRansomwareCampaignUse: string; CVE?: string };
       }[];
     }[];
+  };
+}
+
+type VulnerabilityJson = ImageDetailJson['Image']['Packages'][number]['Vulnerabilities'][number];
+
+/**
+ * The risk context the images API gives beside a vulnerability (SPEC §12: CVE only when it is not
+ * the vulnerability's own name); none from a server that has no such data, or predates it.
+ */
+export function riskOf(v: Pick<VulnerabilityJson, 'Name' | 'EPSS' | 'KEV'>): RiskContext {
+  const { EPSS: epss, KEV: kev } = v;
+  return {
+    ...(epss ? { epss: { cve: epss.CVE ?? v.Name, score: epss.Score, percentile: epss.Percentile, date: epss.Date } } : {}),
+    ...(kev
+      ? {
+          kev: {
+            cve: kev.CVE ?? v.Name,
+            dateAdded: kev.DateAdded,
+            dueDate: kev.DueDate,
+            knownRansomwareCampaignUse: kev.KnownRansomwareCampaignUse,
+          },
+        }
+      : {}),
   };
 }
 
@@ -161,6 +188,7 @@ export class ServerBackend implements ScanBackend {
         metadata: v.Metadata ?? null,
         fixedBy: v.FixedBy ?? null,
         fixState: v.FixState,
+        risk: riskOf(v),
       })),
     }));
     return { digest: image.Digest, layers: image.Layers, packages };

@@ -5,9 +5,10 @@ import { FIX_STATES, SEVERITIES, type FixState } from '../model/vulnerability.js
  * The scan report: what `tarsier scan` found in one image, before it is written in a format (table,
  * JSON, SARIF, CycloneDX). The JSON format is this report as it is; its schema, defined here, is
  * published as docs/scan-report.schema.json and versioned with SCAN_REPORT_VERSION: a field is
- * only ever added in a minor version, and renamed or removed in a major one.
+ * only ever added in a minor version, and renamed or removed in a major one. 1.1 added each
+ * finding's epss and kev, knownExploited and gate.failOnKev.
  */
-export const SCAN_REPORT_VERSION = '1.0';
+export const SCAN_REPORT_VERSION = '1.1';
 
 export const ReportSeverity = Type.Union(
   SEVERITIES.map((s) => Type.Literal(s)),
@@ -38,6 +39,35 @@ export const ReportCvss = Type.Object(
 );
 export type ReportCvss = Static<typeof ReportCvss>;
 
+export const ReportEpss = Type.Object(
+  {
+    score: Type.Number({ minimum: 0, maximum: 1, description: 'The probability of exploitation in the next 30 days (0 to 1).' }),
+    percentile: Type.Number({ minimum: 0, maximum: 1, description: 'The share of scored CVEs with a lower or equal score (0 to 1).' }),
+    date: Type.String({ description: 'The day FIRST scored it (YYYY-MM-DD).' }),
+    cve: Type.String({
+      description: 'The CVE scored: the id itself, or for an advisory (ALAS-…, RHSA-…) the one of its CVEs with the highest score.',
+    }),
+  },
+  { additionalProperties: false, description: "FIRST's EPSS score, when the vulnerability or a CVE it lists has one." },
+);
+export type ReportEpss = Static<typeof ReportEpss>;
+
+export const ReportKev = Type.Object(
+  {
+    dateAdded: Type.String({ description: 'When CISA added it to the catalog (YYYY-MM-DD).' }),
+    dueDate: Type.String({ description: "CISA's remediation due date for US federal agencies (YYYY-MM-DD; empty when none)." }),
+    knownRansomwareCampaignUse: Type.String({ description: 'Known or Unknown, as CISA writes it.' }),
+    cve: Type.String({
+      description: 'The CVE listed: the id itself, or for an advisory (ALAS-…, RHSA-…) the one of its CVEs CISA added first.',
+    }),
+  },
+  {
+    additionalProperties: false,
+    description: "Present when CISA's Known Exploited Vulnerabilities catalog lists the vulnerability (or a CVE it lists).",
+  },
+);
+export type ReportKev = Static<typeof ReportKev>;
+
 const findingFields = {
   id: Type.String({ description: 'The vulnerability name: a CVE, or an advisory id (DSA-…, ALAS-…, RHSA-…).' }),
   namespace: Type.String({ description: 'The namespace of the advisory that lists it.' }),
@@ -51,6 +81,8 @@ const findingFields = {
     { description: 'fixed (fixedBy is the fix), affected (no fix yet), or what the source says: will_not_fix, fix_deferred.' },
   ),
   cvss: Type.Optional(ReportCvss),
+  epss: Type.Optional(ReportEpss),
+  kev: Type.Optional(ReportKev),
   metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "The source's metadata, as the v1 API gives it." })),
 };
 
@@ -110,10 +142,17 @@ export const ScanReport = Type.Object(
     summary: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
       description: 'Distinct vulnerability ids among the remaining findings, per severity (each at its highest severity).',
     }),
+    knownExploited: Type.Integer({
+      minimum: 0,
+      description: "Distinct vulnerability ids among the remaining findings that CISA's KEV catalog lists (those with kev).",
+    }),
     gate: Type.Object(
       {
         failOn: Type.Union([ReportSeverity, Type.Null()]),
-        failed: Type.Boolean({ description: 'Whether a remaining finding is at or above failOn (exit code 1).' }),
+        failOnKev: Type.Boolean({ description: 'Whether a remaining finding with kev fails the gate (--fail-on-kev).' }),
+        failed: Type.Boolean({
+          description: 'Whether a remaining finding is at or above failOn, or has kev when failOnKev is set (exit code 1).',
+        }),
       },
       { additionalProperties: false },
     ),
@@ -131,4 +170,15 @@ export function fixText(finding: Pick<Finding, 'fixedBy' | 'fixState'>): string 
     not_affected: 'not affected',
   };
   return finding.fixedBy ?? unfixed[finding.fixState === 'fixed' ? 'affected' : finding.fixState];
+}
+
+/**
+ * An EPSS score as text: the probability as a percentage and the percentile rounded down, e.g.
+ * `94.3% (p99)`. A score too small for one decimal reads `<0.1%`, not a misleading 0.0%.
+ */
+export function epssText(epss: ReportEpss): string {
+  const percent = epss.score * 100;
+  const score = percent > 0 && percent < 0.05 ? '<0.1%' : `${percent.toFixed(1)}%`;
+  // The epsilon keeps 0.29 (28.999… × 100 in floating point) at p29.
+  return `${score} (p${Math.floor(epss.percentile * 100 + 1e-9)})`;
 }

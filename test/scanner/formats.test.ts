@@ -12,7 +12,8 @@ import { validateCycloneDx, validateSarif } from '../helpers/report-schemas.js';
 /**
  * Reports built by hand the way `tarsier scan` fills them: a Debian 10 image (a CVE with NVD
  * CVSS v3.1 metadata and a fix affecting two packages, an unfixed CVE scored with CVSS v2, one
- * without a score, an ignored one), an Alpine and a RHEL image, and an image with nothing found.
+ * without a score, an ignored one), an Alpine and a RHEL image, an image with nothing found, and
+ * the Debian image again with risk context: a CVE in CISA's KEV catalog, and EPSS scores.
  */
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -90,7 +91,7 @@ const OPENSSL_DUAL_EC: Finding = {
 
 function debianReport(): ScanReport {
   return {
-    schemaVersion: '1.0',
+    schemaVersion: '1.1',
     tool: { name: 'tarsier', version: '0.1.0' },
     createdAt: '2024-06-03T09:15:00Z',
     target: {
@@ -119,7 +120,8 @@ function debianReport(): ScanReport {
       },
     ],
     summary: { High: 1, Medium: 1, Negligible: 2 },
-    gate: { failOn: 'High', failed: true },
+    knownExploited: 0,
+    gate: { failOn: 'High', failOnKev: false, failed: true },
   };
 }
 
@@ -160,7 +162,7 @@ function alpineReport(): ScanReport {
     ],
     ignored: [],
     summary: { Medium: 1 },
-    gate: { failOn: null, failed: false },
+    gate: { failOn: null, failOnKev: false, failed: false },
   };
 }
 
@@ -204,11 +206,66 @@ function emptyReport(): ScanReport {
     vulnerabilities: [],
     ignored: [],
     summary: {},
-    gate: { failOn: 'High', failed: false },
+    gate: { failOn: 'High', failOnKev: false, failed: false },
   };
 }
 
-const REPORTS = { debian: debianReport, alpine: alpineReport, rhel: rhelReport, empty: emptyReport };
+const SUDO = dpkg('sudo', '1.8.27-1+deb10u2');
+const EPSS_DATE = '2024-06-02';
+
+const BARON_SAMEDIT: Finding = {
+  id: 'CVE-2021-3156',
+  namespace: 'debian:10',
+  severity: 'High',
+  description: 'Sudo before 1.9.5p2 contains an off-by-one error that can result in a heap-based buffer overflow.',
+  link: 'https://security-tracker.debian.org/tracker/CVE-2021-3156',
+  package: SUDO,
+  fixedBy: '1.8.27-1+deb10u3',
+  fixState: 'fixed',
+  cvss: { version: '3', score: 7.8, vector: 'CVSS:3.1/AV:L/AC:L/PR:L/UI:N/S:U/C:H/I:H/A:H', source: 'NVD' },
+  epss: { score: 0.97105, percentile: 0.99834, date: EPSS_DATE, cve: 'CVE-2021-3156' },
+  kev: { dateAdded: '2022-04-06', dueDate: '2022-04-27', knownRansomwareCampaignUse: 'Unknown', cve: 'CVE-2021-3156' },
+};
+
+const epss = (finding: Finding, score: number, percentile: number): Finding => ({
+  ...finding,
+  epss: { score, percentile, date: EPSS_DATE, cve: finding.id },
+});
+
+/** The Debian image with sudo: Baron Samedit is known exploited; c_rehash and curl have EPSS scores, the rest none. */
+function riskReport(): ScanReport {
+  const report = debianReport();
+  return {
+    ...report,
+    packages: [...report.packages, SUDO],
+    vulnerabilities: [
+      BARON_SAMEDIT,
+      epss(c_rehash(OPENSSL), 0.02153, 0.89371),
+      epss(c_rehash(LIBSSL), 0.02153, 0.89371),
+      TAR_SETUID,
+      epss(CURL_FTP, 0.00043, 0.0971),
+      OPENSSL_DUAL_EC,
+    ],
+    summary: { High: 2, Medium: 1, Negligible: 2 },
+    knownExploited: 1,
+    gate: { failOn: null, failOnKev: true, failed: true },
+  };
+}
+
+function withoutKev(report: ScanReport): ScanReport {
+  return { ...report, vulnerabilities: report.vulnerabilities.map(({ kev: _kev, ...finding }) => finding), knownExploited: 0 };
+}
+
+/** The report without its risk context, to compare against. */
+function withoutRisk(report: ScanReport): ScanReport {
+  return {
+    ...report,
+    vulnerabilities: report.vulnerabilities.map(({ epss: _epss, kev: _kev, ...finding }) => finding),
+    knownExploited: 0,
+  };
+}
+
+const REPORTS = { debian: debianReport, alpine: alpineReport, rhel: rhelReport, empty: emptyReport, risk: riskReport };
 
 const ESC = '\u001b';
 
@@ -362,6 +419,85 @@ describe('SARIF', () => {
     expect(fingerprints(renamed)[0]).not.toBe(before[0]);
   });
 
+  it('leaves security-severity to CVSS: EPSS and KEV do not change it', () => {
+    const severityOf = (report: ScanReport) =>
+      Object.fromEntries((sarifReport(report) as any).runs[0].tool.driver.rules.map((r: any) => [r.id, r.properties['security-severity']]));
+    expect(severityOf(riskReport())).toEqual(severityOf(withoutRisk(riskReport())));
+    expect(severityOf(riskReport())).toMatchObject({ 'CVE-2021-3156': '7.8', [OPENSSL_C_REHASH]: '9.8', 'CVE-2023-28321': '5.5' });
+    const levels = (report: ScanReport) => (sarifReport(report) as any).runs[0].results.map((r: any) => r.level);
+    expect(levels(riskReport())).toEqual(levels(withoutRisk(riskReport())));
+  });
+
+  it('gives EPSS and KEV in the rule’s properties, and says known exploited in its help and each result', () => {
+    const doc = sarifReport(riskReport()) as any;
+    expect(validateSarif(doc)).toEqual([]);
+    const [sudo, rehash, tar] = doc.runs[0].tool.driver.rules;
+    expect(sudo.properties).toEqual({
+      tags: ['vulnerability', 'security', 'High', 'known-exploited'],
+      'security-severity': '7.8',
+      epss: 0.97105,
+      epssPercentile: 0.99834,
+      epssDate: EPSS_DATE,
+      epssCve: 'CVE-2021-3156',
+      kev: true,
+      kevDateAdded: '2022-04-06',
+      kevDueDate: '2022-04-27',
+      kevKnownRansomwareCampaignUse: 'Unknown',
+      kevCve: 'CVE-2021-3156',
+    });
+    expect(sudo.shortDescription.text).toBe('CVE-2021-3156 (High, known exploited) in sudo');
+    expect(sudo.help.text.split('\n').slice(0, 5)).toEqual([
+      'CVE-2021-3156 (High)',
+      '',
+      'Known exploited (CISA KEV, added 2022-04-06); remediation due 2022-04-27',
+      'EPSS 97.1% (p99), scored 2024-06-02',
+      '',
+    ]);
+    expect(sudo.help.markdown).toContain(
+      '\n\n**Known exploited (CISA KEV, added 2022-04-06); remediation due 2022-04-27**  \nEPSS 97.1% (p99), scored 2024-06-02\n\n',
+    );
+    expect(rehash.properties).toEqual({
+      tags: ['vulnerability', 'security', 'High'],
+      'security-severity': '9.8',
+      epss: 0.02153,
+      epssPercentile: 0.89371,
+      epssDate: EPSS_DATE,
+      epssCve: OPENSSL_C_REHASH,
+    });
+    expect(rehash.help.text).toContain('\nEPSS 2.2% (p89), scored 2024-06-02\n');
+    expect(rehash.help.text).not.toContain('Known exploited');
+    expect(tar.properties).toEqual({ tags: ['vulnerability', 'security', 'Negligible'], 'security-severity': '10.0' });
+    expect(tar.help.text).not.toContain('EPSS');
+
+    const messages = doc.runs[0].results.map((r: any) => r.message.text);
+    expect(messages[0]).toBe(
+      'Known exploited (CISA KEV, added 2022-04-06): sudo 1.8.27-1+deb10u2 (debian:10) is affected by CVE-2021-3156 (High); fixed in 1.8.27-1+deb10u3',
+    );
+    expect(messages.slice(1).filter((m: string) => m.includes('Known exploited'))).toEqual([]);
+  });
+
+  it('names the CVE an advisory’s EPSS and KEV come from, and leaves out a KEV entry’s empty due date', () => {
+    const report = riskReport();
+    const cve = 'CVE-2021-3156';
+    report.vulnerabilities = [
+      {
+        ...BARON_SAMEDIT,
+        id: 'DLA-2534-1',
+        epss: { ...BARON_SAMEDIT.epss!, cve },
+        kev: { ...BARON_SAMEDIT.kev!, dueDate: '', knownRansomwareCampaignUse: 'Known', cve },
+      },
+    ];
+    const doc = sarifReport(report) as any;
+    expect(validateSarif(doc)).toEqual([]);
+    const [rule] = doc.runs[0].tool.driver.rules;
+    expect(rule.properties).toMatchObject({ epssCve: cve, kevCve: cve, kevKnownRansomwareCampaignUse: 'Known' });
+    expect(rule.properties).not.toHaveProperty('kevDueDate');
+    expect(rule.help.text).toContain(
+      '\nKnown exploited (CISA KEV, added 2022-04-06), through CVE-2021-3156; known to be used in ransomware campaigns\n',
+    );
+    expect(rule.help.text).toContain('\nEPSS 97.1% (p99), scored 2024-06-02, through CVE-2021-3156\n');
+  });
+
   it('writes an empty run for an image with nothing found', () => {
     const run = (sarifReport(emptyReport()) as any).runs[0];
     expect(run.tool.driver.rules).toEqual([]);
@@ -507,6 +643,35 @@ describe('CycloneDX', () => {
     });
   });
 
+  it('gives EPSS and KEV as the vulnerability’s properties', () => {
+    const bom = cyclonedxReport(riskReport()) as any;
+    expect(validateCycloneDx(bom)).toEqual([]);
+    const [sudo, rehash, tar, curl] = bom.vulnerabilities;
+    expect(sudo.id).toBe('CVE-2021-3156');
+    expect(sudo.properties).toEqual([
+      { name: 'tarsier:epss:score', value: '0.97105' },
+      { name: 'tarsier:epss:percentile', value: '0.99834' },
+      { name: 'tarsier:epss:date', value: EPSS_DATE },
+      { name: 'tarsier:epss:cve', value: 'CVE-2021-3156' },
+      { name: 'tarsier:kev:dateAdded', value: '2022-04-06' },
+      { name: 'tarsier:kev:dueDate', value: '2022-04-27' },
+      { name: 'tarsier:kev:knownRansomwareCampaignUse', value: 'Unknown' },
+      { name: 'tarsier:kev:cve', value: 'CVE-2021-3156' },
+    ]);
+    // One vulnerability for the two packages c_rehash affects, with its score once.
+    expect(rehash.properties).toEqual([
+      { name: 'tarsier:epss:score', value: '0.02153' },
+      { name: 'tarsier:epss:percentile', value: '0.89371' },
+      { name: 'tarsier:epss:date', value: EPSS_DATE },
+      { name: 'tarsier:epss:cve', value: OPENSSL_C_REHASH },
+    ]);
+    expect(curl.properties[0]).toEqual({ name: 'tarsier:epss:score', value: '0.00043' });
+    expect(tar).not.toHaveProperty('properties');
+    // EPSS is no rating: the ratings are those of the report without risk context.
+    const ratings = (report: ScanReport) => (cyclonedxReport(report) as any).vulnerabilities.map((v: any) => v.ratings);
+    expect(ratings(riskReport())).toEqual(ratings(withoutRisk(riskReport())));
+  });
+
   it('lists the packages of an image with nothing found, and no vulnerability', () => {
     const bom = cyclonedxReport(emptyReport()) as any;
     expect(bom.components.map((c: any) => c.name)).toEqual(['openssl', 'libssl1.1', 'tar']);
@@ -541,7 +706,7 @@ describe('table', () => {
         `tar 1.30+dfsg-6 (debian:10, layer ${short(BASE_LAYER)})`,
         '  CVE-2005-2541   Negligible  no fix            https://security-tracker.debian.org/tracker/CVE-2005-2541',
         '',
-        '4 vulnerabilities: 1 High, 1 Medium, 2 Negligible (2 fixable); 1 ignored',
+        '4 vulnerabilities: 1 High, 1 Medium, 2 Negligible (2 fixable, 0 known exploited); 1 ignored',
         '',
       ].join('\n'),
     );
@@ -562,7 +727,9 @@ describe('table', () => {
       .filter((line) => line.startsWith('  CVE-'))
       .map((line) => line.trim().split(/\s+/).slice(0, 2).join(' '));
     expect(rows).toEqual(['CVE-2023-9999 Defcon1', 'CVE-2024-0003 Critical', 'CVE-2024-0001 Low', 'CVE-2024-0002 Low']);
-    expect(tableReport(report, { color: false })).toContain('\n4 vulnerabilities: 1 Defcon1, 1 Critical, 2 Low (0 fixable)\n');
+    expect(tableReport(report, { color: false })).toContain(
+      '\n4 vulnerabilities: 1 Defcon1, 1 Critical, 2 Low (0 fixable, 0 known exploited)\n',
+    );
   });
 
   it('colours severities only when asked', () => {
@@ -580,6 +747,42 @@ describe('table', () => {
     expect(colored.replace(new RegExp(`${ESC}\\[[0-9;]*m`, 'g'), '')).toBe(plain);
   });
 
+  it('shows EPSS and KEV per finding when a finding has them, and counts the known exploited', () => {
+    const report = riskReport();
+    const text = tableReport(report, { color: false });
+    expect(text.split('\n').slice(5, 11)).toEqual([
+      '  VULNERABILITY   SEVERITY    FIXED BY          EPSS         KNOWN EXPLOITED  LINK',
+      '',
+      `libssl1.1 1.1.1n-0+deb10u1 (debian:10, layer ${short(BASE_LAYER)})`,
+      '  CVE-2022-1292   High        1.1.1n-0+deb10u2  2.2% (p89)                    https://security-tracker.debian.org/tracker/CVE-2022-1292',
+      '',
+      `openssl 1.1.1n-0+deb10u1 (debian:10, layer ${short(BASE_LAYER)})`,
+    ]);
+    expect(text).toContain(
+      `\nsudo 1.8.27-1+deb10u2 (debian:10, layer ${short(BASE_LAYER)})\n` +
+        '  CVE-2021-3156   High        1.8.27-1+deb10u3  97.1% (p99)  KEV 2022-04-06   https://security-tracker.debian.org/tracker/CVE-2021-3156\n',
+    );
+    expect(text).toContain('\n  CVE-2023-28321  Medium      7.64.0-4+deb10u6  <0.1% (p9)                    https://');
+    expect(text).toContain('\n  CVE-2005-2541   Negligible  no fix                                          https://');
+    expect(text).toContain('\n5 vulnerabilities: 2 High, 1 Medium, 2 Negligible (3 fixable, 1 known exploited); 1 ignored\n');
+
+    // EPSS alone: no KEV column.
+    expect(tableReport(withoutKev(report), { color: false })).toContain(
+      '  VULNERABILITY   SEVERITY    FIXED BY          EPSS         LINK\n',
+    );
+    // Ransomware use, when CISA knows of it.
+    report.vulnerabilities[0] = { ...BARON_SAMEDIT, kev: { ...BARON_SAMEDIT.kev!, knownRansomwareCampaignUse: 'Known' } };
+    expect(tableReport(report, { color: false })).toContain('  97.1% (p99)  KEV 2022-04-06, ransomware  https://');
+  });
+
+  it('colours the KEV marker only when asked', () => {
+    const plain = tableReport(riskReport(), { color: false });
+    expect(plain).not.toContain(ESC);
+    const colored = tableReport(riskReport(), { color: true });
+    expect(colored).toContain(`  97.1% (p99)  ${ESC}[1;31mKEV 2022-04-06${ESC}[0m   https://`);
+    expect(colored.replace(new RegExp(`${ESC}\\[[0-9;]*m`, 'g'), '')).toBe(plain);
+  });
+
   it('says when nothing was found, and what was ignored', () => {
     const report = emptyReport();
     expect(tableReport(report, { color: true }).split('\n').slice(-3)).toEqual(['', 'No vulnerabilities found (3 packages)', '']);
@@ -592,7 +795,7 @@ describe('table', () => {
     expect(text).toContain('Target:    alpine.tar (docker-archive)\n');
     expect(text).toContain('Platform:  unknown\n');
     expect(text).toContain('Database:  server https://clair.example.com, never updated\n');
-    expect(text).toContain('\n1 vulnerability: 1 Medium (1 fixable)\n');
+    expect(text).toContain('\n1 vulnerability: 1 Medium (1 fixable, 0 known exploited)\n');
   });
 });
 
@@ -605,6 +808,21 @@ describe('formatReport', () => {
     const text = formatReport(debianReport(), 'json', { color: true });
     expect(text.endsWith('}\n')).toBe(true);
     expect(JSON.parse(text)).toEqual(debianReport());
+  });
+
+  it('writes EPSS and KEV in the JSON report as the report has them, valid against its schema', () => {
+    const validate = new Ajv({ allErrors: true });
+    ajvFormats.default(validate);
+    const check = validate.compile(ScanReport);
+    const written = JSON.parse(formatReport(riskReport(), 'json', { color: false }));
+    expect(written).toEqual(riskReport());
+    expect(check(written) ? [] : check.errors).toEqual([]);
+    expect(written.vulnerabilities[0]).toMatchObject({ epss: BARON_SAMEDIT.epss, kev: BARON_SAMEDIT.kev });
+    expect(written).toMatchObject({ schemaVersion: '1.1', knownExploited: 1, gate: { failOn: null, failOnKev: true, failed: true } });
+    // The schema holds the new fields to their shape.
+    const extra = riskReport();
+    extra.vulnerabilities[0] = { ...BARON_SAMEDIT, kev: { ...BARON_SAMEDIT.kev!, exploited: true } as never };
+    expect(check(JSON.parse(formatReport(extra, 'json', { color: false })))).toBe(false);
   });
 
   it('writes SARIF and CycloneDX as pretty JSON and the table as text', () => {

@@ -38,6 +38,8 @@ function sampleReport(): Record<string, unknown> {
     fixedBy: '1.1.1n-0+deb10u4',
     fixState: 'fixed',
     cvss: { version: '3', score: 7.5, vector: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:N/I:N/A:H', source: 'NVD' },
+    epss: { score: 0.42, percentile: 0.97, date: '2026-11-23', cve: 'CVE-2099-0001' },
+    kev: { dateAdded: '2026-11-20', dueDate: '2026-12-11', knownRansomwareCampaignUse: 'Unknown', cve: 'CVE-2099-0001' },
   };
   return {
     schemaVersion: SCAN_REPORT_VERSION,
@@ -65,7 +67,8 @@ function sampleReport(): Record<string, unknown> {
       },
     ],
     summary: { High: 1 },
-    gate: { failOn: 'High', failed: true },
+    knownExploited: 1,
+    gate: { failOn: 'High', failOnKev: true, failed: true },
   };
 }
 
@@ -93,5 +96,9 @@ describe('docs/scan-report.schema.json', () => {
     // A field the schema does not know is refused: new fields come with a new schemaVersion.
     expect(validate({ ...report, extra: true })).toBe(false);
     expect(validate({ ...report, createdAt: 'yesterday' })).toBe(false);
+    // 1.1's fields are checked as strictly: an EPSS score is a probability.
+    const [finding] = report.vulnerabilities as Record<string, unknown>[];
+    expect(validate({ ...report, vulnerabilities: [{ ...finding, epss: { ...(finding!.epss as object), score: 42 } }] })).toBe(false);
+    expect(validate({ ...report, gate: { failOn: null, failed: false } })).toBe(false);
   });
 });

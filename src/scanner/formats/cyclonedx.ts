@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Severity } from '../../model/vulnerability.js';
-import { findingsById } from '../findings.js';
+import { findingsById, riskOfFindings } from '../findings.js';
 import type { Finding, ReportCvss, ReportPackage, ScanReport } from '../report.js';
 
 /**
  * CycloneDX 1.6 JSON: the image as the BOM's subject, every package in it as a component
  * (bom-ref = its purl), and one vulnerability per id, whose `affects` names the components.
+ * CycloneDX has no field for EPSS or KEV (and EPSS is no rating: it scores likelihood, not
+ * severity), so they are the vulnerability's properties, `tarsier:epss:*` and `tarsier:kev:*`.
  */
 
 type CycloneDxSeverity = 'critical' | 'high' | 'medium' | 'low' | 'info' | 'none' | 'unknown';
@@ -80,6 +82,7 @@ function vulnerability(findings: readonly Finding[]): Record<string, unknown> {
   const link = findings.find((f) => f.link !== '')?.link ?? '';
   const description = findings.find((f) => f.description !== '')?.description ?? '';
   const upgrades = unique(findings.flatMap((f) => (f.fixedBy === null ? [] : [`Upgrade ${f.package.name} to ${f.fixedBy}`])));
+  const properties = riskProperties(findings);
   return {
     'bom-ref': first.id,
     id: first.id,
@@ -92,7 +95,31 @@ function vulnerability(findings: readonly Finding[]): Record<string, unknown> {
       ref: pkg.purl,
       versions: [{ version: pkg.version, status: 'affected' }],
     })),
+    ...(properties.length === 0 ? {} : { properties }),
   };
+}
+
+/** EPSS and KEV as properties, whose values are strings: numbers as JSON writes them, dates YYYY-MM-DD. */
+function riskProperties(findings: readonly Finding[]): { name: string; value: string }[] {
+  const { epss, kev } = riskOfFindings(findings);
+  return [
+    ...(epss
+      ? [
+          { name: 'tarsier:epss:score', value: String(epss.score) },
+          { name: 'tarsier:epss:percentile', value: String(epss.percentile) },
+          { name: 'tarsier:epss:date', value: epss.date },
+          { name: 'tarsier:epss:cve', value: epss.cve },
+        ]
+      : []),
+    ...(kev
+      ? [
+          { name: 'tarsier:kev:dateAdded', value: kev.dateAdded },
+          ...(kev.dueDate === '' ? [] : [{ name: 'tarsier:kev:dueDate', value: kev.dueDate }]),
+          { name: 'tarsier:kev:knownRansomwareCampaignUse', value: kev.knownRansomwareCampaignUse },
+          { name: 'tarsier:kev:cve', value: kev.cve },
+        ]
+      : []),
+  ];
 }
 
 /** Each distinct CVSS score, then each distribution's own severity (which has no score). */

@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto';
 import { severityRank, type Severity } from '../../model/vulnerability.js';
 import type { VersionFormatName } from '../../model/version-format.js';
-import { findingsById } from '../findings.js';
-import { fixText, type Finding, type ScanReport } from '../report.js';
+import { findingsById, riskOfFindings } from '../findings.js';
+import { epssText, fixText, type Finding, type ReportEpss, type ReportKev, type ScanReport } from '../report.js';
 
 /**
  * SARIF 2.1.0, shaped for GitHub code scanning: one rule per vulnerability id, one result per
  * affected package. An image has no source lines, so each result points at line 1 of the package
  * database that lists the package; the image and layer go in logical locations and the message.
+ * EPSS and KEV go in the rule's properties and its help, and KEV in each result's message; they
+ * leave `security-severity` alone, which stays the CVSS score GitHub ranks alerts by.
  */
 
 const SARIF_SCHEMA = 'https://json.schemastore.org/sarif-2.1.0.json';
@@ -78,20 +80,41 @@ export function sarifReport(report: ScanReport): Record<string, unknown> {
 function rule(findings: readonly Finding[]): Record<string, unknown> {
   const { id } = findings[0]!;
   const severity = highestSeverity(findings);
+  const risk = riskOfFindings(findings);
   const packages = [...new Set(findings.map((f) => f.package.name))].join(', ');
-  const summary = `${id} (${severity}) in ${packages}`;
+  const summary = `${id} (${severity}${risk.kev ? ', known exploited' : ''}) in ${packages}`;
   const description = findings.find((f) => f.description !== '')?.description ?? summary;
   const link = findings.find((f) => f.link !== '')?.link ?? '';
+  const help = { findings, severity, description, link, ...risk };
   return {
     id,
     name: id,
     shortDescription: { text: truncate(summary) },
     fullDescription: { text: truncate(description) },
-    help: { text: helpText(findings, severity, description, link), markdown: helpMarkdown(findings, severity, description, link) },
+    help: { text: helpText(help), markdown: helpMarkdown(help) },
     // The schema wants a URI here, and an upload that fails the schema is refused whole.
     ...(URL.canParse(link) ? { helpUri: link } : {}),
     defaultConfiguration: { level: LEVELS[severity] },
-    properties: { tags: ['vulnerability', 'security', severity], 'security-severity': securitySeverity(findings, severity) },
+    properties: {
+      tags: ['vulnerability', 'security', severity, ...(risk.kev ? ['known-exploited'] : [])],
+      'security-severity': securitySeverity(findings, severity),
+      ...(risk.epss ? epssProperties(risk.epss) : {}),
+      ...(risk.kev ? kevProperties(risk.kev) : {}),
+    },
+  };
+}
+
+function epssProperties(epss: ReportEpss): Record<string, unknown> {
+  return { epss: epss.score, epssPercentile: epss.percentile, epssDate: epss.date, epssCve: epss.cve };
+}
+
+function kevProperties(kev: ReportKev): Record<string, unknown> {
+  return {
+    kev: true,
+    kevDateAdded: kev.dateAdded,
+    ...(kev.dueDate === '' ? {} : { kevDueDate: kev.dueDate }),
+    kevKnownRansomwareCampaignUse: kev.knownRansomwareCampaignUse,
+    kevCve: kev.cve,
   };
 }
 
@@ -113,9 +136,40 @@ function fixPhrase(finding: Finding): string {
   return finding.fixedBy === null ? fixText(finding) : `fixed in ${finding.fixedBy}`;
 }
 
-function helpText(findings: readonly Finding[], severity: Severity, description: string, link: string): string {
+interface Help {
+  readonly findings: readonly Finding[];
+  readonly severity: Severity;
+  readonly description: string;
+  readonly link: string;
+  readonly epss?: ReportEpss;
+  readonly kev?: ReportKev;
+}
+
+/** `Known exploited (CISA KEV, added 2022-05-03)`: the help's line, and the start of each result's message. */
+function kevText(kev: ReportKev): string {
+  return `Known exploited (CISA KEV, added ${kev.dateAdded})`;
+}
+
+/** What the help says of the risk context, one line each: KEV with its due date, EPSS with its day; the CVE when not the id. */
+function riskLines({ findings, epss, kev }: Help): string[] {
+  const { id } = findings[0]!;
+  const through = (cve: string) => (cve === id ? '' : `, through ${cve}`);
+  const lines: string[] = [];
+  if (kev) {
+    const due = kev.dueDate === '' ? '' : `; remediation due ${kev.dueDate}`;
+    const ransomware = kev.knownRansomwareCampaignUse === 'Known' ? '; known to be used in ransomware campaigns' : '';
+    lines.push(`${kevText(kev)}${through(kev.cve)}${due}${ransomware}`);
+  }
+  if (epss) lines.push(`EPSS ${epssText(epss)}, scored ${epss.date}${through(epss.cve)}`);
+  return lines;
+}
+
+function helpText(help: Help): string {
+  const { findings, severity, description, link } = help;
+  const risk = riskLines(help);
   const lines = [
     `${findings[0]!.id} (${severity})`,
+    ...(risk.length > 0 ? ['', ...risk] : []),
     '',
     description,
     '',
@@ -125,11 +179,15 @@ function helpText(findings: readonly Finding[], severity: Severity, description:
   return lines.join('\n');
 }
 
-function helpMarkdown(findings: readonly Finding[], severity: Severity, description: string, link: string): string {
+function helpMarkdown(help: Help): string {
+  const { findings, severity, description, link } = help;
   const { id } = findings[0]!;
   const cell = (text: string) => text.replaceAll('|', '\\|');
+  // Two spaces end a line in Markdown: the KEV and EPSS lines stay apart.
+  const risk = riskLines(help).map((line, i) => (i === 0 && help.kev ? `**${line}**` : line));
   return [
     `**${link === '' ? id : `[${id}](${link})`}** (${severity})`,
+    ...(risk.length > 0 ? ['', risk.join('  \n')] : []),
     '',
     description,
     '',
@@ -142,11 +200,14 @@ function helpMarkdown(findings: readonly Finding[], severity: Severity, descript
 function result(report: ScanReport, finding: Finding, ruleIndex: number): Record<string, unknown> {
   const { package: pkg, id, severity } = finding;
   const image = `${report.target.input}@${report.target.digest}`;
+  // Known exploited first, where a truncated list of alerts still shows it.
+  const known = finding.kev ? `${kevText(finding.kev)}: ` : '';
+  const affected = `${pkg.name} ${pkg.version} (${pkg.namespace}) is affected by ${id} (${severity}); ${fixPhrase(finding)}`;
   return {
     ruleId: id,
     ruleIndex,
     level: LEVELS[severity],
-    message: { text: `${pkg.name} ${pkg.version} (${pkg.namespace}) is affected by ${id} (${severity}); ${fixPhrase(finding)}` },
+    message: { text: known + affected },
     locations: [
       {
         physicalLocation: {

@@ -1,10 +1,13 @@
 import { SEVERITIES, severityRank, type Severity } from '../../model/vulnerability.js';
-import { fixText, type Finding, type ReportPackage, type ScanReport } from '../report.js';
+import { epssText, fixText, type Finding, type ReportKev, type ReportPackage, type ScanReport } from '../report.js';
 
 /**
  * The report for people reading a terminal or a CI log: what was scanned, then the findings
  * grouped by package, most severe first, then one summary line. Columns are aligned with spaces
- * across the whole table, so they line up from one package to the next.
+ * across the whole table, so they line up from one package to the next. Beside the fix, each
+ * finding's EPSS score and, when CISA's catalog lists it, `KEV` and the day it was added: the
+ * marker a reader (or grep) looks for in a CI log. Those two columns appear when a finding has a
+ * value in them; the summary line counts the known exploited in any case.
  */
 
 const RESET = '\u001b[0m';
@@ -15,8 +18,28 @@ const SEVERITY_COLORS: Readonly<Partial<Record<Severity, string>>> = {
   Medium: '\u001b[33m',
 };
 
-const HEADINGS = ['VULNERABILITY', 'SEVERITY', 'FIXED BY', 'LINK'] as const;
+/** Known exploited stands out as the most severe findings do. */
+const KEV_COLOR = '\u001b[1;31m';
+
 const NO_FIX = 'no fix';
+
+interface Column {
+  readonly heading: string;
+  readonly cell: (finding: Finding) => string;
+  /** A cell's colour code, when colours are on. */
+  readonly color?: (cell: string) => string | undefined;
+  /** Left out when no finding has a value in it: a scan without risk context reads as it did before. */
+  readonly optional?: boolean;
+}
+
+const COLUMNS: readonly Column[] = [
+  { heading: 'VULNERABILITY', cell: (f) => f.id },
+  { heading: 'SEVERITY', cell: (f) => f.severity, color: (cell) => SEVERITY_COLORS[cell as Severity] },
+  { heading: 'FIXED BY', cell: (f) => f.fixedBy ?? (f.fixState === 'affected' ? NO_FIX : fixText(f)) },
+  { heading: 'EPSS', cell: (f) => (f.epss ? epssText(f.epss) : ''), optional: true },
+  { heading: 'KNOWN EXPLOITED', cell: (f) => (f.kev ? kevCell(f.kev) : ''), color: () => KEV_COLOR, optional: true },
+  { heading: 'LINK', cell: (f) => f.link },
+];
 
 interface PackageGroup {
   readonly pkg: ReportPackage;
@@ -28,13 +51,19 @@ export function tableReport(report: ScanReport, options: { color: boolean }): st
   const lines = header(report);
   const groups = packageGroups(report.vulnerabilities);
   if (groups.length > 0) {
-    const rows = groups.flatMap((g) => g.findings.map(cells));
-    const widths = HEADINGS.map((heading, column) => Math.max(heading.length, ...rows.map((row) => row[column]!.length)));
-    lines.push('', formatRow(HEADINGS, widths, false));
+    const findings = groups.flatMap((g) => g.findings);
+    const columns = COLUMNS.filter((c) => !c.optional || findings.some((f) => c.cell(f) !== ''));
+    const widths = columns.map((c) => Math.max(c.heading.length, ...findings.map((f) => c.cell(f).length)));
+    const colorOf = options.color ? (column: number, cell: string) => columns[column]!.color?.(cell) : undefined;
+    const headings = columns.map((c) => c.heading);
+    lines.push('', formatRow(headings, widths, undefined));
     for (const group of groups) {
       const { name, version, namespace, layer } = group.pkg;
       lines.push('', `${name} ${version} (${namespace}, layer ${shortDigest(layer)})`);
-      for (const finding of group.findings) lines.push(formatRow(cells(finding), widths, options.color));
+      for (const finding of group.findings) {
+        const row = columns.map((c) => c.cell(finding));
+        lines.push(formatRow(row, widths, colorOf));
+      }
     }
   }
   lines.push('', summaryLine(report));
@@ -92,15 +121,20 @@ function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function cells(finding: Finding): string[] {
-  return [finding.id, finding.severity, finding.fixedBy ?? (finding.fixState === 'affected' ? NO_FIX : fixText(finding)), finding.link];
+/** `KEV 2022-05-03`, and `, ransomware` when CISA knows it used in ransomware campaigns. */
+function kevCell(kev: ReportKev): string {
+  return `KEV ${kev.dateAdded}${kev.knownRansomwareCampaignUse === 'Known' ? ', ransomware' : ''}`;
 }
 
-/** Cells padded to their column; the severity column coloured when asked, its padding left plain. */
-function formatRow(row: readonly string[], widths: readonly number[], color: boolean): string {
+/** Cells padded to their column; coloured when colorOf gives a colour, their padding left plain. */
+function formatRow(
+  row: readonly string[],
+  widths: readonly number[],
+  colorOf: ((column: number, cell: string) => string | undefined) | undefined,
+): string {
   const padded = row.map((cell, column) => {
     const padding = ' '.repeat(widths[column]! - cell.length);
-    const code = color && column === 1 ? SEVERITY_COLORS[cell as Severity] : undefined;
+    const code = cell === '' ? undefined : colorOf?.(column, cell);
     return code ? `${code}${cell}${RESET}${padding}` : cell + padding;
   });
   return `  ${padded.join('  ')}`.trimEnd();
@@ -110,7 +144,7 @@ function shortDigest(digest: string): string {
   return digest.slice(digest.indexOf(':') + 1, digest.indexOf(':') + 13);
 }
 
-/** Counts distinct vulnerability ids, as report.summary does. */
+/** Counts distinct vulnerability ids, as report.summary and report.knownExploited do. */
 function summaryLine(report: ScanReport): string {
   const ignoredIds = new Set(report.ignored.map((f) => f.id)).size;
   const ignored = ignoredIds === 0 ? '' : `; ${ignoredIds} ignored`;
@@ -120,5 +154,6 @@ function summaryLine(report: ScanReport): string {
     .filter((severity) => (report.summary[severity] ?? 0) > 0)
     .map((severity) => `${report.summary[severity]} ${severity}`);
   const fixable = new Set(report.vulnerabilities.filter((f) => f.fixedBy !== null).map((f) => f.id)).size;
-  return `${total === 1 ? '1 vulnerability' : `${total} vulnerabilities`}: ${bySeverity.join(', ')} (${fixable} fixable)${ignored}`;
+  const counts = `${fixable} fixable, ${report.knownExploited} known exploited`;
+  return `${total === 1 ? '1 vulnerability' : `${total} vulnerabilities`}: ${bySeverity.join(', ')} (${counts})${ignored}`;
 }
