@@ -134,6 +134,7 @@ describe.skipIf(missing.length > 0)(`images from a registry with basic auth${ski
         LastSeen: expect.any(String),
         ScannedAt: expect.any(String),
         Summary: DEBIAN_9_SUMMARY,
+        KnownExploited: 0,
       },
     ]);
 
@@ -145,6 +146,7 @@ describe.skipIf(missing.length > 0)(`images from a registry with basic auth${ski
       Layers: [base, jqLayer],
       References: [{ Registry: registry.host, Repository: 'team/app', Platform: 'linux/amd64', Tags: ['v1'] }],
       Summary: DEBIAN_9_SUMMARY,
+      KnownExploited: 0,
     });
     const packages = new Map<string, any>(image.Packages.map((p: any) => [p.Name, p]));
     expect(packages.get('bash')).toEqual({

@@ -211,7 +211,7 @@ describe('tarsier scan against a server', () => {
     expect(r.vulnerabilities[1]).toMatchObject({ id: 'CVE-2099-2002', severity: 'High', fixedBy: null, fixState: 'affected' });
     expect(r.summary).toEqual({ Critical: 1, High: 1, Low: 1 });
     expect(r.ignored).toEqual([]);
-    expect(r.gate).toEqual({ failOn: null, failed: false });
+    expect(r.gate).toEqual({ failOn: null, failOnKev: false, failed: false });
   });
 
   it('exits 1 when a vulnerability at or above --fail-on remains, and 0 otherwise', async () => {
@@ -222,7 +222,7 @@ describe('tarsier scan against a server', () => {
     expect(await at('LOW')).toBe(1);
     expect(await at('Negligible')).toBe(1);
     const gated = report(await scan(debianArchive, { server, failOn: 'Critical' }));
-    expect(gated.gate).toEqual({ failOn: 'Critical', failed: true });
+    expect(gated.gate).toEqual({ failOn: 'Critical', failOnKev: false, failed: true });
   });
 
   it('--ignore-unfixed and an ignore file set findings aside; an expired entry no longer applies', async () => {

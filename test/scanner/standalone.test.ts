@@ -92,7 +92,7 @@ describe('tarsier scan standalone', () => {
       ['CVE-2099-4001', 'postgresql-11', '11.22-0+deb10u3'],
       ['CVE-2099-4002', 'postgresql-common', null],
     ]);
-    expect(report.gate).toEqual({ failOn: 'High', failed: true });
+    expect(report.gate).toEqual({ failOn: 'High', failOnKev: false, failed: true });
     expect(first.stderr).toMatch(/^vulnerability data: updated 2026-11-19T06:00:00\.000Z \(\d+ days ago\)$/m);
 
     // The same cache directory, no --db: the store kept the data; --ignore-unfixed and Medium leave nothing at High.

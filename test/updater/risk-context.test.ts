@@ -12,21 +12,24 @@
  * from different CVEs. These are not statements Amazon or NVD made.
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
+import { runScan, type ScanOptions } from '../../src/scanner/command.js';
+import type { ScanReport } from '../../src/scanner/report.js';
 import { exportBundle, importBundle } from '../../src/updater/bundle.js';
 import { runnerSettings, UpdaterRunner, type RunSummary } from '../../src/updater/runner.js';
 import { enabledSources } from '../../src/updater/sources.js';
 import { json, testApp, type TestApp } from '../helpers/app.js';
 import { freshPool, silentLog } from '../helpers/db.js';
 import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
-import { rpmLayerTar } from '../helpers/image-archives.js';
+import { dockerSaveArchive, rpmLayerTar } from '../helpers/image-archives.js';
 import { ociLayout, pushImage } from '../helpers/oci-image.js';
 import { missingRegistryPrograms, startRegistry } from '../helpers/registry.js';
 import { gzip } from '../helpers/tarball.js';
@@ -427,6 +430,47 @@ describe('EPSS, KEV and NVD scores for advisories', () => {
         )
       ).rows[0];
     expect(await snapshot(target)).toEqual(await snapshot(t.pool));
+  });
+
+  it('gives EPSS and KEV on each finding of the CI scanner, and --fail-on-kev fails on a known exploited one', async () => {
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const server = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+    const dir = await mkdtemp(join(tmpdir(), 'tarsier-risk-scan-'));
+    afterAll(() => rm(dir, { recursive: true, force: true }));
+    const archive = join(dir, 'al2023.tar');
+    await dockerSaveArchive(archive, [{ layers: [rpmLayerTar('amazonlinux2023')], repoTags: ['team/al2023:1'] }], { style: 'legacy' });
+    const scan = async (options: Partial<ScanOptions>) => {
+      let out = '';
+      const stdout = new PassThrough().on('data', (d: Buffer) => (out += d.toString()));
+      const stderr = new PassThrough();
+      const code = await runScan(
+        archive,
+        { format: 'json', ignoreUnfixed: false, quiet: true, insecure: false, update: false, server, ...options },
+        { env: {}, stdout, stderr: stderr as unknown as NodeJS.WriteStream, signal: new AbortController().signal, now: () => new Date() },
+      );
+      return { code, report: out === '' ? undefined : (JSON.parse(out) as ScanReport) };
+    };
+
+    const { code, report } = await scan({});
+    expect(code).toBe(0);
+    const advisory = report!.vulnerabilities.find((f) => f.id === 'ALAS2023-2099-001')!;
+    expect(advisory.epss).toEqual({ score: 0.91963, percentile: 0.9903, date: '2024-10-25', cve: 'CVE-1999-0005' });
+    expect(advisory.kev).toEqual({
+      dateAdded: '2021-12-10',
+      dueDate: '2021-12-24',
+      knownRansomwareCampaignUse: 'Known',
+      cve: 'CVE-2021-44228',
+    });
+    // The CVSS shown is NVD's highest v3 among the advisory's CVEs.
+    expect(advisory.cvss).toMatchObject({ version: '3', score: 10, source: 'NVD' });
+    expect(report!.vulnerabilities.find((f) => f.id === 'CVE-2017-3066')!.kev).toMatchObject({ cve: 'CVE-2017-3066' });
+    expect(report!.vulnerabilities.find((f) => f.id === 'ALAS2023-2099-002')).not.toHaveProperty('kev');
+
+    expect((await scan({ failOnKev: true })).code).toBe(1);
+    // Ignoring the two known exploited findings passes the gate.
+    const ignore = join(dir, 'ignore.yaml');
+    await writeFile(ignore, '- id: ALAS2023-2099-001\n- id: CVE-2017-3066\n');
+    expect((await scan({ failOnKev: true, ignore })).code).toBe(0);
   });
 
   const missing = missingRegistryPrograms();
