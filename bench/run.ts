@@ -3,6 +3,7 @@
  * `npm run bench -- NAME ...` runs only the named ones.
  */
 import { run as debianImport } from './debian-import.js';
+import { run as epssImport } from './epss-import.js';
 import { run as layerIndex } from './layer-index.js';
 import { run as layerReport } from './layer-report.js';
 import { run as notificationFanout } from './notification-fanout.js';
@@ -16,6 +17,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'layer-index': layerIndex,
   'layer-report': layerReport,
   'debian-import': debianImport,
+  'epss-import': epssImport,
   'vulnerability-write': vulnerabilityWrite,
   'notification-fanout': notificationFanout,
   'scan-upload': scanUpload,
