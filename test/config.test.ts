@@ -528,7 +528,7 @@ describe('environment overrides', () => {
 });
 
 describe('errors name the key', () => {
-  const UPDATERS = 'debian, ubuntu, alpine, wolfi, rhel, rhel-vex, oracle, amzn, suse, photon, azurelinux, nvd';
+  const UPDATERS = 'debian, ubuntu, alpine, wolfi, rhel, rhel-vex, oracle, amzn, suse, photon, azurelinux, nvd, epss, kev';
   it.each([
     [
       'clair:\n  api:\n    prot: 6060\n',
