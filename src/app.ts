@@ -29,6 +29,8 @@ import { ImageQueue } from './images/queue.js';
 import { RegistryClient } from './registry/client.js';
 import { registerTarsierApi } from './api/tarsier/index.js';
 import { registerHarborApi } from './api/harbor/index.js';
+import { isUiUrl } from './api/ui/errors.js';
+import { registerUi } from './api/ui/index.js';
 import type { Metrics } from './metrics.js';
 import type { Pool } from './store/pool.js';
 import { ReportChanges } from './store/report-changes.js';
@@ -166,8 +168,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const authenticate = createAuthenticator(config.api.auth);
   if (authenticate) {
     app.addHook('onRequest', async (request) => {
-      // Registry webhooks carry their own shared secret in Authorization (src/api/tarsier/webhooks.ts).
-      if ((request.routeOptions.config as { webhook?: boolean } | undefined)?.webhook) return;
+      // Registry webhooks carry their own shared secret in Authorization (src/api/tarsier/webhooks.ts);
+      // the dashboard checks the same token from its session cookie (src/api/ui/index.ts).
+      if ((request.routeOptions.config as { webhook?: boolean } | undefined)?.webhook || isUiUrl(request.url)) return;
       await authenticate(request.headers.authorization);
     });
   }
@@ -227,6 +230,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       webhookSecret: config.webhooks.secret,
     });
     registerHarborApi(scope, { pool, scanner: images.scanner, log: deps.log, bodyTimeoutMs: config.api.bodyTimeoutMs });
+    // Its own scope: the sign-in form's body parser applies to the dashboard's routes only.
+    void plugin.register(async (ui) =>
+      registerUi(ui as unknown as RouteApp, {
+        pool,
+        pageTokens,
+        authenticate,
+        secure: tls !== undefined,
+        enabledSources: config.updater.enabledUpdaters,
+      }),
+    );
   });
   return app;
 }

@@ -15,6 +15,7 @@ import { Metrics } from './metrics.js';
 import { Notifier, notifierSettings, type NotifierTls } from './notifier/notifier.js';
 import { runnerSettings, UpdaterRunner } from './updater/runner.js';
 import { UpdaterScheduler } from './updater/scheduler.js';
+import { SummaryRefresher } from './images/summaries.js';
 import { enabledSources } from './updater/sources.js';
 import { openDatabase } from './database.js';
 import { ImageRetention } from './images/retention.js';
@@ -102,6 +103,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       api: config.api,
     });
     const retention = new ImageRetention({ pool, retentionMs: config.images.untaggedRetentionMs, log });
+    const summaries = new SummaryRefresher({ pool, connection: pool.options, log });
     const tls = await readTls(config);
     const api = buildApp({
       config,
@@ -136,6 +138,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     await notifier.start();
     await images.queue.start();
     retention.start();
+    await summaries.start();
     log.info({ apiPort, healthPort, grpcPort }, 'tarsier listening');
 
     let stopping: Promise<void> | undefined;
@@ -151,6 +154,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
           clearInterval(healthCheck);
           await scheduler?.stop();
           retention.stop();
+          await summaries.stop();
           await notifier.stop();
           // Scans under way are aborted and their jobs released, to run again after a restart.
           await images.queue.stop();

@@ -10,6 +10,7 @@ import { MAX_NAME_LENGTH } from './limits.js';
 import { harborErrorResponse, isHarborApiUrl } from './harbor/errors.js';
 import { classifyRequestError, type RequestError } from './request-errors.js';
 import { JSON_CONTENT_TYPE, v1ErrorResponse } from './v1/errors.js';
+import { HTML_CONTENT_TYPE, isUiUrl, uiErrorResponse } from './ui/errors.js';
 import { ancestryErrorResponse, isAncestryApiUrl } from './v3/errors.js';
 
 /**
@@ -20,22 +21,26 @@ import { ancestryErrorResponse, isAncestryApiUrl } from './v3/errors.js';
  * to, with the request id, logged once and counted in tarsier_http_errors_total.
  */
 
-export type Dialect = 'v1' | 'ancestry' | 'harbor';
+export type Dialect = 'v1' | 'ancestry' | 'harbor' | 'ui';
 
-/** The error envelope of the route a URL belongs to: the ancestry API's, Harbor's (/api/v1), or v1's (also /tarsier). */
+/** The error envelope of the route a URL belongs to: the ancestry API's, Harbor's (/api/v1), the dashboard's (/ui), or v1's (also /tarsier). */
 export function dialectOf(url: string): Dialect {
   if (isHarborApiUrl(url)) return 'harbor';
+  if (isUiUrl(url)) return 'ui';
   return isAncestryApiUrl(url) ? 'ancestry' : 'v1';
 }
 
-function errorResponse(dialect: Dialect, problem: RequestError): { status: number; body: unknown } {
+/** The answer to a problem in a dialect: JSON in every API, a page (its HTML text) in the dashboard. */
+function errorResponse(dialect: Dialect, problem: RequestError): { status: number; body: unknown; type: string } {
   switch (dialect) {
     case 'ancestry':
-      return ancestryErrorResponse(problem);
+      return { ...ancestryErrorResponse(problem), type: JSON_CONTENT_TYPE };
     case 'harbor':
-      return harborErrorResponse(problem);
+      return { ...harborErrorResponse(problem), type: JSON_CONTENT_TYPE };
+    case 'ui':
+      return { ...uiErrorResponse(problem), type: HTML_CONTENT_TYPE };
     default:
-      return v1ErrorResponse(problem);
+      return { ...v1ErrorResponse(problem), type: JSON_CONTENT_TYPE };
   }
 }
 
@@ -163,9 +168,9 @@ export class Edge {
 
   /** Answers request with problem in its route's dialect. */
   send(request: FastifyRequest, reply: FastifyReply, problem: RequestError): FastifyReply {
-    const { status, body } = errorResponse(dialectOf(request.url), problem);
+    const { status, body, type } = errorResponse(dialectOf(request.url), problem);
     this.#record(request.log, request.routeOptions.url ?? 'unmatched', status, problem);
-    reply.code(status).type(JSON_CONTENT_TYPE).header('x-request-id', request.id);
+    reply.code(status).type(type).header('x-request-id', request.id);
     if (problem.allow) reply.header('allow', problem.allow.join(', '));
     // A body left unread (too large, too slow) is not worth waiting for: close the connection.
     if (!request.raw.complete) reply.header('connection', 'close');
@@ -201,15 +206,15 @@ export class Edge {
       // A method Node's parser does not know: as for any other method the path lacks.
       problem = this.#noRoute(refused.method ?? '', pathOf(url));
     }
-    const { status, body } = errorResponse(dialectOf(url), problem);
+    const { status, body, type } = errorResponse(dialectOf(url), problem);
     const id = randomUUID();
     this.#record(this.#log.child({ reqId: id }), 'unparsed', status, problem);
-    const text = JSON.stringify(body);
+    const text = typeof body === 'string' ? body : JSON.stringify(body);
     const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
     if (socket.writable && !inFlight?.headersSent) {
       socket.end(
         `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +
-          `Content-Type: ${JSON_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(text)}\r\n` +
+          `Content-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(text)}\r\n` +
           `X-Request-Id: ${id}\r\n${problem.allow ? `Allow: ${problem.allow.join(', ')}\r\n` : ''}Connection: close\r\n\r\n${text}`,
       );
     } else {

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { VersionFormatName } from '../model/version-format.js';
+import { computeSummaries } from './summaries.js';
 import { affectingVulnerabilities, type AffectingVulnerability, type LayerFeature } from './layers.js';
 import type { Pool, Queryable } from './pool.js';
 
@@ -139,6 +140,8 @@ export async function replaceAncestry(
   if (input.features.length > 0) {
     await client.query(INSERT_FEATURES, [id, input.features.map((f) => f.featureVersionId), input.features.map((f) => f.position)]);
   }
+  // Its counts and rank among images, from the start.
+  await computeSummaries(client, [id]);
   return id;
 }
 

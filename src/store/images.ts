@@ -79,21 +79,19 @@ const AFFECTING_IMAGE = `
   JOIN vulnerability v ON v.id = va.vulnerability_id AND v.deleted_at IS NULL
   JOIN vulnerability_fixedin fi ON fi.id = va.fixedin_id`;
 
-const SELECT_IMAGES = `
-  WITH page AS (
-    SELECT i.* FROM image i
-    WHERE i.id > $1
-      AND ($2::text IS NULL OR i.registry = $2)
+/** The list filters, on image i ($2 registry … $6 severity, $8 KEV, $9 minimum EPSS). */
+const IMAGE_FILTERS = `
+      ($2::text IS NULL OR i.registry = $2)
       AND ($3::text IS NULL OR i.repository = $3)
       AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM image_tag t WHERE t.image_id = i.id AND t.tag = $4))
       AND ($5::text IS NULL OR i.digest = $5)
       AND ($6::severity IS NULL OR EXISTS (SELECT 1 ${AFFECTING_IMAGE} WHERE a.name = i.digest AND v.severity >= $6::severity))
       AND (NOT $8::boolean OR EXISTS (SELECT 1 ${AFFECTING_IMAGE} WHERE a.name = i.digest AND ${IN_KEV}))
-      AND ($9::float8 IS NULL OR EXISTS (SELECT 1 ${AFFECTING_IMAGE} WHERE a.name = i.digest AND ${EPSS_AT_LEAST('$9::float8')}))
-    ORDER BY i.id
-    LIMIT $7
-  )
-  SELECT p.id, p.registry, p.repository, p.digest, p.platform, p.media_type, p.index_digest, p.first_seen, p.last_seen,
+      AND ($9::float8 IS NULL OR EXISTS (SELECT 1 ${AFFECTING_IMAGE} WHERE a.name = i.digest AND ${EPSS_AT_LEAST('$9::float8')}))`;
+
+/** An image p of a page with its tags, scan time and counts, computed now (every list shows the same numbers). */
+const IMAGE_COLUMNS = `
+  p.id, p.registry, p.repository, p.digest, p.platform, p.media_type, p.index_digest, p.first_seen, p.last_seen,
          ${TAGS_OF_P},
          (SELECT created_at FROM ancestry WHERE name = p.digest) AS scanned_at,
          coalesce((
@@ -110,9 +108,38 @@ const SELECT_IMAGES = `
              GROUP BY per.severity
            ) s
          ), '{}') AS counts,
-         (SELECT count(DISTINCT v.name)::int ${AFFECTING_IMAGE} WHERE a.name = p.digest AND ${IN_KEV}) AS known_exploited
+         (SELECT count(DISTINCT v.name)::int ${AFFECTING_IMAGE} WHERE a.name = p.digest AND ${IN_KEV}) AS known_exploited`;
+
+const SELECT_IMAGES = `
+  WITH page AS (
+    SELECT i.* FROM image i
+    WHERE i.id > $1 AND ${IMAGE_FILTERS}
+    ORDER BY i.id
+    LIMIT $7
+  )
+  SELECT ${IMAGE_COLUMNS}
   FROM page p
   ORDER BY p.id`;
+
+/**
+ * The same list ranked by risk (ancestry_summary.risk: known exploited first, then by counts from
+ * the most severe down; images never scanned last), then by id; $1/$10: the rank and id of the
+ * last image of the previous page (NULL for the first page).
+ */
+const SELECT_IMAGES_BY_RISK = `
+  WITH ranked AS (
+    SELECT i.*, coalesce(s.risk, '{}') AS risk
+    FROM image i LEFT JOIN ancestry a ON a.name = i.digest LEFT JOIN ancestry_summary s ON s.ancestry_id = a.id
+    WHERE ${IMAGE_FILTERS}
+  ), page AS (
+    SELECT * FROM ranked
+    WHERE $10::int[] IS NULL OR risk < $10::int[] OR (risk = $10::int[] AND id > $1)
+    ORDER BY risk DESC, id
+    LIMIT $7
+  )
+  SELECT ${IMAGE_COLUMNS}, p.risk
+  FROM page p
+  ORDER BY p.risk DESC, p.id`;
 
 interface ImageDbRow {
   id: number;
@@ -128,6 +155,7 @@ interface ImageDbRow {
   scanned_at: Date | null;
   counts: Partial<Record<Severity, SeverityCount>>;
   known_exploited: number;
+  risk?: number[];
 }
 
 const toImageRow = (r: ImageDbRow): ImageRow => ({
@@ -176,20 +204,48 @@ export async function recordImages(
   return ids;
 }
 
+const filterValues = (filter: ImageFilter) => [
+  filter.registry ?? null,
+  filter.repository ?? null,
+  filter.tag ?? null,
+  filter.digest ?? null,
+  filter.minSeverity ?? null,
+];
+
 /** Up to limit images matching the filter, in id order after afterId, with tags and counts. */
 export async function listImages(db: Queryable, filter: ImageFilter, afterId: number, limit: number): Promise<ImageRow[]> {
   const { rows } = await db.query<ImageDbRow>(SELECT_IMAGES, [
     afterId,
-    filter.registry ?? null,
-    filter.repository ?? null,
-    filter.tag ?? null,
-    filter.digest ?? null,
-    filter.minSeverity ?? null,
+    ...filterValues(filter),
     limit,
     filter.knownExploited ?? false,
     filter.minEpss ?? null,
   ]);
   return rows.map(toImageRow);
+}
+
+/** Where a page ranked by risk ends: the last image's rank and id. */
+export interface RiskCursor {
+  risk: number[];
+  id: number;
+}
+
+/** Up to limit images matching the filter ranked by risk (most urgent first), after the cursor, with tags and counts. */
+export async function listImagesByRisk(
+  db: Queryable,
+  filter: ImageFilter,
+  after: RiskCursor | undefined,
+  limit: number,
+): Promise<Array<ImageRow & { rank: RiskCursor }>> {
+  const { rows } = await db.query<ImageDbRow>(SELECT_IMAGES_BY_RISK, [
+    after?.id ?? 0,
+    ...filterValues(filter),
+    limit,
+    filter.knownExploited ?? false,
+    filter.minEpss ?? null,
+    after?.risk ?? null,
+  ]);
+  return rows.map((r) => ({ ...toImageRow(r), rank: { risk: r.risk ?? [], id: r.id } }));
 }
 
 export type ImageReferenceRow = Pick<ImageRow, 'registry' | 'repository' | 'platform' | 'tags' | 'firstSeen' | 'lastSeen'>;
@@ -307,4 +363,24 @@ export async function imagesAffectedByVersion(
   limit: number,
 ): Promise<AffectedImage[]> {
   return (await db.query<AffectedImage>(SELECT_AFFECTED_BY_VERSION, [vulnerabilityId, afterId, limit])).rows;
+}
+
+/** How many image records there are. */
+export async function imageCount(db: Queryable): Promise<number> {
+  return (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM image')).rows[0]!.n;
+}
+
+/**
+ * Images by the most severe vulnerability affecting them (null: none, or not scanned), most
+ * severe first, from the image summaries.
+ */
+const SELECT_BY_HIGHEST = `
+  SELECT (SELECT l.level FROM unnest(enum_range(NULL::severity)) WITH ORDINALITY AS l (level, n)
+          WHERE s.counts ? l.level::text ORDER BY l.n DESC LIMIT 1) AS highest,
+         count(*)::int AS images
+  FROM image i LEFT JOIN ancestry a ON a.name = i.digest LEFT JOIN ancestry_summary s ON s.ancestry_id = a.id
+  GROUP BY 1 ORDER BY 1 DESC NULLS LAST`;
+
+export async function imagesByHighestSeverity(db: Queryable): Promise<Array<{ highest: Severity | null; images: number }>> {
+  return (await db.query<{ highest: Severity | null; images: number }>(SELECT_BY_HIGHEST)).rows;
 }

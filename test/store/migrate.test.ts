@@ -28,6 +28,7 @@ describe('migrations', () => {
       'ancestry',
       'ancestry_feature',
       'ancestry_layer',
+      'ancestry_summary',
       'epss',
       'feature',
       'feature_version',

@@ -1,0 +1,179 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Authenticate } from '../auth.js';
+import type { PageTokens } from '../paging.js';
+import type { RouteApp } from '../route-app.js';
+import type { Pool } from '../../store/pool.js';
+import { MAX_NAME_LENGTH } from '../limits.js';
+import { uiAsset } from './assets.js';
+import { HTML_CONTENT_TYPE, UI_PREFIX } from './errors.js';
+import { vulnerabilityHref } from './html.js';
+import { layout, type Page } from './layout.js';
+import { changesPage } from './pages/changes.js';
+import { feedsPage } from './pages/feeds.js';
+import { imagePage } from './pages/image.js';
+import { ImagesQuery, imagesPage } from './pages/images.js';
+import { loginPage } from './pages/login.js';
+import { vulnerabilityPage } from './pages/vulnerability.js';
+
+/**
+ * The dashboard (SPEC §13): pages rendered here from the same store reads as the images API, so
+ * their numbers agree; plain links and GET forms between them, so every page can be bookmarked and
+ * opened by URL; a little script for the charts only.
+ *
+ * Authentication: when the API requires a token (clair.api.auth), a browser cannot send it on a
+ * link, so the token is entered once on /ui/login and kept in a session cookie (HttpOnly,
+ * SameSite=Strict, gone when the browser closes), checked on every page exactly as the API checks
+ * the Authorization header.
+ */
+
+export interface PageContext {
+  readonly pool: Pool;
+  readonly pageTokens: PageTokens;
+  readonly now: Date;
+  /** updater.enabledupdaters. */
+  readonly enabledSources: readonly string[];
+}
+
+export interface UiDeps {
+  pool: Pool;
+  pageTokens: PageTokens;
+  /** The API's authenticator; undefined when the API is open (so is the dashboard). */
+  authenticate: Authenticate | undefined;
+  /** Cookies are marked Secure when the server speaks TLS. */
+  secure: boolean;
+  enabledSources: readonly string[];
+}
+
+const COOKIE = 'tarsier_ui_token';
+const FORM_TYPE = 'application/x-www-form-urlencoded';
+const MAX_FORM_BYTES = 16_384;
+
+function cookieValue(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(eq + 1).trim());
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** A path to return to after signing in: only a dashboard page of this server. */
+function safeNext(next: unknown): string {
+  return typeof next === 'string' && /^\/ui(\/|$|\?)/.test(next) && !next.startsWith('//') ? next : UI_PREFIX;
+}
+
+const NameParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: MAX_NAME_LENGTH }) });
+const DigestParams = Type.Object({ digest: Type.String({ pattern: '^sha256:[a-f0-9]{64}$' }) });
+const PageQuery = Type.Object({ page: Type.Optional(Type.String({ maxLength: 4096 })) });
+const SearchQuery = Type.Object({ name: Type.Optional(Type.String({ maxLength: MAX_NAME_LENGTH })) });
+const LoginQuery = Type.Object({ next: Type.Optional(Type.String({ maxLength: 2048 })) });
+
+export function registerUi(app: RouteApp, deps: UiDeps): void {
+  const { authenticate } = deps;
+  /** Routes of the dashboard (every URL under /ui) skip the API's header check (src/app.ts) and use the session cookie. */
+  const config = { ui: true };
+  const hidden = { hide: true };
+
+  const signedIn = async (request: FastifyRequest): Promise<boolean> => {
+    if (!authenticate) return true;
+    const token = cookieValue(request.headers.cookie, COOKIE);
+    if (!token) return false;
+    try {
+      await authenticate(`Bearer ${token}`);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  /** Sends a page, or the sign-in page's address when a token is needed and missing. */
+  const render = async (request: FastifyRequest, reply: FastifyReply, build: (context: PageContext) => Promise<Page>) => {
+    if (!(await signedIn(request))) {
+      return reply
+        .code(303)
+        .header('location', `/ui/login?next=${encodeURIComponent(request.url)}`)
+        .send();
+    }
+    const page = await build({ pool: deps.pool, pageTokens: deps.pageTokens, now: new Date(), enabledSources: deps.enabledSources });
+    return sendHtml(reply, layout({ ...page, signedIn: authenticate !== undefined }).text);
+  };
+
+  app.get('/ui', { config, schema: { ...hidden, querystring: ImagesQuery } }, (request, reply) =>
+    render(request, reply, (context) => imagesPage(context, request.query)),
+  );
+  app.get('/ui/images/:digest', { config, schema: { ...hidden, params: DigestParams } }, (request, reply) =>
+    render(request, reply, (context) => imagePage(context, request.params.digest)),
+  );
+  app.get('/ui/vulnerabilities', { config, schema: { ...hidden, querystring: SearchQuery } }, async (request, reply) => {
+    // The search form: on to the vulnerability's page (names are case-sensitive upstream; CVE ids are written upper case).
+    const name = (request.query.name ?? '').trim();
+    const target = name === '' ? UI_PREFIX : vulnerabilityHref(/^cve-/i.test(name) ? name.toUpperCase() : name);
+    return reply.code(303).header('location', target).send();
+  });
+  app.get('/ui/vulnerabilities/:name', { config, schema: { ...hidden, params: NameParams, querystring: PageQuery } }, (request, reply) =>
+    render(request, reply, (context) => vulnerabilityPage(context, request.params.name, request.query.page)),
+  );
+  app.get('/ui/changes', { config, schema: { ...hidden, querystring: PageQuery } }, (request, reply) =>
+    render(request, reply, (context) => changesPage(context, request.query.page)),
+  );
+  app.get('/ui/feeds', { config, schema: hidden }, (request, reply) => render(request, reply, (context) => feedsPage(context)));
+
+  app.get('/ui/assets/:name', { config, schema: { ...hidden, params: NameParams } }, async (request, reply) => {
+    const asset = uiAsset(request.params.name);
+    if (!asset) return reply.code(404).type('text/plain; charset=utf-8').send('no such asset\n');
+    reply.header('etag', asset.etag).header('cache-control', 'public, max-age=3600');
+    if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
+    return reply.type(asset.type).send(asset.body);
+  });
+
+  // Signing in: a form posting the token; it is checked as the API checks it, then kept in a session cookie.
+  app.addContentTypeParser(FORM_TYPE, { parseAs: 'string', bodyLimit: MAX_FORM_BYTES }, (_request, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+  app.get('/ui/login', { config, schema: { ...hidden, querystring: LoginQuery } }, async (request, reply) =>
+    sendHtml(reply, layout(loginPage({ next: safeNext(request.query.next), open: authenticate === undefined })).text),
+  );
+  app.post('/ui/login', { config, bodyLimit: MAX_FORM_BYTES, schema: hidden }, async (request, reply) => {
+    const form = (request.body ?? {}) as Record<string, unknown>;
+    const next = safeNext(form.next);
+    const token = typeof form.token === 'string' ? form.token.trim() : '';
+    if (!authenticate) return reply.code(303).header('location', next).send();
+    try {
+      if (token === '') throw new Error('no token');
+      await authenticate(`Bearer ${token}`);
+    } catch {
+      request.log.info({ reason: 'unauthenticated' }, 'dashboard sign-in refused');
+      reply.code(401);
+      return sendHtml(reply, layout(loginPage({ next, open: false, refused: true })).text);
+    }
+    const cookie = `${COOKIE}=${encodeURIComponent(token)}; Path=/ui; HttpOnly; SameSite=Strict${deps.secure ? '; Secure' : ''}`;
+    return reply.code(303).header('set-cookie', cookie).header('location', next).send();
+  });
+  app.post('/ui/logout', { config, schema: hidden }, async (_request, reply) =>
+    reply
+      .code(303)
+      .header('set-cookie', `${COOKIE}=; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=0${deps.secure ? '; Secure' : ''}`)
+      .header('location', '/ui/login')
+      .send(),
+  );
+}
+
+/** A page, with headers that keep it from being framed or running anything but its own scripts. */
+function sendHtml(reply: FastifyReply, body: string): FastifyReply {
+  return reply
+    .type(HTML_CONTENT_TYPE)
+    .header(
+      'content-security-policy',
+      "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+    )
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'same-origin')
+    .header('cache-control', 'no-store')
+    .send(body);
+}

@@ -1,0 +1,226 @@
+/**
+ * /ui: every image, ranked by risk (or in the order first seen), filtered, paged.
+ *
+ * data-testid (read by the browser tests): `image-row` per image (with data-digest), `count-<Severity>`
+ * per count cell (its text starts with the total; data-total and data-fixable carry both),
+ * `kev-count`, `next-page`, `severity-chart-table`.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { badRequest } from '../../../errors.js';
+import { SEVERITIES, type Severity } from '../../../model/vulnerability.js';
+import {
+  imageCount,
+  imagesByHighestSeverity,
+  listImages,
+  listImagesByRisk,
+  type ImageFilter,
+  type ImageRow,
+  type RiskCursor,
+} from '../../../store/images.js';
+import { withTransaction } from '../../../store/pool.js';
+import { refreshStaleSummaries, staleSummaryCount } from '../../../store/summaries.js';
+import { MAX_NAME_LENGTH } from '../../limits.js';
+import type { PageContext } from '../index.js';
+import { count, html, imageHref, SEVERITIES_DOWN, severityBadge, shortDigest, uiHref, when } from '../html.js';
+import type { Page } from '../layout.js';
+
+export const ImagesQuery = Type.Object({
+  repository: Type.Optional(Type.String({ maxLength: MAX_NAME_LENGTH })),
+  tag: Type.Optional(Type.String({ maxLength: 128 })),
+  severity: Type.Optional(Type.Union([Type.Literal(''), ...SEVERITIES.map((s) => Type.Literal(s))])),
+  kev: Type.Optional(Type.Union([Type.Literal(''), Type.Literal('on')])),
+  sort: Type.Optional(Type.Union([Type.Literal('risk'), Type.Literal('first-seen')])),
+  page: Type.Optional(Type.String({ maxLength: 4096 })),
+});
+export type ImagesQuery = Static<typeof ImagesQuery>;
+
+/** Images per page. */
+export const IMAGES_PAGE = 50;
+/** Stale summaries computed while a page waits, when that is all there is (a few images changed); more is left to the refreshers. */
+const INLINE_REFRESH = 200;
+
+interface Token {
+  List: string;
+  After?: number;
+  Rank?: RiskCursor;
+}
+
+export async function imagesPage(context: PageContext, query: ImagesQuery): Promise<Page> {
+  const filter: ImageFilter = {
+    repository: query.repository?.trim() || undefined,
+    tag: query.tag?.trim() || undefined,
+    minSeverity: (query.severity || undefined) as Severity | undefined,
+    knownExploited: query.kev === 'on' || undefined,
+  };
+  const sort = query.sort ?? 'risk';
+  const list = `ui images ${sort} ${JSON.stringify(filter)}`;
+  const token = pageToken(context, query.page, list);
+
+  let stale = 0;
+  if (sort === 'risk') {
+    stale = await staleSummaryCount(context.pool);
+    if (stale > 0 && stale <= INLINE_REFRESH) {
+      await withTransaction(context.pool, (client) => refreshStaleSummaries(client, INLINE_REFRESH));
+      stale = await staleSummaryCount(context.pool);
+    }
+  }
+  const [rows, total, distribution] = await Promise.all([
+    sort === 'risk'
+      ? listImagesByRisk(context.pool, filter, token?.Rank, IMAGES_PAGE)
+      : listImages(context.pool, filter, token?.After ?? 0, IMAGES_PAGE),
+    imageCount(context.pool),
+    imagesByHighestSeverity(context.pool),
+  ]);
+  const last = rows[rows.length - 1];
+  const next =
+    rows.length === IMAGES_PAGE && last
+      ? context.pageTokens.encode({
+          List: list,
+          ...(sort === 'risk' ? { Rank: (last as ImageRow & { rank: RiskCursor }).rank } : { After: last.id }),
+        } satisfies Token)
+      : undefined;
+  const shown = SEVERITIES_DOWN.filter((s) => rows.some((r) => r.counts[s]));
+  const filtered = filter.repository || filter.tag || filter.minSeverity || filter.knownExploited;
+  const keep = { repository: filter.repository, tag: filter.tag, severity: filter.minSeverity, kev: query.kev, sort: query.sort };
+
+  return {
+    title: 'Images',
+    section: 'images',
+    charts: {
+      severity: {
+        kind: 'bars',
+        target: 'severity-chart',
+        labels: distribution.map((d) => d.highest ?? 'None'),
+        x: distribution.map((_, i) => i),
+        series: [{ label: 'Images', values: distribution.map((d) => d.images), colour: '--high-bg' }],
+      },
+    },
+    body: html`<h1>Images</h1>
+      <p class="lead">
+        ${count(total)} images recorded from
+        registries${
+          sort === 'risk'
+            ? ', most at risk first: known exploited vulnerabilities, then the counts from the most severe down'
+            : ', in the order first seen'
+        }.
+      </p>
+      ${
+        stale > 0
+          ? html`<p class="notice" role="status">
+              ${count(stale)} images are being re-ranked after a change of the vulnerability data; their counts below are current.
+            </p>`
+          : ''
+      }
+      <form class="filters" method="get" action="/ui" aria-label="Filter images">
+        <label>Repository <input name="repository" value="${filter.repository ?? ''}" placeholder="team/app" /></label>
+        <label>Tag <input name="tag" value="${filter.tag ?? ''}" placeholder="latest" size="12" /></label>
+        <label
+          >At least
+          <select name="severity">
+            <option value="">any severity</option>
+            ${SEVERITIES_DOWN.map((s) => html`<option${s === filter.minSeverity ? html` selected` : ''}>${s}</option>`)}
+          </select></label
+        >
+        <label class="check"
+          ><input type="checkbox" name="kev" value="on" ${filter.knownExploited ? html` checked` : ''} /> Known exploited only</label
+        >
+        <label
+          >Order
+          <select name="sort">
+            <option value="risk" ${sort === 'risk' ? html` selected` : ''}>Risk</option>
+            <option value="first-seen" ${sort === 'first-seen' ? html` selected` : ''}>First seen</option>
+          </select></label
+        >
+        <button type="submit">Apply</button>
+        ${filtered ? html`<a href="/ui">Clear</a>` : ''}
+      </form>
+      ${
+        rows.length === 0
+          ? html`<p class="notice" role="status">
+              ${filtered ? 'No image matches these filters.' : 'No image has been scanned yet: scan one with POST /tarsier/v1/images, or a registry webhook.'}
+            </p>`
+          : html`<table>
+              <caption>
+                Images${token ? ' (continued)' : ''}: vulnerabilities per severity, with how many an upgrade fixes
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Repository</th>
+                  <th scope="col">Tags</th>
+                  <th scope="col">Digest</th>
+                  <th scope="col">Platform</th>
+                  <th scope="col">Last scanned</th>
+                  ${shown.map((s) => html`<th scope="col" class="num">${s}</th>`)}
+                  <th scope="col" class="num"><abbr title="Known exploited (CISA KEV)">KEV</abbr></th>
+                </tr>
+              </thead>
+              <tbody>
+                ${rows.map(
+                  (r) =>
+                    html`<tr data-testid="image-row" data-digest="${r.digest}">
+                      <th scope="row"><a href="${imageHref(r.digest)}">${r.registry}/${r.repository}</a></th>
+                      <td>${r.tags.length > 0 ? r.tags.join(', ') : html`<span class="muted">untagged</span>`}</td>
+                      <td>${shortDigest(r.digest)}</td>
+                      <td>${r.platform}</td>
+                      <td>${when(r.scannedAt)}</td>
+                      ${shown.map((s) => {
+                        const c = r.counts[s];
+                        return c
+                          ? html`<td class="num" data-testid="count-${s}" data-total="${c.total}" data-fixable="${c.fixable}">
+                              ${count(c.total)} <span class="muted">(${count(c.fixable)} fixable)</span>
+                            </td>`
+                          : html`<td class="num muted" data-testid="count-${s}" data-total="0" data-fixable="0">0</td>`;
+                      })}
+                      <td class="num" data-testid="kev-count">
+                        ${r.knownExploited > 0 ? html`<span class="kev">${count(r.knownExploited)}</span>` : '0'}
+                      </td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>`
+      }
+      <nav class="pager" aria-label="Pages">
+        ${token ? html`<a href="${uiHref('/ui', keep)}">First page</a>` : ''}
+        ${next ? html`<a data-testid="next-page" rel="next" href="${uiHref('/ui', { ...keep, page: next })}">Next page</a>` : ''}
+      </nav>
+      <section class="chart" aria-labelledby="severity-heading">
+        <h2 id="severity-heading">Images by their most severe vulnerability</h2>
+        <div
+          id="severity-chart"
+          class="chart-canvas"
+          role="img"
+          aria-label="Bar chart: ${distribution.map((d) => `${d.images} images ${d.highest ?? 'without vulnerabilities'}`).join(', ')}"
+        ></div>
+        <details>
+          <summary>Data</summary>
+          <table data-testid="severity-chart-table">
+            <caption>
+              Images by most severe vulnerability (all images)
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Most severe</th>
+                <th scope="col" class="num">Images</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${distribution.map(
+                (d) =>
+                  html`<tr>
+                    <th scope="row">${d.highest ? severityBadge(d.highest) : 'None'}</th>
+                    <td class="num">${count(d.images)}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>
+        </details>
+      </section>`,
+  };
+}
+
+function pageToken(context: PageContext, page: string | undefined, list: string): Token | undefined {
+  if (page === undefined || page === '') return undefined;
+  const token = context.pageTokens.decode(page) as Partial<Token> | null;
+  if (!token || token.List !== list) throw badRequest('page is a token of another list; start again from the first page');
+  return token as Token;
+}

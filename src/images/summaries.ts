@@ -1,0 +1,90 @@
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { ChannelListener } from '../store/listener.js';
+import { withTransaction, type Pool } from '../store/pool.js';
+import { refreshStaleSummaries } from '../store/summaries.js';
+
+/** Written by the triggers of migration 0009 when summaries go stale. */
+const CHANNEL = 'tarsier_summaries';
+/** Summaries computed per transaction: short row locks, and a large backlog (a KEV change stales them all) drains in steps. */
+const BATCH = 100;
+/** Looked for anyway this often, in case a wake-up was missed while not listening. */
+const POLL_MS = 30_000;
+const RETRY_MS = 1_000;
+
+/**
+ * Keeps image summaries (the counts and risk rank the dashboard sorts by) fresh: woken by the
+ * triggers' NOTIFY, it computes stale summaries in batches until none is left. Every replica runs
+ * one; SKIP LOCKED shares the work without coordination.
+ */
+export class SummaryRefresher {
+  readonly #pool: Pool;
+  readonly #log: Logger;
+  readonly #listener: ChannelListener;
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #again = false;
+  #stopped = false;
+
+  constructor(deps: { pool: Pool; connection: pg.ClientConfig; log: Logger }) {
+    this.#pool = deps.pool;
+    this.#log = deps.log.child({ component: 'image-summaries' });
+    this.#listener = new ChannelListener({
+      connection: deps.connection,
+      channel: CHANNEL,
+      log: this.#log,
+      retryMs: RETRY_MS,
+      onNotification: () => this.wake(),
+      onListening: () => this.wake(),
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.#listener.start();
+    this.#timer = setInterval(() => this.wake(), POLL_MS);
+    this.#timer.unref();
+    this.wake();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearInterval(this.#timer);
+    await this.#listener.stop();
+    await this.#running;
+  }
+
+  /** Computes stale summaries now (or once more after the pass under way). */
+  wake(): void {
+    if (this.#stopped) return;
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#running = this.#drain().finally(() => {
+      this.#running = undefined;
+      if (this.#again) {
+        this.#again = false;
+        this.wake();
+      }
+    });
+  }
+
+  /** Resolves once no pass is under way (tests wait on it after a change). */
+  async idle(): Promise<void> {
+    while (this.#running) await this.#running;
+  }
+
+  async #drain(): Promise<void> {
+    try {
+      let total = 0;
+      for (;;) {
+        const done = await withTransaction(this.#pool, (client) => refreshStaleSummaries(client, BATCH));
+        total += done;
+        if (done < BATCH || this.#stopped) break;
+      }
+      if (total > 0) this.#log.debug({ summaries: total }, 'image summaries computed');
+    } catch (err) {
+      this.#log.warn({ err }, 'computing image summaries failed');
+    }
+  }
+}

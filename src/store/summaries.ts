@@ -1,0 +1,68 @@
+import type pg from 'pg';
+import type { Queryable } from './pool.js';
+import { IN_KEV } from './risk.js';
+
+/**
+ * Ancestry summaries (migrations/0009_ancestry_summary.sql): each image's vulnerability counts and
+ * its risk sort key, kept so images can be ranked without reading every image's packages. The
+ * triggers of 0009 mark a summary stale when a change may alter it; computeSummaries writes it
+ * again. Counted exactly as the images API counts (store/images.ts SELECT_IMAGES).
+ */
+
+/**
+ * Computes the summaries of these ancestries and stores them, fresh. The counts: each live
+ * vulnerability once by name at its highest severity, fixable when an affected package has a fix.
+ */
+const COMPUTE = `
+  WITH per AS (
+    SELECT af.ancestry_id, v.name, max(v.severity) AS severity, bool_or(fi.fixed_version IS NOT NULL) AS fixable, bool_or(${IN_KEV}) AS kev
+    FROM ancestry_feature af
+    JOIN vulnerability_affects va ON va.feature_version_id = af.feature_version_id
+    JOIN vulnerability v ON v.id = va.vulnerability_id AND v.deleted_at IS NULL
+    JOIN vulnerability_fixedin fi ON fi.id = va.fixedin_id
+    WHERE af.ancestry_id = ANY ($1::bigint[])
+    GROUP BY af.ancestry_id, v.name
+  ), by_severity AS (
+    SELECT ancestry_id, severity, count(*)::int AS total, (count(*) FILTER (WHERE fixable))::int AS fixable
+    FROM per GROUP BY ancestry_id, severity
+  ), summary AS (
+    SELECT a.id AS ancestry_id,
+           coalesce((SELECT jsonb_object_agg(s.severity, jsonb_build_object('total', s.total, 'fixable', s.fixable))
+                     FROM by_severity s WHERE s.ancestry_id = a.id), '{}') AS counts,
+           (SELECT count(*)::int FROM per p WHERE p.ancestry_id = a.id AND p.kev) AS known_exploited,
+           ARRAY[(SELECT count(*)::int FROM per p WHERE p.ancestry_id = a.id AND p.kev)] ||
+             ARRAY(SELECT coalesce((SELECT s.total FROM by_severity s WHERE s.ancestry_id = a.id AND s.severity = level), 0)
+                   FROM unnest(enum_range(NULL::severity)) WITH ORDINALITY AS l (level, n) ORDER BY n DESC) AS risk
+    FROM ancestry a WHERE a.id = ANY ($1::bigint[])
+  )
+  INSERT INTO ancestry_summary (ancestry_id, counts, known_exploited, risk, stale, computed_at)
+  SELECT ancestry_id, counts, known_exploited, risk, false, now() FROM summary
+  ON CONFLICT (ancestry_id) DO UPDATE SET counts = EXCLUDED.counts, known_exploited = EXCLUDED.known_exploited,
+    risk = EXCLUDED.risk, stale = false, computed_at = EXCLUDED.computed_at`;
+
+/** Stale summaries no other transaction is computing, locked until the caller's transaction ends. */
+const CLAIM_STALE = `
+  SELECT ancestry_id FROM ancestry_summary WHERE stale ORDER BY ancestry_id LIMIT $1 FOR UPDATE SKIP LOCKED`;
+
+const COUNT_STALE = 'SELECT count(*)::int AS n FROM ancestry_summary WHERE stale';
+
+/** Computes and stores the summaries of these ancestries (in the caller's transaction, if any). */
+export async function computeSummaries(db: Queryable, ancestryIds: readonly number[]): Promise<void> {
+  if (ancestryIds.length === 0) return;
+  await db.query(COMPUTE, [ancestryIds]);
+}
+
+/**
+ * Computes up to limit stale summaries in one transaction of the caller's: rows other replicas are
+ * computing are skipped. A change committed meanwhile marks its rows stale again after this
+ * commits (its UPDATE waits for the row lock), so nothing is lost. Returns how many were computed.
+ */
+export async function refreshStaleSummaries(client: pg.PoolClient, limit: number): Promise<number> {
+  const ids = (await client.query<{ ancestry_id: number }>(CLAIM_STALE, [limit])).rows.map((r) => r.ancestry_id);
+  await computeSummaries(client, ids);
+  return ids.length;
+}
+
+export async function staleSummaryCount(db: Queryable): Promise<number> {
+  return (await db.query<{ n: number }>(COUNT_STALE)).rows[0]!.n;
+}
