@@ -1,0 +1,116 @@
+/**
+ * Image summaries (migration 0009): computed when an ancestry is stored, marked stale by the
+ * triggers when a vulnerability change may alter them (a match added or removed, a version
+ * retired, a KEV change), and computed again by the refresher, woken by the triggers' NOTIFY.
+ */
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SummaryRefresher } from '../../src/images/summaries.js';
+import { json, testApp, type TestApp } from '../helpers/app.js';
+import { silentLog } from '../helpers/db.js';
+import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
+import { debianLayer } from '../helpers/oci-image.js';
+
+interface SummaryRow {
+  counts: Record<string, { total: number; fixable: number }>;
+  known_exploited: number;
+  risk: number[];
+  stale: boolean;
+}
+
+describe('image summaries', () => {
+  let t: TestApp;
+  let feeds: FeedServer;
+  let refresher: SummaryRefresher;
+  const summary = async (): Promise<SummaryRow> =>
+    (
+      await t.pool.query<SummaryRow>(
+        "SELECT s.counts, s.known_exploited, s.risk, s.stale FROM ancestry_summary s JOIN ancestry a ON a.id = s.ancestry_id WHERE a.name = 'app'",
+      )
+    ).rows[0]!;
+  const addVulnerability = async (name: string, severity: string, feature: string, version: string) => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/namespaces/debian%3A9/vulnerabilities',
+      payload: {
+        Vulnerability: {
+          Name: name,
+          NamespaceName: 'debian:9',
+          Severity: severity,
+          FixedIn: [{ Name: feature, NamespaceName: 'debian:9', Version: version }],
+        },
+      },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+  };
+  /** Waits until the refresher has computed every stale summary (it was woken by the change's NOTIFY). */
+  const settled = async () => {
+    await expect.poll(async () => (await t.pool.query('SELECT count(*)::int AS n FROM ancestry_summary WHERE stale')).rows[0].n).toBe(0);
+    await refresher.idle();
+  };
+
+  beforeAll(async () => {
+    t = await testApp();
+    feeds = await startFeedServer();
+    await addVulnerability('CVE-2099-1001', 'High', 'bash', '4.4-5+deb9u1');
+    const blob = debianLayer(9);
+    feeds.put('/base', blob);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/ancestry',
+      payload: {
+        ancestry_name: 'app',
+        format: 'Docker',
+        layers: [{ hash: `sha256:${createHash('sha256').update(blob).digest('hex')}`, path: feeds.url('/base') }],
+      },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    refresher = new SummaryRefresher({ pool: t.pool, connection: t.pool.options, log: silentLog });
+    await refresher.start();
+    afterAll(() => refresher.stop());
+  });
+
+  it('are computed with the ancestry, counted as the images API counts', async () => {
+    expect(await summary()).toEqual({
+      counts: { High: { total: 1, fixable: 1 } },
+      known_exploited: 0,
+      // known exploited, Defcon1, Critical, High, Medium, Low, Negligible, Unknown
+      risk: [0, 0, 0, 1, 0, 0, 0, 0],
+      stale: false,
+    });
+    const ancestry = json(await t.app.inject({ url: '/ancestry/app' })).ancestry;
+    expect(ancestry.layers).toHaveLength(1);
+  });
+
+  it('follow a new vulnerability, a severity change and a deletion', async () => {
+    await addVulnerability('CVE-2099-1002', 'Critical', 'zlib', 'None');
+    await settled();
+    expect(await summary()).toMatchObject({
+      counts: { High: { total: 1, fixable: 1 }, Critical: { total: 1, fixable: 0 } },
+      risk: [0, 0, 1, 1, 0, 0, 0, 0],
+    });
+
+    const edit = await t.app.inject({
+      method: 'PUT',
+      url: '/v1/namespaces/debian%3A9/vulnerabilities/CVE-2099-1001',
+      payload: { Vulnerability: { Name: 'CVE-2099-1001', NamespaceName: 'debian:9', Severity: 'Low' } },
+    });
+    expect(edit.statusCode, edit.body).toBe(200);
+    await settled();
+    expect((await summary()).counts).toEqual({ Low: { total: 1, fixable: 1 }, Critical: { total: 1, fixable: 0 } });
+
+    const removed = await t.app.inject({ method: 'DELETE', url: '/v1/namespaces/debian%3A9/vulnerabilities/CVE-2099-1002' });
+    expect(removed.statusCode, removed.body).toBe(200);
+    await settled();
+    expect(await summary()).toMatchObject({ counts: { Low: { total: 1, fixable: 1 } }, risk: [0, 0, 0, 0, 0, 1, 0, 0] });
+  });
+
+  it('count known exploited vulnerabilities once KEV lists one, and rank those first', async () => {
+    await t.pool.query(
+      `INSERT INTO kev (cve, vendor_project, product, vulnerability_name, date_added, due_date, known_ransomware_campaign_use, required_action)
+       VALUES ('CVE-2099-1001', 'GNU', 'bash', 'Example', '2099-01-05', '2099-01-26', 'Unknown', 'Update.')`,
+    );
+    await settled();
+    expect(await summary()).toMatchObject({ known_exploited: 1, risk: [1, 0, 0, 0, 0, 1, 0, 0] });
+  });
+});
