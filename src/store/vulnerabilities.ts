@@ -49,6 +49,11 @@ const SELECT_LIVE_PAGE = `
   SELECT ${VULNERABILITY_COLUMNS} FROM vulnerability v JOIN namespace n ON n.id = v.namespace_id
   WHERE v.namespace_id = $1 AND v.deleted_at IS NULL AND v.id >= $2
   ORDER BY v.id LIMIT $3`;
+/** Every live version of a name, one per namespace, with the CVE ids an advisory lists. */
+const SELECT_LIVE_NAMED = `
+  SELECT ${VULNERABILITY_COLUMNS}, v.cves FROM vulnerability v JOIN namespace n ON n.id = v.namespace_id
+  WHERE v.name = $1 AND v.deleted_at IS NULL
+  ORDER BY n.name`;
 const SELECT_FIXEDIN = `
   SELECT fi.vulnerability_id, f.name AS feature, fi.fixed_version, fi.fix_state
   FROM vulnerability_fixedin fi JOIN feature f ON f.id = fi.feature_id
@@ -202,6 +207,19 @@ export async function findLiveVulnerability(
 export async function findVulnerabilityById(db: Queryable, id: number): Promise<StoredVulnerability | undefined> {
   const { rows } = await db.query<VulnerabilityRecord>(SELECT_BY_ID, [id]);
   return (await withFixedIn(db, rows))[0];
+}
+
+/**
+ * The live vulnerabilities of this name in every namespace (namespace order), each with its
+ * fixed-in list, risk context and the CVE ids it lists (absent when none).
+ */
+export async function liveVulnerabilitiesNamed(db: Queryable, name: string): Promise<StoredVulnerability[]> {
+  const { rows } = await db.query<VulnerabilityRecord & { cves: string[] }>(SELECT_LIVE_NAMED, [name]);
+  const stored = await withFixedIn(db, rows);
+  return stored.map(({ cves: _cves, ...v }, i) => {
+    const cves = rows[i]!.cves;
+    return cves.length > 0 ? { ...v, cves } : v;
+  });
 }
 
 /** Live vulnerabilities with id ≥ startId, at most limit of them, without fixed-in lists. */

@@ -1,0 +1,399 @@
+/**
+ * One image (/ui/images/{digest}): where registries hold it, its counts, what to upgrade, its
+ * layers, its findings and its packages. Read from imageContents and imagesWithDigest, as
+ * GET /tarsier/v1/images/{digest} reads them, so the numbers are the API's.
+ *
+ * data-testid attributes (tests and browser tests read these):
+ * - `image-digest`: the whole digest, in the heading.
+ * - `reference`: one row per registry record (data-repository="registry/repository").
+ * - `count-<Severity>` / `fixable-<Severity>`: the Summary's Total and Fixable of each severity
+ *   (Critical, High, Medium, Low, Negligible, Unknown always; Defcon1 when the image has any).
+ * - `kev-count`: KnownExploited.
+ * - `upgrade`: one row per upgrade (data-package), with `upgrade-to` and `upgrade-removes` cells;
+ *   `upgrade-removed`: the High+ findings the upgrades remove; `unfixed-high`: those no upgrade fixes.
+ * - `layer`: one row per layer (id layer-N, data-digest), with `layer-packages` and
+ *   `layer-vulnerabilities` cells.
+ * - `finding`: one row per (vulnerability, package) (data-vulnerability, data-package);
+ *   `finding-count`: how many rows.
+ * - `package`: one row per package (data-package); `package-count`: how many.
+ */
+import { notFound } from '../../../errors.js';
+import { isVersionFormatName, versionFormat } from '../../../ecosystems/index.js';
+import { imageContents, type ImagePackage, type ImageVulnerability } from '../../../images/report.js';
+import { riskMetadata, type RiskContext } from '../../../model/risk.js';
+import { severityRank, type FixState, type Severity } from '../../../model/vulnerability.js';
+import { imagesWithDigest } from '../../../store/images.js';
+import type { PageContext } from '../index.js';
+import {
+  count,
+  epssText,
+  html,
+  kevBadge,
+  SEVERITIES_DOWN,
+  severityBadge,
+  shortDigest,
+  vulnerabilityHref,
+  when,
+  type Html,
+} from '../html.js';
+import type { Page } from '../layout.js';
+
+/** Above this many packages, the packages table starts collapsed. */
+const OPEN_PACKAGES = 30;
+
+/** The risk context as the API shows it (riskMetadata): EPSS and KEV, each with the CVE it came from when not the name. */
+export interface RiskShown {
+  EPSS?: { Score: number; Percentile: number; Date: string; CVE?: string };
+  KEV?: { DateAdded: string; DueDate: string; KnownRansomwareCampaignUse: string; CVE?: string };
+}
+
+export const riskShown = (name: string, risk: RiskContext | undefined): RiskShown => riskMetadata(name, risk) as RiskShown;
+
+/** What a fix state says in words, when there is no fixed version to show. */
+export function fixStateText(state: FixState): string {
+  switch (state) {
+    case 'will_not_fix':
+      return 'will not be fixed';
+    case 'fix_deferred':
+      return 'fix deferred';
+    case 'not_affected':
+      return 'not affected';
+    case 'fixed':
+      return 'fixed';
+    default:
+      return 'no fix yet';
+  }
+}
+
+const atLeastHigh = (severity: Severity): boolean => severityRank(severity) >= severityRank('High');
+
+/** What upgradePlan reads of a package. */
+export interface PlannedPackage {
+  name: string;
+  version: string;
+  namespace: string;
+  versionFormat: string;
+  vulnerabilities: ReadonlyArray<Pick<ImageVulnerability, 'name' | 'severity' | 'fixedBy'>>;
+}
+
+export interface Upgrade {
+  package: string;
+  namespace: string;
+  /** The installed version. */
+  from: string;
+  /** The highest FixedBy among the package's fixable High+ findings. */
+  to: string;
+  /** The High+ vulnerabilities the upgrade removes, by name. */
+  removes: string[];
+}
+
+export interface UpgradePlan {
+  /** Most findings removed first, then by package name. */
+  upgrades: Upgrade[];
+  /** High, Critical and Defcon1 findings (vulnerability, package) the upgrades remove. */
+  removed: number;
+  /** High, Critical and Defcon1 findings no upgrade fixes (no fixed version known). */
+  remaining: number;
+}
+
+function compareVersions(format: string): (a: string, b: string) => number {
+  if (isVersionFormatName(format)) {
+    const f = versionFormat(format);
+    return (a, b) => f.compare(a, b);
+  }
+  return (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+}
+
+/**
+ * The fewest package upgrades that remove the most High, Critical and Defcon1 findings: every
+ * package with a fixable one is upgraded once, to the highest FixedBy among them, which removes
+ * all of them. A finding is a (vulnerability, package) pair.
+ */
+export function upgradePlan(packages: readonly PlannedPackage[]): UpgradePlan {
+  const upgrades: Upgrade[] = [];
+  let remaining = 0;
+  for (const p of packages) {
+    const compare = compareVersions(p.versionFormat);
+    let to: string | undefined;
+    const removes = new Set<string>();
+    const unfixed = new Set<string>();
+    for (const v of p.vulnerabilities) {
+      if (!atLeastHigh(v.severity)) continue;
+      if (v.fixedBy === null) {
+        unfixed.add(v.name);
+        continue;
+      }
+      removes.add(v.name);
+      if (to === undefined || compare(v.fixedBy, to) > 0) to = v.fixedBy;
+    }
+    remaining += [...unfixed].filter((name) => !removes.has(name)).length;
+    if (to !== undefined) {
+      upgrades.push({ package: p.name, namespace: p.namespace, from: p.version, to, removes: [...removes].sort() });
+    }
+  }
+  upgrades.sort(
+    (a, b) =>
+      b.removes.length - a.removes.length ||
+      a.package.localeCompare(b.package) ||
+      a.namespace.localeCompare(b.namespace) ||
+      a.from.localeCompare(b.from),
+  );
+  return { upgrades, removed: upgrades.reduce((n, u) => n + u.removes.length, 0), remaining };
+}
+
+/** One row of the findings table. */
+interface Finding {
+  vulnerability: ImageVulnerability;
+  package: ImagePackage;
+  layer: number;
+  risk: RiskShown;
+}
+
+/** Most severe first, then known exploited, then the higher EPSS score, then by name (and package). */
+function compareFindings(a: Finding, b: Finding): number {
+  return (
+    severityRank(b.vulnerability.severity) - severityRank(a.vulnerability.severity) ||
+    Number(b.risk.KEV !== undefined) - Number(a.risk.KEV !== undefined) ||
+    (b.risk.EPSS?.Score ?? -1) - (a.risk.EPSS?.Score ?? -1) ||
+    a.vulnerability.name.localeCompare(b.vulnerability.name) ||
+    a.package.name.localeCompare(b.package.name)
+  );
+}
+
+const layerLink = (n: number): Html => html`<a href="#layer-${n}">${n}</a>`;
+
+const fixedByText = (v: ImageVulnerability): Html =>
+  v.fixedBy !== null ? html`<code>${v.fixedBy}</code>` : html`<span class="muted">${fixStateText(v.fixState)}</span>`;
+
+/** The EPSS cell: the score, and the CVE it came from when not the vulnerability's own name. */
+const epssCell = (risk: RiskShown): Html =>
+  html`${epssText(risk.EPSS)}${risk.EPSS?.CVE ? html` <span class="muted">(${risk.EPSS.CVE})</span>` : ''}`;
+
+export async function imagePage(context: PageContext, digest: string): Promise<Page> {
+  const [contents, references] = await Promise.all([imageContents(context.pool, digest), imagesWithDigest(context.pool, digest)]);
+  if (!contents) throw notFound(`image ${digest} is not known: scan it with POST /tarsier/v1/images`);
+
+  // Layers bottom first, numbered from 1; a digest listed twice is the first of them.
+  const layerIndex = new Map<string, number>();
+  contents.layers.forEach((d, i) => {
+    if (!layerIndex.has(d)) layerIndex.set(d, i + 1);
+  });
+  const layerOf = (p: ImagePackage): number => layerIndex.get(p.addedBy) ?? 0;
+
+  const findings: Finding[] = contents.packages
+    .flatMap((p) => p.vulnerabilities.map((v) => ({ vulnerability: v, package: p, layer: layerOf(p), risk: riskShown(v.name, v.risk) })))
+    .sort(compareFindings);
+  const plan = upgradePlan(contents.packages);
+
+  const layers = contents.layers.map((d, i) => {
+    const added = contents.packages.filter((p) => layerOf(p) === i + 1 && layerIndex.get(d) === i + 1);
+    const severities = new Map<string, Severity>();
+    for (const v of added.flatMap((p) => p.vulnerabilities)) {
+      const known = severities.get(v.name);
+      if (!known || severityRank(v.severity) > severityRank(known)) severities.set(v.name, v.severity);
+    }
+    const worst = [...severities.values()].reduce<Severity | undefined>(
+      (a, s) => (a === undefined || severityRank(s) > severityRank(a) ? s : a),
+      undefined,
+    );
+    return { index: i + 1, digest: d, packages: added.length, vulnerabilities: severities.size, worst };
+  });
+
+  const shown = SEVERITIES_DOWN.filter((s) => s !== 'Defcon1' || contents.summary[s] !== undefined);
+  const packagesTable = html`<table>
+    <caption>
+      Packages (<span data-testid="package-count">${count(contents.packages.length)}</span
+      >)
+    </caption>
+    <thead>
+      <tr>
+        <th scope="col">Package</th>
+        <th scope="col">Version</th>
+        <th scope="col">Namespace</th>
+        <th scope="col">Layer</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${contents.packages.map(
+        (p) =>
+          html`<tr data-testid="package" data-package="${p.name}">
+            <th scope="row">${p.name}</th>
+            <td><code>${p.version}</code></td>
+            <td>${p.namespace}</td>
+            <td>${layerLink(layerOf(p))}</td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
+
+  return {
+    title: `Image ${digest.replace(/^sha256:/, '').slice(0, 12)}`,
+    section: 'images',
+    body: html`<h1>Image <code data-testid="image-digest">${digest}</code></h1>
+      ${
+        references.length === 0
+          ? html`<p class="notice">No registry record holds this digest (its contents were indexed without a scan from a registry).</p>`
+          : html`<table>
+              <caption>
+                Where registries hold it
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Repository</th>
+                  <th scope="col">Tags</th>
+                  <th scope="col">Platform</th>
+                  <th scope="col">First seen</th>
+                  <th scope="col">Last seen</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${references.map(
+                  (r) =>
+                    html`<tr data-testid="reference" data-repository="${r.registry}/${r.repository}">
+                      <th scope="row"><code>${r.registry}/${r.repository}</code></th>
+                      <td>
+                        ${r.tags.length > 0 ? r.tags.map((t, i) => html`${i > 0 ? ', ' : ''}<code>${t}</code>`) : html`<span class="muted">untagged</span>`}
+                      </td>
+                      <td>${r.platform}</td>
+                      <td>${when(r.firstSeen)}</td>
+                      <td>${when(r.lastSeen)}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>`
+      }
+      <h2 id="summary">Vulnerabilities by severity</h2>
+      <ul class="cards" aria-label="Vulnerabilities by severity">
+        ${shown.map((s) => {
+          const c = contents.summary[s] ?? { total: 0, fixable: 0 };
+          return html`<li>
+            ${severityBadge(s)}
+            <span class="value" data-testid="count-${s}">${count(c.total)}</span>
+            <span class="muted"><span data-testid="fixable-${s}">${count(c.fixable)}</span> fixable</span>
+          </li>`;
+        })}
+        <li>
+          <span class="kev">KEV</span> <span class="value" data-testid="kev-count">${count(contents.knownExploited)}</span>
+          <span class="muted">known exploited</span>
+        </li>
+      </ul>
+      <p class="muted">
+        Distinct vulnerabilities, each at the highest severity any source gives it; fixable when an upgrade of an affected package fixes it.
+      </p>
+
+      <h2 id="upgrades">What to upgrade</h2>
+      ${
+        plan.upgrades.length === 0
+          ? html`<p class="notice">No upgrade removes a High or Critical finding.</p>`
+          : html`<table>
+              <caption>
+                ${count(plan.upgrades.length)} ${plan.upgrades.length === 1 ? 'upgrade removes' : 'upgrades remove'}
+                <span data-testid="upgrade-removed">${count(plan.removed)}</span>
+                High and Critical ${plan.removed === 1 ? 'finding' : 'findings'}
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Package</th>
+                  <th scope="col">Installed</th>
+                  <th scope="col">Upgrade to</th>
+                  <th scope="col" class="num">Findings removed</th>
+                  <th scope="col">Vulnerabilities</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${plan.upgrades.map(
+                  (u) =>
+                    html`<tr data-testid="upgrade" data-package="${u.package}">
+                      <th scope="row">${u.package} <span class="muted">${u.namespace}</span></th>
+                      <td><code>${u.from}</code></td>
+                      <td data-testid="upgrade-to"><code>${u.to}</code></td>
+                      <td class="num" data-testid="upgrade-removes">${count(u.removes.length)}</td>
+                      <td>${u.removes.map((name, i) => html`${i > 0 ? ', ' : ''}<a href="${vulnerabilityHref(name)}">${name}</a>`)}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>`
+      }
+      <p>
+        <span data-testid="unfixed-high">${count(plan.remaining)}</span> High and Critical
+        ${plan.remaining === 1 ? 'finding remains' : 'findings remain'} that no upgrade fixes yet.
+      </p>
+
+      <h2 id="layers">Layers</h2>
+      <table>
+        <caption>
+          Layers, bottom first (${count(layers.length)})
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col" class="num">#</th>
+            <th scope="col">Digest</th>
+            <th scope="col" class="num">Packages added</th>
+            <th scope="col" class="num">Vulnerabilities they bring</th>
+            <th scope="col">Most severe</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${layers.map(
+            (l) =>
+              html`<tr id="layer-${l.index}" data-testid="layer" data-digest="${l.digest}">
+                <th scope="row" class="num">${l.index}</th>
+                <td>${shortDigest(l.digest)}</td>
+                <td class="num" data-testid="layer-packages">${count(l.packages)}</td>
+                <td class="num" data-testid="layer-vulnerabilities">${count(l.vulnerabilities)}</td>
+                <td>${l.worst ? severityBadge(l.worst) : html`<span class="muted">—</span>`}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+
+      <h2 id="vulnerabilities">Vulnerabilities</h2>
+      ${
+        findings.length === 0
+          ? html`<p class="notice">No known vulnerability affects this image's packages.</p>`
+          : html`<table>
+              <caption>
+                Findings (<span data-testid="finding-count">${count(findings.length)}</span
+                >): one row per vulnerability and package, most severe first
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Vulnerability</th>
+                  <th scope="col">Severity</th>
+                  <th scope="col">Package</th>
+                  <th scope="col">Installed</th>
+                  <th scope="col">Fixed by</th>
+                  <th scope="col">EPSS</th>
+                  <th scope="col">KEV</th>
+                  <th scope="col">Layer</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${findings.map(
+                  (f) =>
+                    html`<tr data-testid="finding" data-vulnerability="${f.vulnerability.name}" data-package="${f.package.name}">
+                      <th scope="row"><a href="${vulnerabilityHref(f.vulnerability.name)}">${f.vulnerability.name}</a></th>
+                      <td>${severityBadge(f.vulnerability.severity)}</td>
+                      <td>${f.package.name}</td>
+                      <td><code>${f.package.version}</code></td>
+                      <td data-testid="fixed-by">${fixedByText(f.vulnerability)}</td>
+                      <td>${epssCell(f.risk)}</td>
+                      <td>${kevBadge(f.risk.KEV)}</td>
+                      <td>${layerLink(f.layer)}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>`
+      }
+
+      <h2 id="packages">Packages</h2>
+      ${
+        contents.packages.length > OPEN_PACKAGES
+          ? html`<details>
+              <summary>Show all ${count(contents.packages.length)} packages</summary>
+              ${packagesTable}
+            </details>`
+          : packagesTable
+      }`,
+  };
+}
