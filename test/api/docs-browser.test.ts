@@ -3,15 +3,12 @@
  * every operation, and an operation opened shows its parameters. Runs where Chromium is installed
  * (CI installs Debian's chromium); elsewhere it is skipped.
  */
-import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { chromium } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { json, testApp } from '../helpers/app.js';
+import { hasChromium, launchChromium } from '../helpers/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-
-describe.runIf(existsSync(CHROMIUM))('/docs in a browser', () => {
+describe.runIf(hasChromium())('/docs in a browser', () => {
   it("lists every operation of the document, and shows an operation's parameters", async () => {
     const t = await testApp();
     await t.app.listen({ host: '127.0.0.1', port: 0 });
@@ -20,18 +17,7 @@ describe.runIf(existsSync(CHROMIUM))('/docs in a browser', () => {
     const operations = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) =>
       Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
     );
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage();
       await page.goto(`${origin}/docs/`);

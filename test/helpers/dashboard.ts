@@ -1,25 +1,23 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, expect } from 'vitest';
 import { parseConfig } from '../../src/config.js';
 import { runnerSettings, UpdaterRunner } from '../../src/updater/runner.js';
 import { enabledSources } from '../../src/updater/sources.js';
 import { json, testApp, type TestApp } from './app.js';
+import { hasChromium, launchChromium } from './browser.js';
 import { silentLog } from './db.js';
 import { startFeedServer } from './feed-server.js';
 import { debianLayer, layer, ociLayout, pushImage } from './oci-image.js';
 import { missingRegistryPrograms, startRegistry, type Registry } from './registry.js';
 
-/** Debian's Chromium (installed by .ci/run), driven by playwright-core. */
-export const CHROMIUM = '/usr/bin/chromium';
-
 /** What a dashboard test needs and does not have (it is skipped, saying so). */
 export function missingForDashboard(): string[] {
-  return [...missingRegistryPrograms(), ...(existsSync(CHROMIUM) ? [] : ['chromium'])];
+  return [...missingRegistryPrograms(), ...(hasChromium() ? [] : ['chromium'])];
 }
 
 /** The API token the seeded server requires (the dashboard asks for it once). */
@@ -124,8 +122,7 @@ export async function startDashboard(): Promise<Dashboard> {
 
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   const origin = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
-  // Root in CI containers: Chromium's sandbox needs user namespaces it may not have.
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  const browser = await launchChromium();
   afterAll(() => browser.close());
   return {
     t,
