@@ -5,6 +5,7 @@
  */
 import type { BrowserContext, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { listImagesByRisk, type RiskCursor } from '../../src/store/images.js';
 import { missingForDashboard, startDashboard, TOKEN, type Dashboard } from '../helpers/dashboard.js';
 
 const missing = missingForDashboard();
@@ -79,6 +80,20 @@ describe.skipIf(missing.length > 0)(`the images page${missing.length > 0 ? ` (sk
     expect(table.map((r) => r.replace(/\s+/g, ' ').trim())).toEqual(['Critical 3', 'None 1']);
     // uPlot drew the chart.
     await expect.poll(() => page.locator('#severity-chart canvas').count()).toBeGreaterThan(0);
+  });
+
+  it('pages through the risk order without skipping or repeating an image', async () => {
+    const whole = (await listImagesByRisk(d.t.pool, {}, undefined, 100)).map((r) => r.digest);
+    const paged: string[] = [];
+    let cursor: RiskCursor | undefined;
+    for (;;) {
+      const [row] = await listImagesByRisk(d.t.pool, {}, cursor, 1);
+      if (!row) break;
+      paged.push(row.digest);
+      cursor = row.rank;
+    }
+    expect(whole).toHaveLength(4);
+    expect(paged).toEqual(whole);
   });
 
   it('filters by repository, tag, severity and known exploited, with the form and by URL', async () => {

@@ -127,8 +127,19 @@ function clientMain(): void {
     const options = {
       width,
       height: 260,
-      scales: { x: { time: chart.kind === 'lines' } },
-      axes: [chart.labels ? { ...axis, values: (_u: unknown, ticks: number[]) => ticks.map((t) => chart.labels![t] ?? '') } : axis, axis],
+      scales: {
+        // Categories sit at 0..n-1: half a step of room each side, so every bar is whole.
+        x: chart.kind === 'bars' ? { time: false, range: [-0.5, chart.x.length - 0.5] } : { time: true },
+        // Counts start at zero.
+        y: { range: (_u: unknown, _min: number, max: number) => [0, Math.max(1, Math.ceil(max * 1.1))] },
+      },
+      axes: [
+        chart.labels
+          ? { ...axis, splits: () => chart.x, values: (_u: unknown, ticks: number[]) => ticks.map((t) => chart.labels![t] ?? '') }
+          : axis,
+        // Whole numbers only: these are counts.
+        { ...axis, values: (_u: unknown, ticks: number[]) => ticks.map((t) => (Number.isInteger(t) ? String(t) : '')) },
+      ],
       // A legend only where there are several series; the page's Data table carries the numbers.
       legend: { show: chart.series.length > 1 },
       series: [
