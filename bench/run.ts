@@ -22,6 +22,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'notification-fanout': notificationFanout,
   'scan-upload': scanUpload,
   soak,
+  'ui-pages': async () => (await import('./ui-pages.js')).run(),
 };
 
 const wanted = process.argv.slice(2);
