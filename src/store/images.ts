@@ -79,27 +79,44 @@ const AFFECTING_IMAGE = `
   JOIN vulnerability v ON v.id = va.vulnerability_id AND v.deleted_at IS NULL
   JOIN vulnerability_fixedin fi ON fi.id = va.fixedin_id`;
 
-/** The list filters, on image i ($2 registry … $6 severity, $8 KEV, $9 minimum EPSS). */
+/**
+ * An image i's summary s (migration 0009), when it has one: its counts and rank kept by the
+ * triggers and the refreshers. Where it is fresh (s.stale IS FALSE) lists read it; where it is
+ * stale or missing they count live, so every list shows the numbers of now.
+ */
+const WITH_SUMMARY = `
+  image i LEFT JOIN ancestry a ON a.name = i.digest LEFT JOIN ancestry_summary s ON s.ancestry_id = a.id`;
+
+/** The list filters, on image i and its summary s ($2 registry … $6 severity, $8 KEV, $9 minimum EPSS). */
 const IMAGE_FILTERS = `
       ($2::text IS NULL OR i.registry = $2)
       AND ($3::text IS NULL OR i.repository = $3)
       AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM image_tag t WHERE t.image_id = i.id AND t.tag = $4))
       AND ($5::text IS NULL OR i.digest = $5)
-      AND ($6::severity IS NULL OR EXISTS (SELECT 1 ${AFFECTING_IMAGE} WHERE a.name = i.digest AND v.severity >= $6::severity))
-      AND (NOT $8::boolean OR EXISTS (SELECT 1 ${AFFECTING_IMAGE} WHERE a.name = i.digest AND ${IN_KEV}))
+      AND ($6::severity IS NULL OR CASE WHEN s.stale IS FALSE
+        THEN EXISTS (SELECT 1 FROM jsonb_object_keys(s.counts) k WHERE k::severity >= $6::severity)
+        ELSE EXISTS (SELECT 1 ${AFFECTING_IMAGE} WHERE a.name = i.digest AND v.severity >= $6::severity) END)
+      AND (NOT $8::boolean OR CASE WHEN s.stale IS FALSE
+        THEN s.known_exploited > 0
+        ELSE EXISTS (SELECT 1 ${AFFECTING_IMAGE} WHERE a.name = i.digest AND ${IN_KEV}) END)
       AND ($9::float8 IS NULL OR EXISTS (SELECT 1 ${AFFECTING_IMAGE} WHERE a.name = i.digest AND ${EPSS_AT_LEAST('$9::float8')}))`;
 
-/** An image p of a page with its tags, scan time and counts, computed now (every list shows the same numbers). */
+/** What a page's rows carry of their summary, for IMAGE_COLUMNS. */
+const SUMMARY_FIELDS = 's.counts AS summary_counts, s.known_exploited AS summary_known_exploited, s.stale IS FALSE AS summary_fresh';
+
+/**
+ * An image p of a page with its tags, scan time and counts: its fresh summary's, else counted now
+ * (each vulnerability once, at its highest severity; fixable when any affected package has a fix).
+ */
 const IMAGE_COLUMNS = `
   p.id, p.registry, p.repository, p.digest, p.platform, p.media_type, p.index_digest, p.first_seen, p.last_seen,
          ${TAGS_OF_P},
          (SELECT created_at FROM ancestry WHERE name = p.digest) AS scanned_at,
-         coalesce((
+         CASE WHEN p.summary_fresh THEN p.summary_counts ELSE coalesce((
            SELECT jsonb_object_agg(s.severity, jsonb_build_object('total', s.total, 'fixable', s.fixable))
            FROM (
              SELECT per.severity, count(*) AS total, count(*) FILTER (WHERE per.fixable) AS fixable
              FROM (
-               -- Each vulnerability once, at its highest severity; fixable when any affected package has a fix.
                SELECT v.name, max(v.severity) AS severity, bool_or(fi.fixed_version IS NOT NULL) AS fixable
                ${AFFECTING_IMAGE}
                WHERE a.name = p.digest
@@ -107,12 +124,13 @@ const IMAGE_COLUMNS = `
              ) per
              GROUP BY per.severity
            ) s
-         ), '{}') AS counts,
-         (SELECT count(DISTINCT v.name)::int ${AFFECTING_IMAGE} WHERE a.name = p.digest AND ${IN_KEV}) AS known_exploited`;
+         ), '{}') END AS counts,
+         CASE WHEN p.summary_fresh THEN p.summary_known_exploited
+           ELSE (SELECT count(DISTINCT v.name)::int ${AFFECTING_IMAGE} WHERE a.name = p.digest AND ${IN_KEV}) END AS known_exploited`;
 
 const SELECT_IMAGES = `
   WITH page AS (
-    SELECT i.* FROM image i
+    SELECT i.*, ${SUMMARY_FIELDS} FROM ${WITH_SUMMARY}
     WHERE i.id > $1 AND ${IMAGE_FILTERS}
     ORDER BY i.id
     LIMIT $7
@@ -128,8 +146,8 @@ const SELECT_IMAGES = `
  */
 const SELECT_IMAGES_BY_RISK = `
   WITH ranked AS (
-    SELECT i.*, coalesce(s.risk, '{}') AS risk
-    FROM image i LEFT JOIN ancestry a ON a.name = i.digest LEFT JOIN ancestry_summary s ON s.ancestry_id = a.id
+    SELECT i.*, ${SUMMARY_FIELDS}, coalesce(s.risk, '{}') AS risk
+    FROM ${WITH_SUMMARY}
     WHERE ${IMAGE_FILTERS}
   ), page AS (
     SELECT * FROM ranked
@@ -375,10 +393,11 @@ export async function imageCount(db: Queryable): Promise<number> {
  * severe first, from the image summaries.
  */
 const SELECT_BY_HIGHEST = `
-  SELECT (SELECT l.level FROM unnest(enum_range(NULL::severity)) WITH ORDINALITY AS l (level, n)
-          WHERE s.counts ? l.level::text ORDER BY l.n DESC LIMIT 1) AS highest,
+  SELECT CASE WHEN s.risk[2] > 0 THEN 'Defcon1' WHEN s.risk[3] > 0 THEN 'Critical' WHEN s.risk[4] > 0 THEN 'High'
+              WHEN s.risk[5] > 0 THEN 'Medium' WHEN s.risk[6] > 0 THEN 'Low' WHEN s.risk[7] > 0 THEN 'Negligible'
+              WHEN s.risk[8] > 0 THEN 'Unknown' END::severity AS highest,
          count(*)::int AS images
-  FROM image i LEFT JOIN ancestry a ON a.name = i.digest LEFT JOIN ancestry_summary s ON s.ancestry_id = a.id
+  FROM ${WITH_SUMMARY}
   GROUP BY 1 ORDER BY 1 DESC NULLS LAST`;
 
 export async function imagesByHighestSeverity(db: Queryable): Promise<Array<{ highest: Severity | null; images: number }>> {

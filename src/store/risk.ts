@@ -12,15 +12,24 @@ import type { Queryable } from './pool.js';
  */
 
 /**
+ * A condition on the vulnerability row aliased `v`: one of its CVEs is in KEV. The catalog is
+ * small (about 1,500 CVEs), so it is read once per statement (a hashed subplan and one array),
+ * never probed per row: after the daily replace, before statistics catch up, per-row probes
+ * became a scan of the table for every vulnerability row.
+ */
+export const IN_KEV = '(v.name IN (SELECT cve FROM kev) OR v.cves && ARRAY(SELECT cve FROM kev))';
+
+/**
  * Columns `epss` and `kev` (jsonb, NULL when none) of the risk context of the vulnerability row
  * aliased `v`. Every read that shows vulnerabilities selects these.
  */
 export const RISK_COLUMNS = `
   (SELECT jsonb_build_object('cve', e.cve, 'score', e.score, 'percentile', e.percentile, 'date', e.scored_on::text)
      FROM epss e WHERE e.cve = ANY (vulnerability_cves(v.name, v.cves)) ORDER BY e.score DESC, e.cve LIMIT 1) AS epss,
-  (SELECT jsonb_build_object('cve', k.cve, 'dateAdded', k.date_added::text, 'dueDate', coalesce(k.due_date::text, ''),
-                             'knownRansomwareCampaignUse', k.known_ransomware_campaign_use)
-     FROM kev k WHERE k.cve = ANY (vulnerability_cves(v.name, v.cves)) ORDER BY k.date_added, k.cve LIMIT 1) AS kev`;
+  CASE WHEN ${IN_KEV} THEN
+    (SELECT jsonb_build_object('cve', k.cve, 'dateAdded', k.date_added::text, 'dueDate', coalesce(k.due_date::text, ''),
+                               'knownRansomwareCampaignUse', k.known_ransomware_campaign_use)
+       FROM kev k WHERE k.cve = ANY (vulnerability_cves(v.name, v.cves)) ORDER BY k.date_added, k.cve LIMIT 1) END AS kev`;
 
 /** The columns RISK_COLUMNS adds to a row. */
 export interface RiskColumns {
@@ -33,8 +42,6 @@ export function riskContextOf(row: RiskColumns): RiskContext {
   return { ...(row.epss ? { epss: row.epss } : {}), ...(row.kev ? { kev: row.kev } : {}) };
 }
 
-/** A condition on the vulnerability row aliased `v`: one of its CVEs is in KEV. */
-export const IN_KEV = 'EXISTS (SELECT 1 FROM kev k WHERE k.cve = ANY (vulnerability_cves(v.name, v.cves)))';
 /** A condition on the vulnerability row aliased `v`: one of its CVEs has an EPSS score of at least the parameter named. */
 export const EPSS_AT_LEAST = (parameter: string): string =>
   `EXISTS (SELECT 1 FROM epss e WHERE e.cve = ANY (vulnerability_cves(v.name, v.cves)) AND e.score >= ${parameter})`;

@@ -23,20 +23,28 @@ const COMPUTE = `
     WHERE af.ancestry_id = ANY ($1::bigint[])
     GROUP BY af.ancestry_id, v.name
   ), by_severity AS (
-    SELECT ancestry_id, severity, count(*)::int AS total, (count(*) FILTER (WHERE fixable))::int AS fixable
+    SELECT ancestry_id, severity, count(*)::int AS total, (count(*) FILTER (WHERE fixable))::int AS fixable,
+           (count(*) FILTER (WHERE kev))::int AS kev
     FROM per GROUP BY ancestry_id, severity
   ), summary AS (
-    SELECT a.id AS ancestry_id,
-           coalesce((SELECT jsonb_object_agg(s.severity, jsonb_build_object('total', s.total, 'fixable', s.fixable))
-                     FROM by_severity s WHERE s.ancestry_id = a.id), '{}') AS counts,
-           (SELECT count(*)::int FROM per p WHERE p.ancestry_id = a.id AND p.kev) AS known_exploited,
-           ARRAY[(SELECT count(*)::int FROM per p WHERE p.ancestry_id = a.id AND p.kev)] ||
-             ARRAY(SELECT coalesce((SELECT s.total FROM by_severity s WHERE s.ancestry_id = a.id AND s.severity = level), 0)
-                   FROM unnest(enum_range(NULL::severity)) WITH ORDINALITY AS l (level, n) ORDER BY n DESC) AS risk
-    FROM ancestry a WHERE a.id = ANY ($1::bigint[])
+    -- Grouped once per ancestry (never a scan of the whole batch per ancestry).
+    SELECT ancestry_id,
+           jsonb_object_agg(severity, jsonb_build_object('total', total, 'fixable', fixable)) AS counts,
+           sum(kev)::int AS known_exploited,
+           ARRAY[sum(kev)::int,
+                 coalesce(sum(total) FILTER (WHERE severity = 'Defcon1'), 0)::int,
+                 coalesce(sum(total) FILTER (WHERE severity = 'Critical'), 0)::int,
+                 coalesce(sum(total) FILTER (WHERE severity = 'High'), 0)::int,
+                 coalesce(sum(total) FILTER (WHERE severity = 'Medium'), 0)::int,
+                 coalesce(sum(total) FILTER (WHERE severity = 'Low'), 0)::int,
+                 coalesce(sum(total) FILTER (WHERE severity = 'Negligible'), 0)::int,
+                 coalesce(sum(total) FILTER (WHERE severity = 'Unknown'), 0)::int] AS risk
+    FROM by_severity GROUP BY ancestry_id
   )
   INSERT INTO ancestry_summary (ancestry_id, counts, known_exploited, risk, stale, computed_at)
-  SELECT ancestry_id, counts, known_exploited, risk, false, now() FROM summary
+  SELECT a.id, coalesce(s.counts, '{}'), coalesce(s.known_exploited, 0), coalesce(s.risk, '{0,0,0,0,0,0,0,0}'), false, now()
+  FROM ancestry a LEFT JOIN summary s ON s.ancestry_id = a.id
+  WHERE a.id = ANY ($1::bigint[])
   ON CONFLICT (ancestry_id) DO UPDATE SET counts = EXCLUDED.counts, known_exploited = EXCLUDED.known_exploited,
     risk = EXCLUDED.risk, stale = false, computed_at = EXCLUDED.computed_at`;
 

@@ -17,8 +17,7 @@ import {
   type ImageRow,
   type RiskCursor,
 } from '../../../store/images.js';
-import { withTransaction } from '../../../store/pool.js';
-import { refreshStaleSummaries, staleSummaryCount } from '../../../store/summaries.js';
+import { staleSummaryCount } from '../../../store/summaries.js';
 import { MAX_NAME_LENGTH } from '../../limits.js';
 import type { PageContext } from '../index.js';
 import { count, html, imageHref, SEVERITIES_DOWN, severityBadge, shortDigest, uiHref, when } from '../html.js';
@@ -36,8 +35,6 @@ export type ImagesQuery = Static<typeof ImagesQuery>;
 
 /** Images per page. */
 export const IMAGES_PAGE = 50;
-/** Stale summaries computed while a page waits, when that is all there is (a few images changed); more is left to the refreshers. */
-const INLINE_REFRESH = 200;
 
 interface Token {
   List: string;
@@ -56,15 +53,9 @@ export async function imagesPage(context: PageContext, query: ImagesQuery): Prom
   const list = `ui images ${sort} ${JSON.stringify(filter)}`;
   const token = pageToken(context, query.page, list);
 
-  let stale = 0;
-  if (sort === 'risk') {
-    stale = await staleSummaryCount(context.pool);
-    if (stale > 0 && stale <= INLINE_REFRESH) {
-      await withTransaction(context.pool, (client) => refreshStaleSummaries(client, INLINE_REFRESH));
-      stale = await staleSummaryCount(context.pool);
-    }
-  }
-  const [rows, total, distribution] = await Promise.all([
+  // Counts are always current (a stale summary's are counted live); only the order can lag, while the refreshers work.
+  const [stale, rows, total, distribution] = await Promise.all([
+    sort === 'risk' ? staleSummaryCount(context.pool) : 0,
     sort === 'risk'
       ? listImagesByRisk(context.pool, filter, token?.Rank, IMAGES_PAGE)
       : listImages(context.pool, filter, token?.After ?? 0, IMAGES_PAGE),
