@@ -6,6 +6,7 @@ import { gzipSync } from 'node:zlib';
 import type { Browser } from 'playwright-core';
 import { afterAll, expect } from 'vitest';
 import { parseConfig } from '../../src/config.js';
+import { SummaryRefresher } from '../../src/images/summaries.js';
 import { runnerSettings, UpdaterRunner } from '../../src/updater/runner.js';
 import { enabledSources } from '../../src/updater/sources.js';
 import { json, testApp, type TestApp } from './app.js';
@@ -60,6 +61,8 @@ export interface Dashboard {
   digests: Map<string, string>;
   /** An API request with the token. */
   api(url: string): Promise<any>;
+  /** Resolves once no image summary is stale (the refresher has caught up with the changes made). */
+  summariesSettled(): Promise<void>;
 }
 
 /**
@@ -120,6 +123,11 @@ export async function startDashboard(): Promise<Dashboard> {
     digests.set(`${image.repository}:${image.tag}`, digest);
   }
 
+  // As the server runs it: image summaries recomputed after each change.
+  const refresher = new SummaryRefresher({ pool: t.pool, connection: t.pool.options, log: silentLog });
+  await refresher.start();
+  afterAll(() => refresher.stop());
+
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   const origin = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
   const browser = await launchChromium();
@@ -130,6 +138,10 @@ export async function startDashboard(): Promise<Dashboard> {
     registry,
     browser,
     digests,
+    summariesSettled: async () => {
+      await expect.poll(async () => (await t.pool.query('SELECT count(*)::int AS n FROM ancestry_summary WHERE stale')).rows[0].n).toBe(0);
+      await refresher.idle();
+    },
     api: async (url) => {
       const res = await t.app.inject({ url, headers: { authorization } });
       expect(res.statusCode, res.body).toBe(200);

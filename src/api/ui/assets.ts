@@ -78,6 +78,11 @@ details { margin: .5em 0; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .3em 1.2em; }
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; }
+ol.changes { padding-left: 1.6em; }
+ol.changes > li { margin: 0 0 1.6em; }
+table.diff { width: auto; min-width: 32em; margin: .4em 0; }
+table.diff tr.changed td { font-weight: 600; }
+table.diff tr.changed th::after { content: " (changed)"; font-weight: 400; color: var(--muted); }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 `;
 
