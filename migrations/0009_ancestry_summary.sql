@@ -18,25 +18,29 @@ CREATE INDEX ancestry_summary_risk ON ancestry_summary (risk DESC, ancestry_id);
 CREATE INDEX ancestry_summary_stale ON ancestry_summary (ancestry_id) WHERE stale;
 
 -- Marks stale the summaries of the ancestries holding these feature versions, and wakes the
--- refreshers (NOTIFY is delivered at commit).
+-- refreshers (NOTIFY is delivered at commit). Rows already stale are marked again: the UPDATE must
+-- take the row lock, so that a refresher computing the row now (it holds the lock) is waited for
+-- and its result marked stale after it, instead of a count that missed this change being left
+-- fresh. Locks are taken in ancestry order, so two writers never wait for each other in a circle.
 CREATE FUNCTION mark_summaries_stale(feature_versions integer[]) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
   IF feature_versions IS NULL OR cardinality(feature_versions) = 0 THEN RETURN; END IF;
+  PERFORM 1 FROM ancestry_summary s
+  WHERE s.ancestry_id IN (SELECT af.ancestry_id FROM ancestry_feature af WHERE af.feature_version_id = ANY (feature_versions))
+  ORDER BY s.ancestry_id FOR UPDATE;
   UPDATE ancestry_summary s SET stale = true
-  FROM (SELECT DISTINCT af.ancestry_id FROM ancestry_feature af WHERE af.feature_version_id = ANY (feature_versions)) x
-  WHERE s.ancestry_id = x.ancestry_id AND NOT s.stale;
+  WHERE s.ancestry_id IN (SELECT af.ancestry_id FROM ancestry_feature af WHERE af.feature_version_id = ANY (feature_versions));
   IF FOUND THEN PERFORM pg_notify('tarsier_summaries', ''); END IF;
 END $$;
 
--- Matches added or removed (statement level, with the rows the statement changed).
+-- Matches added. (Matches are removed only with the retired versions a purge deletes, whose
+-- retirement already marked them; a live version's matches are never deleted.)
 CREATE FUNCTION summaries_stale_by_affects() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM mark_summaries_stale((SELECT array_agg(DISTINCT feature_version_id) FROM changed_rows));
   RETURN NULL;
 END $$;
 CREATE TRIGGER affects_inserted_summaries AFTER INSERT ON vulnerability_affects REFERENCING NEW TABLE AS changed_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION summaries_stale_by_affects();
-CREATE TRIGGER affects_deleted_summaries AFTER DELETE ON vulnerability_affects REFERENCING OLD TABLE AS changed_rows
   FOR EACH STATEMENT EXECUTE FUNCTION summaries_stale_by_affects();
 
 -- A vulnerability retired or edited in place, or a fix version edited in place: the feature
@@ -55,13 +59,15 @@ CREATE TRIGGER vulnerability_updated_summaries AFTER UPDATE ON vulnerability REF
 CREATE TRIGGER fixedin_updated_summaries AFTER UPDATE ON vulnerability_fixedin REFERENCING NEW TABLE AS changed_rows
   FOR EACH STATEMENT EXECUTE FUNCTION summaries_stale_by_rows('fixedin_id');
 
--- KEV counts join the kev table: a change to it makes every summary stale (EPSS is not counted).
+-- KEV counts join the kev table: the images holding a live vulnerability that stands for a CVE the
+-- catalog added, changed or dropped.
 CREATE FUNCTION summaries_stale_by_kev() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF EXISTS (SELECT 1 FROM changed_rows) THEN
-    UPDATE ancestry_summary SET stale = true WHERE NOT stale;
-    IF FOUND THEN PERFORM pg_notify('tarsier_summaries', ''); END IF;
-  END IF;
+  PERFORM mark_summaries_stale((
+    SELECT array_agg(DISTINCT va.feature_version_id)
+    FROM vulnerability v JOIN vulnerability_affects va ON va.vulnerability_id = v.id
+    WHERE v.deleted_at IS NULL
+      AND (v.name IN (SELECT cve FROM changed_rows) OR v.cves && (SELECT array_agg(cve) FROM changed_rows))));
   RETURN NULL;
 END $$;
 CREATE TRIGGER kev_inserted_summaries AFTER INSERT ON kev REFERENCING NEW TABLE AS changed_rows

@@ -10,7 +10,7 @@ import { MAX_NAME_LENGTH } from './limits.js';
 import { harborErrorResponse, isHarborApiUrl } from './harbor/errors.js';
 import { classifyRequestError, type RequestError } from './request-errors.js';
 import { JSON_CONTENT_TYPE, v1ErrorResponse } from './v1/errors.js';
-import { HTML_CONTENT_TYPE, isUiUrl, uiErrorResponse } from './ui/errors.js';
+import { HTML_CONTENT_TYPE, isUiUrl, UI_PAGE_HEADERS, uiErrorResponse } from './ui/errors.js';
 import { ancestryErrorResponse, isAncestryApiUrl } from './v3/errors.js';
 
 /**
@@ -171,6 +171,7 @@ export class Edge {
     const { status, body, type } = errorResponse(dialectOf(request.url), problem);
     this.#record(request.log, request.routeOptions.url ?? 'unmatched', status, problem);
     reply.code(status).type(type).header('x-request-id', request.id);
+    if (type === HTML_CONTENT_TYPE) reply.headers(UI_PAGE_HEADERS);
     if (problem.allow) reply.header('allow', problem.allow.join(', '));
     // A body left unread (too large, too slow) is not worth waiting for: close the connection.
     if (!request.raw.complete) reply.header('connection', 'close');

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { VersionFormatName } from '../model/version-format.js';
+import { shareKevLock } from './risk.js';
 import { computeSummaries } from './summaries.js';
 import { affectingVulnerabilities, type AffectingVulnerability, type LayerFeature } from './layers.js';
 import type { Pool, Queryable } from './pool.js';
@@ -140,7 +141,8 @@ export async function replaceAncestry(
   if (input.features.length > 0) {
     await client.query(INSERT_FEATURES, [id, input.features.map((f) => f.featureVersionId), input.features.map((f) => f.position)]);
   }
-  // Its counts and rank among images, from the start.
+  // Its counts and rank among images, from the start (after any KEV replace under way: see shareKevLock).
+  await shareKevLock(client);
   await computeSummaries(client, [id]);
   return id;
 }

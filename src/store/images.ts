@@ -388,18 +388,26 @@ export async function imageCount(db: Queryable): Promise<number> {
   return (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM image')).rows[0]!.n;
 }
 
+/** Buckets of imagesByHighestSeverity besides the severities. */
+export type HighestBucket = Severity | 'None' | 'Being recounted' | 'Not scanned';
+
 /**
- * Images by the most severe vulnerability affecting them (null: none, or not scanned), most
- * severe first, from the image summaries.
+ * Images by the most severe vulnerability affecting them, from their summaries: most severe first,
+ * then None; images whose summary is stale ('Being recounted': never a count that may be out of
+ * date) and images never scanned apart.
  */
 const SELECT_BY_HIGHEST = `
-  SELECT CASE WHEN s.risk[2] > 0 THEN 'Defcon1' WHEN s.risk[3] > 0 THEN 'Critical' WHEN s.risk[4] > 0 THEN 'High'
-              WHEN s.risk[5] > 0 THEN 'Medium' WHEN s.risk[6] > 0 THEN 'Low' WHEN s.risk[7] > 0 THEN 'Negligible'
-              WHEN s.risk[8] > 0 THEN 'Unknown' END::severity AS highest,
-         count(*)::int AS images
-  FROM ${WITH_SUMMARY}
-  GROUP BY 1 ORDER BY 1 DESC NULLS LAST`;
+  SELECT bucket AS highest, count(*)::int AS images
+  FROM (
+    SELECT CASE WHEN a.id IS NULL THEN 'Not scanned' WHEN s.stale IS NOT FALSE THEN 'Being recounted'
+                WHEN s.risk[2] > 0 THEN 'Defcon1' WHEN s.risk[3] > 0 THEN 'Critical' WHEN s.risk[4] > 0 THEN 'High'
+                WHEN s.risk[5] > 0 THEN 'Medium' WHEN s.risk[6] > 0 THEN 'Low' WHEN s.risk[7] > 0 THEN 'Negligible'
+                WHEN s.risk[8] > 0 THEN 'Unknown' ELSE 'None' END AS bucket
+    FROM ${WITH_SUMMARY}
+  ) b
+  GROUP BY bucket
+  ORDER BY array_position(ARRAY['Defcon1', 'Critical', 'High', 'Medium', 'Low', 'Negligible', 'Unknown', 'None', 'Being recounted', 'Not scanned'], bucket)`;
 
-export async function imagesByHighestSeverity(db: Queryable): Promise<Array<{ highest: Severity | null; images: number }>> {
-  return (await db.query<{ highest: Severity | null; images: number }>(SELECT_BY_HIGHEST)).rows;
+export async function imagesByHighestSeverity(db: Queryable): Promise<Array<{ highest: HighestBucket; images: number }>> {
+  return (await db.query<{ highest: HighestBucket; images: number }>(SELECT_BY_HIGHEST)).rows;
 }

@@ -12,12 +12,12 @@ import type { Queryable } from './pool.js';
  */
 
 /**
- * A condition on the vulnerability row aliased `v`: one of its CVEs is in KEV. The catalog is
+ * A condition on the vulnerability row aliased `v`: one of its CVEs (vulnerability_cves) is in KEV. The catalog is
  * small (about 1,500 CVEs), so it is read once per statement (a hashed subplan and one array),
  * never probed per row: after the daily replace, before statistics catch up, per-row probes
  * became a scan of the table for every vulnerability row.
  */
-export const IN_KEV = '(v.name IN (SELECT cve FROM kev) OR v.cves && ARRAY(SELECT cve FROM kev))';
+export const IN_KEV = `(v.name IN (SELECT cve FROM kev) OR (v.name NOT LIKE 'CVE-%' AND v.cves && ARRAY(SELECT cve FROM kev)))`;
 
 /**
  * Columns `epss` and `kev` (jsonb, NULL when none) of the risk context of the vulnerability row
@@ -45,6 +45,19 @@ export function riskContextOf(row: RiskColumns): RiskContext {
 /** A condition on the vulnerability row aliased `v`: one of its CVEs has an EPSS score of at least the parameter named. */
 export const EPSS_AT_LEAST = (parameter: string): string =>
   `EXISTS (SELECT 1 FROM epss e WHERE e.cve = ANY (vulnerability_cves(v.name, v.cves)) AND e.score >= ${parameter})`;
+
+/**
+ * The KEV catalog's advisory lock (class 3; classes 1 and 2 are store/features.ts'): replaceKev
+ * holds it exclusively, a transaction computing an image summary shares it. A summary computed
+ * from the old catalog by a transaction the replace cannot see yet (a new ancestry) would
+ * otherwise be stored fresh after the replace marked the others stale.
+ */
+const KEV_LOCK_CLASS = 3;
+
+/** Waits for a KEV replace under way, and holds one off, until the caller's transaction ends. */
+export async function shareKevLock(client: pg.PoolClient): Promise<void> {
+  await client.query(`SELECT pg_advisory_xact_lock_shared(${KEV_LOCK_CLASS}, 0)`);
+}
 
 const CREATE_INCOMING_EPSS = `
   CREATE TEMPORARY TABLE epss_incoming (cve text NOT NULL, score double precision NOT NULL, percentile double precision NOT NULL)
@@ -141,6 +154,7 @@ export async function replaceKev(
   catalog: KevCatalog,
   options: { notices: boolean },
 ): Promise<{ changed: string[]; notices: RiskNotice[] }> {
+  await client.query(`SELECT pg_advisory_xact_lock(${KEV_LOCK_CLASS}, 0)`);
   const arrays = kevArrays(catalog.entries);
   const changed = (await client.query<{ cve: string }>(CHANGED_KEV, arrays)).rows.map((r) => r.cve);
   if (changed.length === 0) return { changed, notices: [] };

@@ -52,7 +52,10 @@ const COMPUTE = `
 const CLAIM_STALE = `
   SELECT ancestry_id FROM ancestry_summary WHERE stale ORDER BY ancestry_id LIMIT $1 FOR UPDATE SKIP LOCKED`;
 
-const COUNT_STALE = 'SELECT count(*)::int AS n FROM ancestry_summary WHERE stale';
+/** Stale summaries of ancestries an image record points at (what the lists would show re-ranked). */
+const COUNT_STALE = `
+  SELECT count(*)::int AS n FROM ancestry_summary s JOIN ancestry a ON a.id = s.ancestry_id
+  WHERE s.stale AND EXISTS (SELECT 1 FROM image i WHERE i.digest = a.name)`;
 
 /** Computes and stores the summaries of these ancestries (in the caller's transaction, if any). */
 export async function computeSummaries(db: Queryable, ancestryIds: readonly number[]): Promise<void> {
@@ -62,8 +65,9 @@ export async function computeSummaries(db: Queryable, ancestryIds: readonly numb
 
 /**
  * Computes up to limit stale summaries in one transaction of the caller's: rows other replicas are
- * computing are skipped. A change committed meanwhile marks its rows stale again after this
- * commits (its UPDATE waits for the row lock), so nothing is lost. Returns how many were computed.
+ * computing are skipped. A change made meanwhile marks its rows stale again after this commits
+ * (its trigger locks every row it marks, stale or not, so it waits for this one), so nothing is
+ * lost. Returns how many were computed.
  */
 export async function refreshStaleSummaries(client: pg.PoolClient, limit: number): Promise<number> {
   const ids = (await client.query<{ ancestry_id: number }>(CLAIM_STALE, [limit])).rows.map((r) => r.ancestry_id);

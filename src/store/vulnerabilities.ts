@@ -87,7 +87,7 @@ const LOCK_NAME = `
  */
 const SELECT_FOR_WRITE = `
   WITH live AS (
-    SELECT id, name, description, link, severity, metadata, updater FROM vulnerability
+    SELECT id, name, description, link, severity, metadata, updater, cves FROM vulnerability
     WHERE namespace_id = $1 AND name = $2 AND deleted_at IS NULL),
   fixes AS (
     SELECT f.id, f.name, fi.fixed_version, fi.fix_state FROM vulnerability_fixedin fi JOIN feature f ON f.id = fi.feature_id
@@ -117,8 +117,8 @@ const RETIRE = `
  */
 const INSERT_VERSION = `
   WITH version AS (
-    INSERT INTO vulnerability (namespace_id, name, description, link, severity, metadata, updater, source_severity)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $5) RETURNING id),
+    INSERT INTO vulnerability (namespace_id, name, description, link, severity, metadata, updater, source_severity, cves)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $5, $15) RETURNING id),
   fixes AS (
     INSERT INTO vulnerability_fixedin (vulnerability_id, feature_id, fixed_version, fix_state)
     SELECT version.id, t.feature_id, t.fixed_version, t.fix_state
@@ -358,6 +358,8 @@ export async function replaceVulnerability(
       notification,
       current?.id ?? null,
       fixes.map((f) => f.fix_state),
+      // An advisory's CVE list stays with it through edits made by hand (a fix added, a severity changed).
+      next.cves ?? [],
     ],
   });
   return { id: rows[0]!.id, notification: rows[0]!.notification };

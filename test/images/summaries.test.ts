@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SummaryRefresher } from '../../src/images/summaries.js';
+import { refreshStaleSummaries } from '../../src/store/summaries.js';
 import { json, testApp, type TestApp } from '../helpers/app.js';
 import { silentLog } from '../helpers/db.js';
 import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
@@ -16,6 +17,22 @@ interface SummaryRow {
   known_exploited: number;
   risk: number[];
   stale: boolean;
+}
+
+/** POST /ancestry 'app': one Debian 9 layer, served by the feed server. */
+async function postDebianImage(t: TestApp, feeds: FeedServer): Promise<void> {
+  const blob = debianLayer(9);
+  feeds.put('/base', blob);
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/ancestry',
+    payload: {
+      ancestry_name: 'app',
+      format: 'Docker',
+      layers: [{ hash: `sha256:${createHash('sha256').update(blob).digest('hex')}`, path: feeds.url('/base') }],
+    },
+  });
+  expect(res.statusCode, res.body).toBe(200);
 }
 
 describe('image summaries', () => {
@@ -53,18 +70,7 @@ describe('image summaries', () => {
     t = await testApp();
     feeds = await startFeedServer();
     await addVulnerability('CVE-2099-1001', 'High', 'bash', '4.4-5+deb9u1');
-    const blob = debianLayer(9);
-    feeds.put('/base', blob);
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/ancestry',
-      payload: {
-        ancestry_name: 'app',
-        format: 'Docker',
-        layers: [{ hash: `sha256:${createHash('sha256').update(blob).digest('hex')}`, path: feeds.url('/base') }],
-      },
-    });
-    expect(res.statusCode, res.body).toBe(200);
+    await postDebianImage(t, feeds);
     refresher = new SummaryRefresher({ pool: t.pool, connection: t.pool.options, log: silentLog });
     await refresher.start();
     afterAll(() => refresher.stop());
@@ -112,5 +118,51 @@ describe('image summaries', () => {
     );
     await settled();
     expect(await summary()).toMatchObject({ known_exploited: 1, risk: [1, 0, 0, 0, 0, 1, 0, 0] });
+  });
+});
+
+describe('a summary computed while a change is made', () => {
+  it('is marked stale again after the refresher commits, never left fresh without the change', async () => {
+    const t = await testApp();
+    const feeds = await startFeedServer();
+    await postDebianImage(t, feeds);
+    await t.pool.query('UPDATE ancestry_summary SET stale = true');
+
+    // A refresher has claimed the summary (its row lock) and computed it, not committed yet.
+    const refresher = await t.pool.connect();
+    try {
+      await refresher.query('BEGIN');
+      expect(await refreshStaleSummaries(refresher, 100)).toBe(1);
+      // Meanwhile a vulnerability affecting the image is written: its trigger must wait for the row.
+      const write = t.app.inject({
+        method: 'POST',
+        url: '/v1/namespaces/debian%3A9/vulnerabilities',
+        payload: {
+          Vulnerability: {
+            Name: 'CVE-2099-1009',
+            NamespaceName: 'debian:9',
+            Severity: 'High',
+            FixedIn: [{ Name: 'bash', NamespaceName: 'debian:9', Version: '4.4-5+deb9u1' }],
+          },
+        },
+      });
+      await expect
+        .poll(
+          async () =>
+            (
+              await t.pool.query(
+                "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+              )
+            ).rows[0].n,
+        )
+        .toBeGreaterThan(0);
+      await refresher.query('COMMIT');
+      expect((await write).statusCode).toBe(201);
+    } finally {
+      refresher.release();
+    }
+    // The count the refresher stored missed the vulnerability: it is stale, to be computed again.
+    const { rows } = await t.pool.query<{ stale: boolean; counts: unknown }>('SELECT stale, counts FROM ancestry_summary');
+    expect(rows).toEqual([{ stale: true, counts: {} }]);
   });
 });

@@ -473,6 +473,18 @@ describe('EPSS, KEV and NVD scores for advisories', () => {
     expect((await scan({ failOnKev: true, ignore })).code).toBe(0);
   });
 
+  it('keeps an advisory’s CVEs, and so its KEV entry, through a fix edited by hand', async () => {
+    const res = await t.app.inject({
+      method: 'PUT',
+      url: '/v1/namespaces/amzn%3A2023/vulnerabilities/ALAS2023-2099-001/fixes/bash',
+      payload: { Feature: { Name: 'bash', NamespaceName: 'amzn:2023', Version: '5.2.15-1.amzn2023.0.4' } },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const { rows } = await t.pool.query("SELECT cves FROM vulnerability WHERE name = 'ALAS2023-2099-001' AND deleted_at IS NULL");
+    expect(rows).toEqual([{ cves: ['CVE-1999-0005', 'CVE-2021-44228'] }]);
+    expect((await reportedVulnerabilities(t, 'al2023')).get('bash ALAS2023-2099-001')!.Metadata).toMatchObject({ KEV: ADVISORY_KEV });
+  });
+
   const missing = missingRegistryPrograms();
   it.skipIf(missing.length > 0)(
     `shows EPSS and KEV in the images API and filters images by them${missing.length > 0 ? ` (skipped: ${missing.join(', ')} not installed)` : ''}`,

@@ -14,6 +14,14 @@ export function isUiUrl(url: string): boolean {
 
 export const HTML_CONTENT_TYPE = 'text/html; charset=utf-8';
 
+/** Headers of every dashboard page, error pages included: no framing, no script but its own, no sniffing, not cached. */
+export const UI_PAGE_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'same-origin',
+  'cache-control': 'no-store',
+};
+
 /** The dashboard's answer to a request error: a page saying what went wrong, with the status the v1 API gives the same code. */
 export function uiErrorResponse(problem: RequestError): { status: number; body: string } {
   const { status } = v1ErrorResponse(problem);

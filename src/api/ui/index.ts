@@ -6,7 +6,8 @@ import type { RouteApp } from '../route-app.js';
 import type { Pool } from '../../store/pool.js';
 import { MAX_NAME_LENGTH } from '../limits.js';
 import { uiAsset } from './assets.js';
-import { HTML_CONTENT_TYPE, UI_PREFIX } from './errors.js';
+import { badRequest } from '../../errors.js';
+import { HTML_CONTENT_TYPE, UI_PAGE_HEADERS, UI_PREFIX } from './errors.js';
 import { vulnerabilityHref } from './html.js';
 import { layout, type Page } from './layout.js';
 import { changesPage } from './pages/changes.js';
@@ -63,9 +64,23 @@ function cookieValue(header: string | undefined, name: string): string | undefin
   return undefined;
 }
 
-/** A path to return to after signing in: only a dashboard page of this server. */
+/** A path to return to after signing in: only a dashboard page of this server, in printable ASCII (a Location header's). */
 function safeNext(next: unknown): string {
-  return typeof next === 'string' && /^\/ui(\/|$|\?)/.test(next) && !next.startsWith('//') ? next : UI_PREFIX;
+  return typeof next === 'string' && /^\/ui(\/|\?|$)[\x21-\x7e]*$/.test(next) ? next : UI_PREFIX;
+}
+
+/**
+ * Whether a form post comes from a page of this server: a browser sends Origin on every POST, and
+ * another site's page must not sign a visitor in with its own token (login CSRF) or out.
+ */
+function sameOrigin(request: FastifyRequest): boolean {
+  const origin = request.headers.origin;
+  if (origin === undefined) return request.headers['sec-fetch-site'] === undefined || request.headers['sec-fetch-site'] === 'same-origin';
+  try {
+    return new URL(origin).host === request.headers.host;
+  } catch {
+    return false;
+  }
 }
 
 const NameParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: MAX_NAME_LENGTH }) });
@@ -140,6 +155,7 @@ export function registerUi(app: RouteApp, deps: UiDeps): void {
     sendHtml(reply, layout(loginPage({ next: safeNext(request.query.next), open: authenticate === undefined })).text),
   );
   app.post('/ui/login', { config, bodyLimit: MAX_FORM_BYTES, schema: hidden }, async (request, reply) => {
+    if (!sameOrigin(request)) throw badRequest('sign in from this server’s own page');
     const form = (request.body ?? {}) as Record<string, unknown>;
     const next = safeNext(form.next);
     const token = typeof form.token === 'string' ? form.token.trim() : '';
@@ -155,25 +171,17 @@ export function registerUi(app: RouteApp, deps: UiDeps): void {
     const cookie = `${COOKIE}=${encodeURIComponent(token)}; Path=/ui; HttpOnly; SameSite=Strict${deps.secure ? '; Secure' : ''}`;
     return reply.code(303).header('set-cookie', cookie).header('location', next).send();
   });
-  app.post('/ui/logout', { config, schema: hidden }, async (_request, reply) =>
-    reply
+  app.post('/ui/logout', { config, schema: hidden }, async (request, reply) => {
+    if (!sameOrigin(request)) throw badRequest('sign out from this server’s own page');
+    return reply
       .code(303)
       .header('set-cookie', `${COOKIE}=; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=0${deps.secure ? '; Secure' : ''}`)
       .header('location', '/ui/login')
-      .send(),
-  );
+      .send();
+  });
 }
 
 /** A page, with headers that keep it from being framed or running anything but its own scripts. */
 function sendHtml(reply: FastifyReply, body: string): FastifyReply {
-  return reply
-    .type(HTML_CONTENT_TYPE)
-    .header(
-      'content-security-policy',
-      "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
-    )
-    .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'same-origin')
-    .header('cache-control', 'no-store')
-    .send(body);
+  return reply.type(HTML_CONTENT_TYPE).headers(UI_PAGE_HEADERS).send(body);
 }

@@ -81,7 +81,7 @@ export async function imagesPage(context: PageContext, query: ImagesQuery): Prom
       severity: {
         kind: 'bars',
         target: 'severity-chart',
-        labels: distribution.map((d) => d.highest ?? 'None'),
+        labels: distribution.map((d) => d.highest),
         x: distribution.map((_, i) => i),
         series: [{ label: 'Images', values: distribution.map((d) => d.images), colour: '--high-bg' }],
       },
@@ -180,7 +180,7 @@ export async function imagesPage(context: PageContext, query: ImagesQuery): Prom
           id="severity-chart"
           class="chart-canvas"
           role="img"
-          aria-label="Bar chart: ${distribution.map((d) => `${d.images} images ${d.highest ?? 'without vulnerabilities'}`).join(', ')}"
+          aria-label="Bar chart: ${distribution.map((d) => `${d.images} images: ${d.highest}`).join(', ')}"
         ></div>
         <details>
           <summary>Data</summary>
@@ -198,7 +198,7 @@ export async function imagesPage(context: PageContext, query: ImagesQuery): Prom
               ${distribution.map(
                 (d) =>
                   html`<tr>
-                    <th scope="row">${d.highest ? severityBadge(d.highest) : 'None'}</th>
+                    <th scope="row">${(SEVERITIES as readonly string[]).includes(d.highest) ? severityBadge(d.highest) : d.highest}</th>
                     <td class="num">${count(d.images)}</td>
                   </tr>`,
               )}
