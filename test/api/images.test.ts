@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, testApp, type TestApp } from '../helpers/app.js';
+import { addVulnerability } from '../helpers/vulnerabilities.js';
 import { debianLayer, layer, ociLayout, pushImage, type ImageSpec, type OciLayout } from '../helpers/oci-image.js';
 import { missingRegistryPrograms, startRegistry, startRegistryProxy, type Registry, type RegistryProxy } from '../helpers/registry.js';
 
@@ -33,26 +34,6 @@ const UNFIXED = { Name: 'CVE-2099-1002', Severity: 'Medium', FixedIn: [{ Name: '
 const FIXED_BEFORE = { Name: 'CVE-2099-1003', Severity: 'Critical', FixedIn: [{ Name: 'bash', Version: '4.3-1' }] };
 /** What FIXABLE and UNFIXED make of a debianLayer(9) image. */
 const DEBIAN_9_SUMMARY = { High: { Total: 1, Fixable: 1 }, Medium: { Total: 1, Fixable: 0 } };
-
-type Vulnerability = typeof FIXABLE;
-
-/** Inserts a debian:9 vulnerability through the v1 API. */
-async function addVulnerability(t: TestApp, v: Vulnerability): Promise<void> {
-  const res = await t.app.inject({
-    method: 'POST',
-    url: `/v1/namespaces/${encodeURIComponent(NAMESPACE)}/vulnerabilities`,
-    payload: {
-      Vulnerability: {
-        ...v,
-        NamespaceName: NAMESPACE,
-        Link: `https://security-tracker.debian.org/tracker/${v.Name}`,
-        Description: `${v.Name} in ${v.FixedIn[0]!.Name}`,
-        FixedIn: v.FixedIn.map((f) => ({ ...f, NamespaceName: NAMESPACE })),
-      },
-    },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-}
 
 /** clair.registries for these hosts over plain HTTP, with the registry's account when given. */
 function registriesYaml(hosts: Array<{ host: string; username?: string; password?: string }>): string {
@@ -113,7 +94,7 @@ describe.skipIf(missing.length > 0)(`images from a registry with basic auth${ski
   beforeAll(async () => {
     registry = await startRegistry({ auth: 'basic' });
     t = await testApp({ yaml: registriesYaml([registry]) });
-    for (const v of [FIXABLE, UNFIXED, FIXED_BEFORE]) await addVulnerability(t, v);
+    for (const v of [FIXABLE, UNFIXED, FIXED_BEFORE]) await addVulnerability(t, NAMESPACE, v);
   });
   afterAll(() => registry?.stop());
 
@@ -265,7 +246,7 @@ describe.skipIf(missing.length > 0)(`images from a registry with basic auth${ski
 
   it('filters by repository, tag and severity, and pages with NextPage tokens that belong to their list', async () => {
     const fresh = await testApp({ yaml: registriesYaml([registry]) });
-    for (const v of [FIXABLE, UNFIXED, FIXED_BEFORE]) await addVulnerability(fresh, v);
+    for (const v of [FIXABLE, UNFIXED, FIXED_BEFORE]) await addVulnerability(fresh, NAMESPACE, v);
     const debian = await push(registry, 'paging/debian', 'v1', { layers: [debianLayer(9)] });
     const toolV1 = await push(registry, 'paging/tool', 'v1', { layers: [uniqueLayer('tool-1')] });
     const toolV2 = await push(registry, 'paging/tool', 'v2', { layers: [uniqueLayer('tool-2')] });

@@ -10,6 +10,7 @@ import { SummaryRefresher } from '../../src/images/summaries.js';
 import { runnerSettings, UpdaterRunner } from '../../src/updater/runner.js';
 import { enabledSources } from '../../src/updater/sources.js';
 import { json, testApp, type TestApp } from './app.js';
+import { addVulnerability, seedDescription } from './vulnerabilities.js';
 import { hasChromium, launchChromium } from './browser.js';
 import { silentLog } from './db.js';
 import { startFeedServer } from './feed-server.js';
@@ -79,21 +80,7 @@ export async function startDashboard(): Promise<Dashboard> {
   const authorization = `Bearer ${TOKEN}`;
   for (const [namespace, list] of Object.entries(SEEDED_VULNERABILITIES)) {
     for (const v of list) {
-      const res = await t.app.inject({
-        method: 'POST',
-        url: `/v1/namespaces/${encodeURIComponent(namespace)}/vulnerabilities`,
-        headers: { authorization },
-        payload: {
-          Vulnerability: {
-            ...v,
-            NamespaceName: namespace,
-            Link: `https://security-tracker.debian.org/tracker/${v.Name}`,
-            Description: `${v.Name}: a flaw in ${v.FixedIn[0]!.Name} <b>(seeded)</b>`,
-            FixedIn: v.FixedIn.map((f) => ({ ...f, NamespaceName: namespace })),
-          },
-        },
-      });
-      expect(res.statusCode, res.body).toBe(201);
+      await addVulnerability(t, namespace, { ...v, Description: `${seedDescription(v)} <b>(seeded)</b>` }, { authorization });
     }
   }
 

@@ -9,6 +9,7 @@ import { SummaryRefresher } from '../../src/images/summaries.js';
 import { refreshStaleSummaries } from '../../src/store/summaries.js';
 import { json, testApp, type TestApp } from '../helpers/app.js';
 import { silentLog } from '../helpers/db.js';
+import { addVulnerability } from '../helpers/vulnerabilities.js';
 import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
 import { debianLayer } from '../helpers/oci-image.js';
 
@@ -45,21 +46,9 @@ describe('image summaries', () => {
         "SELECT s.counts, s.known_exploited, s.risk, s.stale FROM ancestry_summary s JOIN ancestry a ON a.id = s.ancestry_id WHERE a.name = 'app'",
       )
     ).rows[0]!;
-  const addVulnerability = async (name: string, severity: string, feature: string, version: string) => {
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/v1/namespaces/debian%3A9/vulnerabilities',
-      payload: {
-        Vulnerability: {
-          Name: name,
-          NamespaceName: 'debian:9',
-          Severity: severity,
-          FixedIn: [{ Name: feature, NamespaceName: 'debian:9', Version: version }],
-        },
-      },
-    });
-    expect(res.statusCode, res.body).toBe(201);
-  };
+  /** A debian:9 vulnerability of one package through the v1 API. */
+  const addDebianVulnerability = (Name: string, Severity: string, feature: string, Version: string) =>
+    addVulnerability(t, 'debian:9', { Name, Severity, FixedIn: [{ Name: feature, Version }] });
   /** Waits until the refresher has computed every stale summary (it was woken by the change's NOTIFY). */
   const settled = async () => {
     await expect.poll(async () => (await t.pool.query('SELECT count(*)::int AS n FROM ancestry_summary WHERE stale')).rows[0].n).toBe(0);
@@ -69,7 +58,7 @@ describe('image summaries', () => {
   beforeAll(async () => {
     t = await testApp();
     feeds = await startFeedServer();
-    await addVulnerability('CVE-2099-1001', 'High', 'bash', '4.4-5+deb9u1');
+    await addDebianVulnerability('CVE-2099-1001', 'High', 'bash', '4.4-5+deb9u1');
     await postDebianImage(t, feeds);
     refresher = new SummaryRefresher({ pool: t.pool, connection: t.pool.options, log: silentLog });
     await refresher.start();
@@ -89,7 +78,7 @@ describe('image summaries', () => {
   });
 
   it('follow a new vulnerability, a severity change and a deletion', async () => {
-    await addVulnerability('CVE-2099-1002', 'Critical', 'zlib', 'None');
+    await addDebianVulnerability('CVE-2099-1002', 'Critical', 'zlib', 'None');
     await settled();
     expect(await summary()).toMatchObject({
       counts: { High: { total: 1, fixable: 1 }, Critical: { total: 1, fixable: 0 } },
@@ -134,17 +123,10 @@ describe('a summary computed while a change is made', () => {
       await refresher.query('BEGIN');
       expect(await refreshStaleSummaries(refresher, 100)).toBe(1);
       // Meanwhile a vulnerability affecting the image is written: its trigger must wait for the row.
-      const write = t.app.inject({
-        method: 'POST',
-        url: '/v1/namespaces/debian%3A9/vulnerabilities',
-        payload: {
-          Vulnerability: {
-            Name: 'CVE-2099-1009',
-            NamespaceName: 'debian:9',
-            Severity: 'High',
-            FixedIn: [{ Name: 'bash', NamespaceName: 'debian:9', Version: '4.4-5+deb9u1' }],
-          },
-        },
+      const write = addVulnerability(t, 'debian:9', {
+        Name: 'CVE-2099-1009',
+        Severity: 'High',
+        FixedIn: [{ Name: 'bash', Version: '4.4-5+deb9u1' }],
       });
       await expect
         .poll(
@@ -157,7 +139,7 @@ describe('a summary computed while a change is made', () => {
         )
         .toBeGreaterThan(0);
       await refresher.query('COMMIT');
-      expect((await write).statusCode).toBe(201);
+      await write;
     } finally {
       refresher.release();
     }

@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runScan, type ScanOptions } from '../../src/scanner/command.js';
 import { ScanReport } from '../../src/scanner/report.js';
 import { testApp, type TestApp } from '../helpers/app.js';
+import { addVulnerability } from '../helpers/vulnerabilities.js';
 import {
   alpineLayer,
   alpineLayerTar,
@@ -56,22 +57,7 @@ const VULNERABILITIES = {
 
 async function addVulnerabilities(t: TestApp): Promise<void> {
   for (const [namespace, list] of Object.entries(VULNERABILITIES)) {
-    for (const v of list) {
-      const res = await t.app.inject({
-        method: 'POST',
-        url: `/v1/namespaces/${encodeURIComponent(namespace)}/vulnerabilities`,
-        payload: {
-          Vulnerability: {
-            ...v,
-            NamespaceName: namespace,
-            Link: `https://security.example.org/${v.Name}`,
-            Description: `${v.Name} in ${v.FixedIn[0]!.Name}`,
-            FixedIn: v.FixedIn.map((f) => ({ ...f, NamespaceName: namespace })),
-          },
-        },
-      });
-      expect(res.statusCode, res.body).toBe(201);
-    }
+    for (const v of list) await addVulnerability(t, namespace, { ...v, Link: `https://security.example.org/${v.Name}` });
   }
 }
 

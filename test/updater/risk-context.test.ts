@@ -27,6 +27,7 @@ import { exportBundle, importBundle } from '../../src/updater/bundle.js';
 import { runnerSettings, UpdaterRunner, type RunSummary } from '../../src/updater/runner.js';
 import { enabledSources } from '../../src/updater/sources.js';
 import { json, testApp, type TestApp } from '../helpers/app.js';
+import { addVulnerability } from '../helpers/vulnerabilities.js';
 import { freshPool, silentLog } from '../helpers/db.js';
 import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
 import { dockerSaveArchive, rpmLayerTar } from '../helpers/image-archives.js';
@@ -183,21 +184,12 @@ function runnerFor(pool: pg.Pool, server: FeedServer, onEnrichment: boolean) {
 
 /** An API-written vulnerability named by its CVE, in amzn:2023, fixed in a version above the installed one. */
 async function addCveVulnerability(t: TestApp, name: string, feature: string, version: string): Promise<void> {
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/v1/namespaces/amzn%3A2023/vulnerabilities',
-    payload: {
-      Vulnerability: {
-        Name: name,
-        NamespaceName: 'amzn:2023',
-        Severity: 'Medium',
-        Link: `https://www.cve.org/CVERecord?id=${name}`,
-        Description: `${name} in ${feature}`,
-        FixedIn: [{ Name: feature, NamespaceName: 'amzn:2023', Version: version }],
-      },
-    },
+  await addVulnerability(t, 'amzn:2023', {
+    Name: name,
+    Severity: 'Medium',
+    Link: `https://www.cve.org/CVERecord?id=${name}`,
+    FixedIn: [{ Name: feature, Version: version }],
   });
-  expect(res.statusCode, res.body).toBe(201);
 }
 
 /** Feature name → its vulnerabilities (by name) in the v1 layer report. */

@@ -18,6 +18,8 @@ import { parseConfig } from '../../../src/config.js';
 import { runnerSettings, UpdaterRunner } from '../../../src/updater/runner.js';
 import { enabledSources } from '../../../src/updater/sources.js';
 import { json, testApp, type TestApp } from '../../helpers/app.js';
+import { elements, text } from '../../helpers/html-text.js';
+import { addVulnerability, seedDescription, seedLink, type VulnerabilitySeed } from '../../helpers/vulnerabilities.js';
 import { silentLog } from '../../helpers/db.js';
 import { startFeedServer, type FeedServer } from '../../helpers/feed-server.js';
 import { debianLayer, layer, ociLayout, pushImage } from '../../helpers/oci-image.js';
@@ -29,72 +31,18 @@ const skipped = missing.length > 0 ? ` (skipped: ${missing.join(', ')} not insta
 const NAMESPACE = 'debian:9';
 const NS = encodeURIComponent(NAMESPACE);
 
-interface Seed {
-  Name: string;
-  Severity: string;
-  FixedIn: Array<{ Name: string; Version: string }>;
-}
-
 /** bash 4.4-5 is installed: affects every image. */
-const BASH: Seed = { Name: 'CVE-2099-3001', Severity: 'High', FixedIn: [{ Name: 'bash', Version: '4.4-5+deb9u1' }] };
+const BASH: VulnerabilitySeed = { Name: 'CVE-2099-3001', Severity: 'High', FixedIn: [{ Name: 'bash', Version: '4.4-5+deb9u1' }] };
 /** zlib, no fix yet: affects every image; added after the scan, then to KEV. */
-const ZLIB: Seed = { Name: 'CVE-2099-3002', Severity: 'Medium', FixedIn: [{ Name: 'zlib', Version: 'None' }] };
+const ZLIB: VulnerabilitySeed = { Name: 'CVE-2099-3002', Severity: 'Medium', FixedIn: [{ Name: 'zlib', Version: 'None' }] };
 /** jq, which only the second image installs; withdrawn after the scan. */
-const JQ: Seed = { Name: 'CVE-2099-3003', Severity: 'Low', FixedIn: [{ Name: 'jq', Version: '1.5+dfsg-2' }] };
+const JQ: VulnerabilitySeed = { Name: 'CVE-2099-3003', Severity: 'Low', FixedIn: [{ Name: 'jq', Version: '1.5+dfsg-2' }] };
 /** Text a browser must show as text. */
-const HOSTILE: Seed = {
+const HOSTILE: VulnerabilitySeed = {
   Name: 'CVE-2099-3666 <script>alert("x")</script>',
   Severity: 'High',
   FixedIn: [{ Name: '<b>not-installed</b>', Version: '1.0' }],
 };
-
-const description = (v: Seed) => `${v.Name} in ${v.FixedIn[0]!.Name}`;
-const link = (v: Seed) => `https://security-tracker.debian.org/tracker/${encodeURIComponent(v.Name)}`;
-
-async function addVulnerability(t: TestApp, v: Seed): Promise<void> {
-  const res = await t.app.inject({
-    method: 'POST',
-    url: `/v1/namespaces/${NS}/vulnerabilities`,
-    payload: {
-      Vulnerability: {
-        ...v,
-        NamespaceName: NAMESPACE,
-        Link: link(v),
-        Description: description(v),
-        FixedIn: v.FixedIn.map((f) => ({ ...f, NamespaceName: NAMESPACE })),
-      },
-    },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-}
-
-/** Text of an HTML fragment: tags dropped, entities of the html template decoded, space collapsed. */
-const text = (fragment: string): string =>
-  fragment
-    .replace(/<[^>]*>/g, '')
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&amp;/g, '&')
-    .replace(/\s+/g, ' ')
-    .trim();
-
-const attributesOf = (tag: string): Record<string, string> =>
-  Object.fromEntries([...tag.matchAll(/([\w-]+)="([^"]*)"/g)].map((a) => [a[1]!, text(a[2]!)]));
-
-interface Element {
-  attributes: Record<string, string>;
-  html: string;
-}
-
-/** The elements of this tag with this data-testid (not nesting their own tag), with their opening tag's attributes. */
-function elements(page: string, tag: string, id: string): Element[] {
-  const found: Element[] = [];
-  const re = new RegExp(`<${tag}([^>]*\\sdata-testid="${id}"[^>]*)>([\\s\\S]*?)</${tag}\\s*>`, 'g');
-  for (let m = re.exec(page); m; m = re.exec(page)) found.push({ attributes: attributesOf(m[1]!), html: m[2]! });
-  return found;
-}
 
 interface Change {
   name: string;
@@ -243,9 +191,9 @@ describe.skipIf(missing.length > 0)(`the changes page${skipped}`, () => {
     expect(await runKev()).toMatchObject({ status: 'updated' });
 
     // Known before the images are scanned.
-    await addVulnerability(t, BASH);
+    await addVulnerability(t, NAMESPACE, BASH);
     names.bashNew = await newest();
-    await addVulnerability(t, JQ);
+    await addVulnerability(t, NAMESPACE, JQ);
     names.jqNew = await newest();
 
     const debian = await ociLayout(join(scratch, 'a'), { layers: [debianLayer(9)] });
@@ -277,7 +225,7 @@ describe.skipIf(missing.length > 0)(`the changes page${skipped}`, () => {
     }
 
     // Changes after the scan, through the v1 API.
-    await addVulnerability(t, ZLIB);
+    await addVulnerability(t, NAMESPACE, ZLIB);
     names.zlibNew = await newest();
     const put = await t.app.inject({
       method: 'PUT',
@@ -287,8 +235,8 @@ describe.skipIf(missing.length > 0)(`the changes page${skipped}`, () => {
           Name: BASH.Name,
           NamespaceName: NAMESPACE,
           Severity: 'Critical',
-          Link: link(BASH),
-          Description: description(BASH),
+          Link: seedLink(BASH),
+          Description: seedDescription(BASH),
         },
       },
     });
@@ -310,7 +258,7 @@ describe.skipIf(missing.length > 0)(`the changes page${skipped}`, () => {
     expect(await runKev()).toMatchObject({ status: 'updated', changed: 1 });
     names.kev = await newest();
 
-    await addVulnerability(t, HOSTILE);
+    await addVulnerability(t, NAMESPACE, HOSTILE);
     names.hostile = await newest();
     expect(new Set(Object.values(names)).size).toBe(8);
   });
@@ -518,7 +466,7 @@ describe.skipIf(missing.length > 0)(`the changes page${skipped}`, () => {
 
   it(`pages ${CHANGES_PAGE} at a time, older with a link`, async () => {
     for (let i = 0; i < CHANGES_PAGE; i++) {
-      await addVulnerability(t, {
+      await addVulnerability(t, NAMESPACE, {
         Name: `CVE-2099-4${String(i).padStart(3, '0')}`,
         Severity: 'Low',
         FixedIn: [{ Name: 'not-installed', Version: '1.0' }],

@@ -11,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upgradePlan, type PlannedPackage } from '../../../src/api/ui/pages/image.js';
 import { SEVERITIES } from '../../../src/model/vulnerability.js';
 import { json, testApp, type TestApp } from '../../helpers/app.js';
+import { byTestId, elements, numberAt, text } from '../../helpers/html-text.js';
+import { addVulnerability, type VulnerabilitySeed } from '../../helpers/vulnerabilities.js';
 import { debianLayer, layer, ociLayout, pushImage } from '../../helpers/oci-image.js';
 import { missingRegistryPrograms, startRegistry, type Registry } from '../../helpers/registry.js';
 
@@ -19,78 +21,18 @@ const skipped = missing.length > 0 ? ` (skipped: ${missing.join(', ')} not insta
 
 const NAMESPACE = 'debian:9';
 
-interface Seed {
-  Name: string;
-  Severity: string;
-  FixedIn: Array<{ Name: string; Version: string }>;
-}
-
 /** bash 4.4-5, fixed in two versions: the upgrade goes to the higher. */
-const BASH_HIGH: Seed = { Name: 'CVE-2099-2001', Severity: 'High', FixedIn: [{ Name: 'bash', Version: '4.4-5+deb9u1' }] };
-const BASH_CRITICAL: Seed = { Name: 'CVE-2099-2002', Severity: 'Critical', FixedIn: [{ Name: 'bash', Version: '4.4-5+deb9u3' }] };
+const BASH_HIGH: VulnerabilitySeed = { Name: 'CVE-2099-2001', Severity: 'High', FixedIn: [{ Name: 'bash', Version: '4.4-5+deb9u1' }] };
+const BASH_CRITICAL: VulnerabilitySeed = {
+  Name: 'CVE-2099-2002',
+  Severity: 'Critical',
+  FixedIn: [{ Name: 'bash', Version: '4.4-5+deb9u3' }],
+};
 /** zlib: no fix yet, High (remains) and Medium. */
-const ZLIB_HIGH: Seed = { Name: 'CVE-2099-2003', Severity: 'High', FixedIn: [{ Name: 'zlib', Version: 'None' }] };
-const ZLIB_MEDIUM: Seed = { Name: 'CVE-2099-2004', Severity: 'Medium', FixedIn: [{ Name: 'zlib', Version: 'None' }] };
+const ZLIB_HIGH: VulnerabilitySeed = { Name: 'CVE-2099-2003', Severity: 'High', FixedIn: [{ Name: 'zlib', Version: 'None' }] };
+const ZLIB_MEDIUM: VulnerabilitySeed = { Name: 'CVE-2099-2004', Severity: 'Medium', FixedIn: [{ Name: 'zlib', Version: 'None' }] };
 /** jq, which the second layer installs. */
-const JQ_LOW: Seed = { Name: 'CVE-2099-2005', Severity: 'Low', FixedIn: [{ Name: 'jq', Version: '1.5+dfsg-2' }] };
-
-async function addVulnerability(t: TestApp, v: Seed): Promise<void> {
-  const res = await t.app.inject({
-    method: 'POST',
-    url: `/v1/namespaces/${encodeURIComponent(NAMESPACE)}/vulnerabilities`,
-    payload: {
-      Vulnerability: {
-        ...v,
-        NamespaceName: NAMESPACE,
-        Link: `https://security-tracker.debian.org/tracker/${v.Name}`,
-        Description: `${v.Name} in ${v.FixedIn[0]!.Name}`,
-        FixedIn: v.FixedIn.map((f) => ({ ...f, NamespaceName: NAMESPACE })),
-      },
-    },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-}
-
-/** Text of an HTML fragment: tags dropped, entities of the html template decoded, space collapsed. */
-const text = (fragment: string): string =>
-  fragment
-    .replace(/<[^>]*>/g, '')
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&amp;/g, '&')
-    .replace(/\s+/g, ' ')
-    .trim();
-
-/** The texts of the elements with this data-testid (elements that do not nest their own tag). */
-function byTestId(page: string, id: string): string[] {
-  const found: string[] = [];
-  const re = new RegExp(`<(\\w+)[^>]*\\sdata-testid="${id}"[^>]*>`, 'g');
-  for (let m = re.exec(page); m; m = re.exec(page)) {
-    const rest = page.slice(m.index + m[0].length);
-    found.push(text(rest.slice(0, rest.search(new RegExp(`</${m[1]}\\s*>`)))));
-  }
-  return found;
-}
-
-/** The number in the one element with this data-testid; undefined when there is none. */
-function numberAt(page: string, id: string): number | undefined {
-  const values = byTestId(page, id);
-  expect(values.length, id).toBeLessThanOrEqual(1);
-  return values[0] === undefined ? undefined : Number(values[0].replace(/,/g, ''));
-}
-
-/** The rows (<tr>…</tr>) with this data-testid, each with its opening tag's attributes. */
-function rows(page: string, id: string): Array<{ attributes: Record<string, string>; html: string }> {
-  const found: Array<{ attributes: Record<string, string>; html: string }> = [];
-  const re = new RegExp(`<tr([^>]*\\sdata-testid="${id}"[^>]*)>([\\s\\S]*?)</tr\\s*>`, 'g');
-  for (let m = re.exec(page); m; m = re.exec(page)) {
-    const attributes = Object.fromEntries([...m[1]!.matchAll(/([\w-]+)="([^"]*)"/g)].map((a) => [a[1]!, text(a[2]!)]));
-    found.push({ attributes, html: m[2]! });
-  }
-  return found;
-}
+const JQ_LOW: VulnerabilitySeed = { Name: 'CVE-2099-2005', Severity: 'Low', FixedIn: [{ Name: 'jq', Version: '1.5+dfsg-2' }] };
 
 describe.skipIf(missing.length > 0)(`the image page${skipped}`, () => {
   let registry: Registry;
@@ -105,7 +47,7 @@ describe.skipIf(missing.length > 0)(`the image page${skipped}`, () => {
     scratch = await mkdtemp(join(tmpdir(), 'tarsier-ui-image-'));
     registry = await startRegistry();
     t = await testApp({ yaml: `  registries:\n    "${registry.host}": { insecure: true }` });
-    for (const v of [BASH_HIGH, BASH_CRITICAL, ZLIB_HIGH, ZLIB_MEDIUM, JQ_LOW]) await addVulnerability(t, v);
+    for (const v of [BASH_HIGH, BASH_CRITICAL, ZLIB_HIGH, ZLIB_MEDIUM, JQ_LOW]) await addVulnerability(t, NAMESPACE, v);
     // BASH_HIGH is known exploited; EPSS ranks ZLIB_HIGH above nothing else of its severity.
     await t.pool.query(
       `INSERT INTO kev (cve, vendor_project, product, vulnerability_name, date_added, due_date, known_ransomware_campaign_use, required_action)
@@ -141,7 +83,7 @@ describe.skipIf(missing.length > 0)(`the image page${skipped}`, () => {
     expect(contentType).toMatch(/^text\/html/);
     expect(page).toMatch(/^<!doctype html>/);
     expect(byTestId(page, 'image-digest')).toEqual([digest]);
-    const references = rows(page, 'reference');
+    const references = elements(page, 'tr', 'reference');
     expect(references.map((r) => r.attributes['data-repository'])).toEqual(api.References.map((r: any) => `${r.Registry}/${r.Repository}`));
     expect(text(references[0]!.html)).toContain('v1');
     expect(text(references[0]!.html)).toContain('linux/amd64');
@@ -165,7 +107,7 @@ describe.skipIf(missing.length > 0)(`the image page${skipped}`, () => {
   });
 
   it('says what to upgrade: bash to its highest fix removes both its findings; the unfixed High one remains', () => {
-    const upgrades = rows(page, 'upgrade');
+    const upgrades = elements(page, 'tr', 'upgrade');
     expect(upgrades.map((u) => u.attributes['data-package'])).toEqual(['bash']);
     expect(byTestId(page, 'upgrade-to')).toEqual(['4.4-5+deb9u3']);
     expect(byTestId(page, 'upgrade-removes')).toEqual(['2']);
@@ -174,7 +116,7 @@ describe.skipIf(missing.length > 0)(`the image page${skipped}`, () => {
   });
 
   it('lists the layers bottom first with the packages each added and the vulnerabilities they bring', () => {
-    const layers = rows(page, 'layer');
+    const layers = elements(page, 'tr', 'layer');
     expect(layers.map((l) => l.attributes['data-digest'])).toEqual(api.Layers);
     expect(layers.map((l) => l.attributes.id)).toEqual(['layer-1', 'layer-2']);
     const added = (d: string) => api.Packages.filter((p: any) => p.AddedBy === d);
@@ -186,7 +128,7 @@ describe.skipIf(missing.length > 0)(`the image page${skipped}`, () => {
   });
 
   it('lists one row per vulnerability and package, most severe first, then KEV, then EPSS', () => {
-    const findings = rows(page, 'finding');
+    const findings = elements(page, 'tr', 'finding');
     const apiFindings = api.Packages.flatMap((p: any) => p.Vulnerabilities.map((v: any) => `${v.Name} ${p.Name}`));
     expect(numberAt(page, 'finding-count')).toBe(apiFindings.length);
     expect(findings.map((f) => `${f.attributes['data-vulnerability']} ${f.attributes['data-package']}`)).toEqual([
@@ -215,7 +157,7 @@ describe.skipIf(missing.length > 0)(`the image page${skipped}`, () => {
 
   it('lists every package, collapsed when there are many', () => {
     expect(numberAt(page, 'package-count')).toBe(api.Packages.length);
-    expect(rows(page, 'package').map((p) => p.attributes['data-package'])).toEqual(api.Packages.map((p: any) => p.Name));
+    expect(elements(page, 'tr', 'package').map((p) => p.attributes['data-package'])).toEqual(api.Packages.map((p: any) => p.Name));
     expect(api.Packages.length).toBeGreaterThan(30);
     expect(page).toMatch(/<details>\s*<summary>\s*Show all [\d,]+ packages\s*<\/summary>/);
   });
