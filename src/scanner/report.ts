@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { FIX_STATES, SEVERITIES, type FixState } from '../model/vulnerability.js';
+import { FIX_STATES, SEVERITIES, UNFIXED_WORDS } from '../model/vulnerability.js';
 
 /**
  * The scan report: what `tarsier scan` found in one image, before it is written in a format (table,
@@ -163,13 +163,7 @@ export type ScanReport = Static<typeof ScanReport>;
 
 /** How a finding's fix state reads in text: the version that fixes it, or why there is none. */
 export function fixText(finding: Pick<Finding, 'fixedBy' | 'fixState'>): string {
-  const unfixed: Record<Exclude<FixState, 'fixed'>, string> = {
-    affected: 'no fix yet',
-    will_not_fix: 'will not be fixed',
-    fix_deferred: 'fix deferred',
-    not_affected: 'not affected',
-  };
-  return finding.fixedBy ?? unfixed[finding.fixState === 'fixed' ? 'affected' : finding.fixState];
+  return finding.fixedBy ?? UNFIXED_WORDS[finding.fixState === 'fixed' ? 'affected' : finding.fixState];
 }
 
 /**

@@ -19,7 +19,7 @@
  *   severity with data-severity).
  */
 import { badRequest } from '../../../errors.js';
-import { fixStateOf, type FixedIn } from '../../../model/vulnerability.js';
+import { fixStateOf, fixWords, type FixedIn } from '../../../model/vulnerability.js';
 import type { RiskContext } from '../../../model/risk.js';
 import { EXPOSURE_SEVERITIES, exposureOverTime, type ExposureDay } from '../../../store/exposure.js';
 import { recentNotifications, type ChangeImage, type ChangeSide, type RecentNotification } from '../../../store/notifications.js';
@@ -203,21 +203,7 @@ function kevText(kev: Kev): string {
 }
 
 /** What a fixed-in entry says, in words. */
-function fixText(f: FixedIn | undefined): string {
-  if (!f) return 'not listed';
-  switch (fixStateOf(f)) {
-    case 'fixed':
-      return `fixed in ${f.version}`;
-    case 'affected':
-      return 'affected, no fix yet';
-    case 'will_not_fix':
-      return 'will not be fixed';
-    case 'fix_deferred':
-      return 'fix deferred';
-    case 'not_affected':
-      return 'not affected';
-  }
-}
+const fixText = (f: FixedIn | undefined): string => (f ? fixWords(f) : 'not listed');
 
 const sameFix = (a: FixedIn | undefined, b: FixedIn | undefined): boolean =>
   (a?.version ?? null) === (b?.version ?? null) && (a && fixStateOf(a)) === (b && fixStateOf(b));

@@ -21,7 +21,7 @@ import { notFound } from '../../../errors.js';
 import { isVersionFormatName, versionFormat } from '../../../ecosystems/index.js';
 import { imageContents, type ImagePackage, type ImageVulnerability } from '../../../images/report.js';
 import { riskMetadata, type RiskContext } from '../../../model/risk.js';
-import { severityRank, type FixState, type Severity } from '../../../model/vulnerability.js';
+import { severityRank, UNFIXED_WORDS, type FixState, type Severity } from '../../../model/vulnerability.js';
 import { imagesWithDigest } from '../../../store/images.js';
 import type { PageContext } from '../index.js';
 import {
@@ -50,20 +50,7 @@ export interface RiskShown {
 export const riskShown = (name: string, risk: RiskContext | undefined): RiskShown => riskMetadata(name, risk) as RiskShown;
 
 /** What a fix state says in words, when there is no fixed version to show. */
-export function fixStateText(state: FixState): string {
-  switch (state) {
-    case 'will_not_fix':
-      return 'will not be fixed';
-    case 'fix_deferred':
-      return 'fix deferred';
-    case 'not_affected':
-      return 'not affected';
-    case 'fixed':
-      return 'fixed';
-    default:
-      return 'no fix yet';
-  }
-}
+export const fixStateText = (state: FixState): string => (state === 'fixed' ? 'fixed' : UNFIXED_WORDS[state]);
 
 const atLeastHigh = (severity: Severity): boolean => severityRank(severity) >= severityRank('High');
 
