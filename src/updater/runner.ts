@@ -16,7 +16,7 @@ import { insertRiskNotifications } from '../store/notifications.js';
 import { replaceEpss, replaceKev, riskRecords } from '../store/risk.js';
 import { acquireLease, describeOwner, leaseHolder, leaseOwner, releaseLease, renewLease } from '../store/locks.js';
 import { withTransaction, type Pool } from '../store/pool.js';
-import { recordFailure, recordSuccess, updaterState } from '../store/updater-state.js';
+import { recordFailure, recordSuccess, updaterState, type UpdaterState } from '../store/updater-state.js';
 import {
   applyNamespaceUpdate,
   liveVulnerabilities,
@@ -143,8 +143,7 @@ export class UpdaterRunner {
       }
       return await this.#runLeased(source, {
         stored: options.base ? null : (state?.fingerprint ?? null),
-        // A first run, or one after a parser change (migrations set quiet_next_run), notifies nothing.
-        firstRun: state?.lastSuccessAt == null || state.quietNextRun,
+        firstRun: isQuietRun(state),
         failures: state?.consecutiveFailures ?? 0,
         base: options.base ?? this.#settings.sources[source.name]?.url,
       });
@@ -218,8 +217,7 @@ export class UpdaterRunner {
    */
   async writeBundle(source: Source, data: SourceData | Map<string, Enrichment> | RiskData): Promise<RunSummary> {
     const started = performance.now();
-    const state = await updaterState(this.#pool, source.name);
-    const firstRun = state?.lastSuccessAt == null;
+    const firstRun = isQuietRun(await updaterState(this.#pool, source.name));
     const changed =
       data instanceof Map
         ? await this.#applyEnrichment(source.name, data, firstRun)
@@ -349,9 +347,8 @@ export class UpdaterRunner {
     const candidates = await staleAdvisoryCandidates(this.#pool, cves);
     const enrichment = await loadEnrichment(this.#pool, [...new Set(candidates.flatMap((c) => c.cves))]);
     return candidates.filter((c) => {
-      const e = enrichmentFor(c, enrichment);
-      const severity = c.sourceSeverity === 'Unknown' && e ? e.severity : c.sourceSeverity;
-      return canonicalJson(c.nvd) !== canonicalJson(e?.nvd ?? null) || severity !== c.severity;
+      const due = enrich({ ...c, description: '', link: '', severity: c.sourceSeverity, metadata: null, fixedIn: [] }, enrichment);
+      return canonicalJson(c.nvd) !== canonicalJson(due.metadata?.NVD ?? null) || due.severity !== c.severity;
     });
   }
 
@@ -419,6 +416,14 @@ export class UpdaterRunner {
       this.#metrics.updaterFailing.set({ source }, 1);
     }
   }
+}
+
+/**
+ * Whether a run writes without notifying: a source's first data (its records are not news), or the
+ * run after a parser change (a migration set quiet_next_run). The same for online runs and imports.
+ */
+function isQuietRun(state: UpdaterState | undefined): boolean {
+  return state?.lastSuccessAt == null || state.quietNextRun;
 }
 
 /** A source's records by namespace; every namespace the data is complete for has a (maybe empty) list. */

@@ -1,12 +1,16 @@
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type pg from 'pg';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { parseConfig } from '../../src/config.js';
 import { debianUpdater } from '../../src/ecosystems/debian/updater.js';
 import { nvdEnricher } from '../../src/ecosystems/nvd/updater.js';
 import { Metrics } from '../../src/metrics.js';
+import { exportBundle, importBundle } from '../../src/updater/bundle.js';
 import { runnerSettings, UpdaterRunner } from '../../src/updater/runner.js';
 import { json, testApp } from '../helpers/app.js';
 import { freshPool, silentLog } from '../helpers/db.js';
@@ -218,6 +222,40 @@ describe('the Debian source from a local HTTP server', () => {
     expect(await runner.run(debianUpdater)).toMatchObject({ status: 'updated', changed: 1 });
     expect(await states()).toEqual(['will_not_fix']);
     expect(await notifications(pool)).toEqual([{ old: 'CVE-1@None', new: 'CVE-1@None' }]);
+  });
+
+  it('an import flagged quiet (the fix-state migration, on an air-gapped install) writes the new states without notifying', async () => {
+    const doc = (reason: string | undefined) => {
+      const release = { status: 'open', urgency: 'low', ...(reason ? { nodsa: 'Minor issue', nodsa_reason: reason } : {}) };
+      return JSON.stringify({ openssl: { 'CVE-1': { description: 'CVE-1 in openssl', releases: { bookworm: release } } } });
+    };
+    // Where the bundle is made: the new parser's states.
+    const online = await freshPool();
+    const upstream = await startFeedServer();
+    upstream.put('/tracker/json', doc('postponed'));
+    expect(await (await runnerFor(online, upstream)).runner.run(debianUpdater)).toMatchObject({ status: 'updated' });
+    const dir = await mkdtemp(join(tmpdir(), 'tarsier-quiet-import-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    const bundle = join(dir, 'bundle.jsonl.gz');
+    await exportBundle(online, [debianUpdater], bundle);
+
+    // The air-gapped install: data from before the migration, then the migration's flag.
+    const offline = await freshPool();
+    const mirror = await startFeedServer();
+    mirror.put('/tracker/json', doc(undefined));
+    const { runner } = await runnerFor(offline, mirror);
+    await runner.run(debianUpdater);
+    await offline.query(`UPDATE updater_state SET quiet_next_run = true WHERE name = 'debian'`);
+    expect(await importBundle(runner, [debianUpdater], bundle)).toEqual([expect.objectContaining({ source: 'debian', changed: 1 })]);
+    expect(
+      (
+        await offline.query(
+          `SELECT fi.fix_state FROM vulnerability_fixedin fi JOIN vulnerability v ON v.id = fi.vulnerability_id WHERE v.deleted_at IS NULL`,
+        )
+      ).rows,
+    ).toEqual([{ fix_state: 'fix_deferred' }]);
+    expect(await notifications(offline)).toEqual([]);
+    expect((await offline.query(`SELECT quiet_next_run FROM updater_state WHERE name = 'debian'`)).rows[0].quiet_next_run).toBe(false);
   });
 
   it('refuses to delete most of a namespace at once, keeping the data', async () => {
