@@ -75,7 +75,8 @@ async function resolveTarget(target: string): Promise<Target> {
   )
     return { kind: 'local', path: target };
   // A file name that is missing must not turn into a registry pull of docker.io/library/image.tar.
-  if (/\.(?:tar|tgz|tar\.gz|tar\.zst)$/i.test(target) || /^\.{0,2}\//.test(target)) throw new ScanError(`${target} does not exist`);
+  if (/\.(?:tar|tgz|txz|tbz2?|tar\.(?:gz|zst|zstd|xz|bz2))$/i.test(target) || /^\.{0,2}\//.test(target))
+    throw new ScanError(`${target} does not exist`);
   return { kind: 'registry', reference: target };
 }
 

@@ -56,13 +56,18 @@ function riskFields(risk: RiskContext): Pick<Finding, 'epss' | 'kev'> {
   };
 }
 
+/** Code-unit order: the same on every machine (localeCompare follows the locale the scan runs in). */
+export function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** Most severe first, then by id and package, so every output lists findings in the same order. */
 export function compareFindings(a: Finding, b: Finding): number {
   return (
     severityRank(b.severity) - severityRank(a.severity) ||
-    a.id.localeCompare(b.id) ||
-    a.package.name.localeCompare(b.package.name) ||
-    a.package.version.localeCompare(b.package.version)
+    compareText(a.id, b.id) ||
+    compareText(a.package.name, b.package.name) ||
+    compareText(a.package.version, b.package.version)
   );
 }
 

@@ -1,12 +1,13 @@
 import { createReadStream } from 'node:fs';
 import { mkdtemp, open, readFile, realpath, rm, stat, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, posix, relative, sep } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Header, Pax, x as extractTar, type HeaderData } from 'tar';
 import { decompressed, sniffCompression } from '../decompress.js';
 import { unprocessable } from '../errors.js';
+import { normalizeEntryPath, resolveLinkTarget } from '../indexer/archive.js';
 
 /**
  * The files of a local image — a `docker save` archive, an OCI image layout directory, or either
@@ -50,12 +51,8 @@ export async function openImageFiles(path: string): Promise<ImageFiles> {
   return unpackCompressed(path);
 }
 
-/** A name inside the image as a relative POSIX path ("./manifest.json" and "manifest.json" alike); undefined when it leaves the root. */
-function normalized(name: string): string | undefined {
-  const path = posix.normalize(name.replace(/^\/+/, ''));
-  if (path === '..' || path.startsWith('../') || path === '.') return undefined;
-  return path.replace(/\/+$/, '');
-}
+/** A name inside the image as a relative POSIX path ("./manifest.json" and "manifest.json" alike), as layers' names are read; undefined for the root or a name leaving it. */
+const normalized = (name: string): string | undefined => normalizeEntryPath(name) || undefined;
 
 class DirectoryFiles implements ImageFiles {
   readonly #root: string;
@@ -173,7 +170,7 @@ class TarFiles implements ImageFiles {
         entries.set(name, { offset, size });
       } else if (header.type === 'SymbolicLink' && linkTarget) {
         // docker save links a layer that appears twice to its first copy: "../<id>/layer.tar".
-        const target = normalized(posix.join(posix.dirname(name), linkTarget));
+        const target = normalized(resolveLinkTarget(name, linkTarget));
         if (target !== undefined) entries.set(name, { offset: 0, size: 0, link: target });
       } else if (header.type === 'Link' && linkTarget) {
         const target = normalized(linkTarget);

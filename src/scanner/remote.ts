@@ -1,7 +1,9 @@
+import type { Static } from '@sinclair/typebox';
 import { Agent, request, type Dispatcher } from 'undici';
+import type { ImageDetail, ScannedImages } from '../api/tarsier/schemas.js';
 import type { ImagePackage } from '../images/report.js';
 import type { RiskContext } from '../model/risk.js';
-import { parseSeverity, type FixState } from '../model/vulnerability.js';
+import { parseSeverity } from '../model/vulnerability.js';
 import {
   ScanError,
   sendNewLayers,
@@ -25,33 +27,8 @@ const UPLOAD_CONCURRENCY = 3;
 /** How long the server may take to answer once a request is sent: indexing a large layer takes a while. */
 const ANSWER_TIMEOUT_MS = 30 * 60_000;
 
-interface ImageDetailJson {
-  Image: {
-    Digest: string;
-    Layers: string[];
-    References: { Registry: string; Repository: string; Platform: string | null; Tags: string[] }[];
-    Packages: {
-      Name: string;
-      Version: string;
-      NamespaceName: string;
-      VersionFormat: string;
-      AddedBy: string;
-      Vulnerabilities: {
-        Name: string;
-        NamespaceName: string;
-        Description: string;
-        Link: string;
-        Severity: string;
-        Metadata?: Record<string, unknown>;
-        FixedBy?: string;
-        FixState: FixState;
-        /** CVE: the CVE it came from, when the vulnerability is an advisory listing several. */
-        EPSS?: { Score: number; Percentile: number; Date: string; CVE?: string };
-        KEV?: { DateAdded: string; DueDate: string; KnownRansomwareCampaignUse: string; CVE?: string };
-      }[];
-    }[];
-  };
-}
+/** The images API's answers, typed by the schemas the server validates them with. */
+type ImageDetailJson = Static<typeof ImageDetail>;
 
 type VulnerabilityJson = ImageDetailJson['Image']['Packages'][number]['Vulnerabilities'][number];
 
@@ -157,9 +134,7 @@ export class ServerBackend implements ScanBackend {
         signal,
       }),
     );
-    const images = (
-      answer.json as { Images?: { Digest: string; Platform: string | null; Registry: string; Repository: string; Tags: string[] }[] }
-    ).Images;
+    const images = (answer.json as Partial<Static<typeof ScannedImages>>).Images;
     const image = images?.[0];
     if (!image) throw new ScanError(`the server scanned no image for ${scan.reference}`);
     const contents = await this.#contents(image.Digest, signal);

@@ -164,7 +164,8 @@ async function importBundleOnce(database: Database, config: Config, log: Logger,
   progress({ kind: 'step', message: `importing vulnerability data from ${file}` });
   const runner = new UpdaterRunner({ pool: database.pool, settings: runnerSettings(config), log });
   const summaries = await importBundle(runner, SOURCES, file);
-  const failed = summaries.filter((s) => s.status === 'failed');
+  // busy: another process holds the source; its data is not known to be here.
+  const failed = summaries.filter((s) => s.status === 'failed' || s.status === 'busy');
   if (failed.length > 0) throw new ScanError(`--db ${file}: importing ${failed.map((s) => s.source).join(', ')} failed`);
   await setValue(database.pool, DATA_TIME_KEY, dataTime.toISOString());
   await setValue(database.pool, BUNDLE_KEY, sha256);
@@ -180,7 +181,7 @@ async function update(database: Database, config: Config, log: Logger, progress:
   for (const source of enabledSources(config.updater.enabledUpdaters)) {
     progress({ kind: 'step', message: `updating ${source.name}` });
     const summary = await runner.run(source);
-    if (summary.status === 'failed') failed.push(source.name);
+    if (summary.status === 'failed' || summary.status === 'busy') failed.push(source.name);
   }
   if (failed.length > 0)
     throw new ScanError(`--update: ${failed.join(', ')} could not be updated; the scan would miss their vulnerabilities`);

@@ -445,9 +445,28 @@ describe('tarsier scan against a server', () => {
     expect(shown).toMatch(/matching vulnerabilities\n/);
   });
 
+  it('reads a layer docker save linked to an earlier copy of the same bytes', async () => {
+    const file = join(dir, 'repeated-layer.tar');
+    const base = debianLayerTar(10);
+    const { images } = await dockerSaveArchive(
+      file,
+      [{ layers: [base, layerTar({ 'srv/app/main.sh': 'echo repeat\n' }), base], repoTags: ['team/repeat:1'] }],
+      { style: 'legacy' },
+    );
+    const saved = images[0]!;
+    const r = report(await scan(file, { server }));
+    expect(r.layers).toEqual(saved.layerDigests);
+    expect(r.layers[2]).toBe(r.layers[0]);
+    // The packages of the linked layer were read: the base's vulnerabilities are found.
+    expect(ids(r)).toEqual(['CVE-2099-2001 postgresql-11', 'CVE-2099-2002 postgresql-common', 'CVE-2099-2003 postgresql-11']);
+  });
+
   it('exits 2 with a message when it cannot scan, and writes no report', async () => {
     const cases: Array<[string, Partial<ScanOptions>, RegExp]> = [
       [join(dir, 'missing.tar'), { server }, /missing\.tar does not exist/],
+      // A compressed archive's name, relative: never a pull of docker.io/library/image.tar.xz.
+      ['image.tar.xz', { server }, /image\.tar\.xz does not exist/],
+      ['image.tar.bz2', { server }, /image\.tar\.bz2 does not exist/],
       [debianArchive, { server, failOn: 'severe' }, /--fail-on severe is not a severity/],
       [debianArchive, { server, format: 'xml' }, /--format xml is not one of table, json, sarif, cyclonedx/],
       [debianArchive, { server, platform: 'linux' }, /--platform/],

@@ -1,4 +1,5 @@
 import { SEVERITIES, severityRank, type Severity } from '../../model/vulnerability.js';
+import { compareText } from '../findings.js';
 import { epssText, fixText, type Finding, type ReportKev, type ReportPackage, type ScanReport } from '../report.js';
 
 /**
@@ -114,11 +115,6 @@ function packageGroups(findings: readonly Finding[]): PackageGroup[] {
       compareText(a.pkg.name, b.pkg.name) ||
       compareText(a.pkg.version, b.pkg.version),
   );
-}
-
-/** Code-unit order, the same on every machine (localeCompare depends on the locale). */
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** `KEV 2022-05-03`, and `, ransomware` when CISA knows it used in ransomware campaigns. */
