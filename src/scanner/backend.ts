@@ -82,18 +82,19 @@ function countedLayer(stream: Readable, report: (done: number) => void): Readabl
 /**
  * A registry scan for the platform asked for; when none was, for this machine's, else linux/amd64
  * (an index without this machine's), and a single-platform image whatever its platform: what
- * `docker pull` would run here. The registry's answers say which case it is ("is a single
- * linux/arm64 image, not …", "has no linux/arm64 image: …"), in this process or from a server.
+ * `docker pull` would run here. The registry's answers say which case it is ("is a single …
+ * image, not …", "has no linux/arm64 image: …"), in this process or from a server. A single image
+ * is scanned again with no platform asked, which takes the lone image as it is (also one whose
+ * config names no platform).
  */
-export async function withDefaultPlatform<T>(asked: string | undefined, scan: (platform: string) => Promise<T>): Promise<T> {
+export async function withDefaultPlatform<T>(asked: string | undefined, scan: (platform: string | undefined) => Promise<T>): Promise<T> {
   if (asked !== undefined) return scan(asked);
   const machine = formatPlatform(machinePlatform());
   try {
     return await scan(machine);
   } catch (err) {
     const message = (err as Error).message;
-    const single = / is a single (\S+) image, not /.exec(message)?.[1];
-    if (single !== undefined) return scan(single);
+    if (/ is a single \S+ image, not /.test(message)) return scan(undefined);
     const fallback = formatPlatform(FALLBACK_PLATFORM);
     if (machine !== fallback && / has no \S+ image: /.test(message)) return scan(fallback);
     throw err;

@@ -552,6 +552,15 @@ describe.skipIf(missingRegistryPrograms().length > 0)('tarsier scan of a registr
     const foreign = report(await scan(`${registry.host}/team/s390x:v1`, withLogin));
     expect(foreign.target).toMatchObject({ platform: 'linux/s390x', digest: foreignOnly.digest });
     expect(foreign.vulnerabilities.map((f) => f.id)).toEqual(['ALAS2023-2099-001']);
+    // A single image whose config names no platform is scanned too (docker pull would run it).
+    const unnamed = await ociLayout(join(dir, 'no-platform'), {
+      layers: [rpmLayer('amazonlinux2023')],
+      platform: { os: '', architecture: '' },
+    });
+    await pushImage(registry, unnamed.dir, 'team/no-platform', 'v1');
+    const noPlatform = report(await scan(`${registry.host}/team/no-platform:v1`, withLogin));
+    expect(noPlatform.target).toMatchObject({ platform: 'unknown', digest: unnamed.digest });
+    expect(noPlatform.vulnerabilities.map((f) => f.id)).toEqual(['ALAS2023-2099-001']);
     const asked = await scan(`${registry.host}/team/s390x:v1`, { ...withLogin, platform: 'linux/amd64' });
     expect([asked.code, asked.stderr]).toEqual([2, expect.stringMatching(/is a single linux\/s390x image, not linux\/amd64/)]);
 
