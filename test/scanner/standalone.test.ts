@@ -95,7 +95,7 @@ describe('tarsier scan standalone', () => {
     expect(report.gate).toEqual({ failOn: 'High', failOnKev: false, failed: true });
     expect(first.stderr).toMatch(/^vulnerability data: updated 2026-11-19T06:00:00\.000Z \(\d+ days ago\)$/m);
 
-    // The same cache directory, no --db: the store kept the data; --ignore-unfixed and Medium leave nothing at High.
+    // The same cache directory, no --db: the store kept the data; --ignore-unfixed sets the unfixed one aside, and nothing is Critical.
     const second = await runTarsier(env(), [
       'scan',
       archive,
@@ -104,13 +104,15 @@ describe('tarsier scan standalone', () => {
       '--format',
       'json',
       '--quiet',
+      '--ignore-unfixed',
       '--fail-on',
       'Critical',
     ]);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stderr).toBe('');
     const again = JSON.parse(second.stdout) as ScanReport;
-    expect(again.vulnerabilities.map((f) => f.id)).toEqual(['CVE-2099-4001', 'CVE-2099-4002']);
+    expect(again.vulnerabilities.map((f) => f.id)).toEqual(['CVE-2099-4001']);
+    expect(again.ignored.map((f) => [f.id, f.ignored])).toEqual([['CVE-2099-4002', { because: 'unfixed' }]]);
     expect(again.database.updatedAt).toBe(DATA_UPDATED_AT);
   }, 180_000);
 

@@ -55,9 +55,9 @@ describe('the ignore file', () => {
 
   it('matches ids in any case, and a package only when given', () => {
     const entries = parseIgnoreFile('- id: cve-2024-1\n  package: zlib\n- {id: CVE-2024-2}\n', 'f');
-    expect(ignoreEntryFor(entries, { id: 'CVE-2024-1', packageName: 'zlib' }, now)).toBeDefined();
+    expect(ignoreEntryFor(entries, { id: 'CVE-2024-1', packageName: 'zlib' }, now)).toBe(entries[0]);
     expect(ignoreEntryFor(entries, { id: 'CVE-2024-1', packageName: 'openssl' }, now)).toBeUndefined();
-    expect(ignoreEntryFor(entries, { id: 'CVE-2024-2', packageName: 'anything' }, now)).toBeDefined();
+    expect(ignoreEntryFor(entries, { id: 'CVE-2024-2', packageName: 'anything' }, now)).toBe(entries[1]);
   });
 
   it('refuses what it cannot read, naming the entry: a mistake must not silently ignore nothing', () => {
