@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
-import { severityVocabulary, type FixedIn, type Vulnerability } from '../../model/vulnerability.js';
+import { CVE_ID, severityVocabulary, type FixedIn, type Vulnerability } from '../../model/vulnerability.js';
 import type { SourceData } from '../../model/source-data.js';
 import { rpm } from '../rpm/version.js';
 
@@ -210,8 +210,6 @@ class UpdateinfoCollector {
     return { namespaces: [this.namespace], vulnerabilities };
   }
 }
-
-const CVE_ID = /^CVE-\d{4}-\d{4,}$/;
 
 /** `{ cves }` with the well-formed CVE ids of an advisory, or nothing when it has none. */
 function cveList(references: readonly string[]): Pick<Vulnerability, 'cves'> {

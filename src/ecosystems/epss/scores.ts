@@ -1,3 +1,4 @@
+import { CVE_ID } from '../../model/vulnerability.js';
 import type { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import type { EpssFile, EpssScore } from '../../model/risk.js';
@@ -58,7 +59,6 @@ export async function parseEpssScores(stream: Readable): Promise<EpssFile> {
 }
 
 const HEADER = 'cve,epss,percentile';
-const CVE_ID = /^CVE-\d{4}-\d{4,}$/;
 /** A plain decimal (`0.00043`, `1`, `1.0`, `.5`) with an optional exponent; `Number` alone would take '' and ' 1' too. */
 const DECIMAL = /^(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$/;
 /** YYYY-MM-DD at the start of score_date, before its time of day if any. */

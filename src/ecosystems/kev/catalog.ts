@@ -1,3 +1,4 @@
+import { CVE_ID } from '../../model/vulnerability.js';
 import type { KevCatalog, KevEntry } from '../../model/risk.js';
 
 /**
@@ -37,7 +38,6 @@ export function parseKevCatalog(json: Buffer): KevCatalog {
   return { kind: 'kev', catalogVersion: text(document['catalogVersion']), entries: [...entries.values()] };
 }
 
-const CVE_ID = /^CVE-\d{4}-\d{4,}$/;
 const DATE = /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])$/;
 
 function isObject(v: unknown): v is Record<string, unknown> {

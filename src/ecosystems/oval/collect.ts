@@ -3,7 +3,7 @@
  * FixedIn merged per feature, and a deterministic order.
  */
 import type { VersionFormat } from '../../model/version-format.js';
-import { betterFixedIn, type FixedIn, type FixState, type Severity, type Vulnerability } from '../../model/vulnerability.js';
+import { betterFixedIn, CVE_ID, type FixedIn, type FixState, type Severity, type Vulnerability } from '../../model/vulnerability.js';
 import type { SourceData } from '../../model/source-data.js';
 import type { OvalReference } from './reader.js';
 
@@ -116,8 +116,6 @@ export function compareNames(a: string, b: string): number {
 export function normalizeText(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
-
-const CVE_ID = /^CVE-\d{4}-\d{4,}$/;
 
 /**
  * The ids of the `source="CVE"` references (source compared case-insensitively), in document

@@ -25,7 +25,7 @@
  * Metadata is null (CVSS comes from NVD); descriptions have their whitespace collapsed.
  */
 import type { Readable } from 'node:stream';
-import { severityVocabulary, type FixState, type Severity } from '../../model/vulnerability.js';
+import { CVE_ID_IN_TEXT, severityVocabulary, type FixState, type Severity } from '../../model/vulnerability.js';
 import type { SourceData } from '../../model/source-data.js';
 import { rpm } from '../rpm/version.js';
 import { reachCriteria } from '../oval/criteria.js';
@@ -148,10 +148,8 @@ function advisoryName(def: OvalDefinition): string {
   return (colon < 0 ? def.title : def.title.slice(0, colon)).trim();
 }
 
-const CVE_ID = /\bCVE-\d{4}-\d{4,}\b/;
-
 function cveName(def: OvalDefinition): string {
-  return findReference(def.references, 'CVE')?.refId.trim() || CVE_ID.exec(def.title)?.[0] || '';
+  return findReference(def.references, 'CVE')?.refId.trim() || CVE_ID_IN_TEXT.exec(def.title)?.[0] || '';
 }
 
 /**

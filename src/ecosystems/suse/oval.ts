@@ -52,7 +52,7 @@
  * their package criteria as they stream by and resolved once the document ends.
  */
 import type { Readable } from 'node:stream';
-import { severityVocabulary, type FixedIn } from '../../model/vulnerability.js';
+import { CVE_ID_IN_TEXT, severityVocabulary, type FixedIn } from '../../model/vulnerability.js';
 import type { SourceData } from '../../model/source-data.js';
 import { rpm } from '../rpm/version.js';
 import { reachCriteria } from '../oval/criteria.js';
@@ -81,7 +81,6 @@ const PACKAGE = /^\s*(\S+) is (installed|not affected)\s*$/;
 /** "<name>-<version>-<release>" when the object is unknown. */
 const NEVR = /^(.+)-([^-]+-[^-]+)$/;
 const ANY_VERSION = /^(?:0:)?0-0$/;
-const CVE_ID = /\bCVE-\d{4}-\d{4,}\b/;
 
 /** A product fact: the namespace and 0 for the plain product, 1 for an LTSS-like variant. */
 interface Product {
@@ -245,7 +244,9 @@ function resolveEntry(entry: Entry, tables: OvalTables): FixedIn | undefined {
 }
 
 function cveName(def: OvalDefinition): string {
-  return CVE_ID.exec(def.title)?.[0] ?? def.references.map((r) => CVE_ID.exec(r.refId)?.[0]).find((id) => id !== undefined) ?? '';
+  return (
+    CVE_ID_IN_TEXT.exec(def.title)?.[0] ?? def.references.map((r) => CVE_ID_IN_TEXT.exec(r.refId)?.[0]).find((id) => id !== undefined) ?? ''
+  );
 }
 
 /** `advisory/severity`: None → Negligible, Low, Moderate → Medium, Important → High, Critical; else Unknown. */

@@ -29,7 +29,7 @@
  * reduced to compact entries as they stream by and resolved once the document ends.
  */
 import type { Readable } from 'node:stream';
-import { severityVocabulary, type FixState, type Severity } from '../../model/vulnerability.js';
+import { CVE_ID_IN_TEXT, severityVocabulary, type FixState, type Severity } from '../../model/vulnerability.js';
 import type { SourceData } from '../../model/source-data.js';
 import { dpkg } from '../dpkg/version.js';
 import { findReference, normalizeText, VulnerabilityCollector, type VulnerabilityHead } from '../oval/collect.js';
@@ -174,12 +174,10 @@ function commentStatus(rest: string): UbuntuStatus {
   return 'unknown';
 }
 
-const CVE_ID = /\bCVE-\d{4}-\d{4,}\b/;
-
 function ubuntuName(def: OvalDefinition): string {
   const ref = findReference(def.references, 'CVE')?.refId.trim();
   if (ref) return ref;
-  const fromTitle = CVE_ID.exec(def.title)?.[0];
+  const fromTitle = CVE_ID_IN_TEXT.exec(def.title)?.[0];
   if (fromTitle) return fromTitle;
   const first = def.references[0]?.refId.trim();
   return first || def.title.split(' on ')[0]?.trim() || def.id;
@@ -189,7 +187,7 @@ function ubuntuLink(def: OvalDefinition): string {
   const ref = findReference(def.references, 'CVE')?.refUrl.trim() ?? def.references[0]?.refUrl.trim();
   if (ref) return ref;
   const name = ubuntuName(def);
-  return CVE_ID.test(name) ? `https://ubuntu.com/security/${name}` : '';
+  return CVE_ID_IN_TEXT.test(name) ? `https://ubuntu.com/security/${name}` : '';
 }
 
 /**
