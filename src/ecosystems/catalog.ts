@@ -77,6 +77,7 @@ export const DISTRIBUTIONS: readonly Distribution[] = [
     osReleaseIds: ['chainguard'],
     naming: 'rolling',
     versionFormat: 'apk',
+    matchedAs: 'wolfi',
     purl: { vendor: 'chainguard', distro: 'chainguard' },
   },
   { id: 'rhel', osReleaseIds: ['rhel'], naming: 'major', versionFormat: 'rpm', source: 'rhel', purl: { vendor: 'redhat', distro: 'rhel' } },

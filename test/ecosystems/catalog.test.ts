@@ -56,6 +56,8 @@ describe('the distribution catalog', () => {
         expect(matchNamespace(`${d.id}:8.6`)).toBe(`${d.matchedAs}:8`);
       }
     }
+    // Chainguard's images are matched against Wolfi's feed (no source writes chainguard:rolling).
+    expect(matchNamespace('chainguard:rolling')).toBe('wolfi:rolling');
   });
 
   it('has code for every source it lists, in its order, and a source for every updater', () => {
