@@ -7,6 +7,8 @@ export interface CvssScore {
   score: number;
   /** Absent when the source gave none. */
   vector?: string;
+  /** For an advisory listing several CVEs: the one the score is of (as enrichmentFor writes it). */
+  cve?: string;
 }
 
 export interface CvssScores {
@@ -29,9 +31,13 @@ export function cvssScores(metadata: Readonly<Record<string, unknown>> | null | 
     ] as const) {
       const cvss = (scores as Record<string, unknown>)[scheme];
       if (typeof cvss !== 'object' || cvss === null) continue;
-      const { Score, Vectors } = cvss as Record<string, unknown>;
+      const { Score, Vectors, CVE } = cvss as Record<string, unknown>;
       if (typeof Score !== 'number' || !Number.isFinite(Score)) continue;
-      found[key] = { score: Score, ...(typeof Vectors === 'string' && Vectors !== '' ? { vector: Vectors } : {}) };
+      found[key] = {
+        score: Score,
+        ...(typeof Vectors === 'string' && Vectors !== '' ? { vector: Vectors } : {}),
+        ...(typeof CVE === 'string' && CVE !== '' ? { cve: CVE } : {}),
+      };
     }
     if (found.v3 || found.v2) return found;
   }
