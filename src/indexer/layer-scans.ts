@@ -62,7 +62,7 @@ export class LayerScans {
    * the requester went away; the scan stops once every request waiting for the hash has gone.
    */
   async scan(request: LayerScanRequest, signal?: AbortSignal): Promise<ScannedLayer> {
-    const stored = await this.#current(request.hash);
+    const stored = await this.stored(request.hash);
     if (stored) return stored;
     return this.#inFlight.run(request.hash, signal, (shared) => this.#scanOnce(request, shared));
   }
@@ -73,7 +73,8 @@ export class LayerScans {
     return stored !== undefined && stored.indexedByVersion >= INDEXER_VERSION;
   }
 
-  async #current(hash: string): Promise<ScannedLayer | undefined> {
+  /** The hash's scan by the current indexer version, read from the store; undefined when it needs scanning. */
+  async stored(hash: string): Promise<ScannedLayer | undefined> {
     const stored = await findScanByHash(this.#pool, hash);
     if (!stored || stored.indexedByVersion < INDEXER_VERSION) return undefined;
     return { scanId: stored.id, scan: await loadScan(this.#pool, stored.id) };
@@ -89,7 +90,7 @@ export class LayerScans {
     }, LEASE_TTL_MS / 3);
     try {
       // Another replica may have scanned this hash while we waited for the lease.
-      const stored = await this.#current(request.hash);
+      const stored = await this.stored(request.hash);
       if (stored) return stored;
       const started = performance.now();
       const scan = await this.#indexer.scan(request, signal);

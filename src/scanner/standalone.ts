@@ -84,7 +84,7 @@ export class StandaloneBackend implements ScanBackend {
 
   async scanLocal(image: LocalImage, progress: Progress, signal: AbortSignal): Promise<ScannedContents> {
     const scanned = new Map<string, ScannedLayer>();
-    const request = (digest: string, body?: Readable) => ({
+    const request = (digest: string, body: Readable) => ({
       hash: digest,
       path: `layer ${digest}`,
       headers: {},
@@ -93,13 +93,16 @@ export class StandaloneBackend implements ScanBackend {
       body,
     });
     await sendNewLayers(image, SCAN_CONCURRENCY, progress, {
-      isScanned: (digest) => this.#scans.isScanned(digest),
+      // A layer scanned before is read back once, here: the ancestry is assembled from it.
+      isScanned: async (digest) => {
+        const stored = await this.#scans.stored(digest);
+        if (stored) scanned.set(digest, stored);
+        return stored !== undefined;
+      },
       send: async (layer, body) => {
         scanned.set(layer.digest, await this.#scans.scan(request(layer.digest, body), signal));
       },
     });
-    // The layers scanned before: read back from the store.
-    for (const { digest } of image.layers) if (!scanned.has(digest)) scanned.set(digest, await this.#scans.scan(request(digest), signal));
     progress({ kind: 'step', message: 'matching vulnerabilities' });
     const layers = image.layers.map((l) => ({ hash: l.digest, path: '', headers: {} }));
     await storeAncestry(this.#database.pool, { name: image.digest, format: 'docker', layers }, scanned);
