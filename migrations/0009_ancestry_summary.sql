@@ -14,22 +14,24 @@ CREATE TABLE ancestry_summary (
   stale           boolean NOT NULL DEFAULT false,
   computed_at     timestamptz NOT NULL DEFAULT now()
 );
-CREATE INDEX ancestry_summary_risk ON ancestry_summary (risk DESC, ancestry_id);
 CREATE INDEX ancestry_summary_stale ON ancestry_summary (ancestry_id) WHERE stale;
 
 -- Marks stale the summaries of the ancestries holding these feature versions, and wakes the
--- refreshers (NOTIFY is delivered at commit). Rows already stale are marked again: the UPDATE must
--- take the row lock, so that a refresher computing the row now (it holds the lock) is waited for
--- and its result marked stale after it, instead of a count that missed this change being left
--- fresh. Locks are taken in ancestry order, so two writers never wait for each other in a circle.
+-- refreshers (NOTIFY is delivered at commit). Every such row is locked, already stale or not: a
+-- refresher computing one now holds its lock, so this waits for it and then marks its result
+-- stale, instead of a count that missed this change being left fresh. Locks are taken in ancestry
+-- order, so two writers never wait for each other in a circle. Rows still stale once locked are
+-- left as they are (rewriting them would only add row versions).
 CREATE FUNCTION mark_summaries_stale(feature_versions integer[]) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  held bigint[];
 BEGIN
   IF feature_versions IS NULL OR cardinality(feature_versions) = 0 THEN RETURN; END IF;
-  PERFORM 1 FROM ancestry_summary s
-  WHERE s.ancestry_id IN (SELECT af.ancestry_id FROM ancestry_feature af WHERE af.feature_version_id = ANY (feature_versions))
-  ORDER BY s.ancestry_id FOR UPDATE;
-  UPDATE ancestry_summary s SET stale = true
-  WHERE s.ancestry_id IN (SELECT af.ancestry_id FROM ancestry_feature af WHERE af.feature_version_id = ANY (feature_versions));
+  SELECT array_agg(ancestry_id) INTO held FROM (
+    SELECT s.ancestry_id FROM ancestry_summary s
+    WHERE s.ancestry_id IN (SELECT af.ancestry_id FROM ancestry_feature af WHERE af.feature_version_id = ANY (feature_versions))
+    ORDER BY s.ancestry_id FOR UPDATE) locked;
+  UPDATE ancestry_summary SET stale = true WHERE ancestry_id = ANY (held) AND NOT stale;
   IF FOUND THEN PERFORM pg_notify('tarsier_summaries', ''); END IF;
 END $$;
 

@@ -383,11 +383,6 @@ export async function imagesAffectedByVersion(
   return (await db.query<AffectedImage>(SELECT_AFFECTED_BY_VERSION, [vulnerabilityId, afterId, limit])).rows;
 }
 
-/** How many image records there are. */
-export async function imageCount(db: Queryable): Promise<number> {
-  return (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM image')).rows[0]!.n;
-}
-
 /** Buckets of imagesByHighestSeverity besides the severities. */
 export type HighestBucket = Severity | 'None' | 'Being recounted' | 'Not scanned';
 

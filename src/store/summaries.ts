@@ -52,11 +52,6 @@ const COMPUTE = `
 const CLAIM_STALE = `
   SELECT ancestry_id FROM ancestry_summary WHERE stale ORDER BY ancestry_id LIMIT $1 FOR UPDATE SKIP LOCKED`;
 
-/** Stale summaries of ancestries an image record points at (what the lists would show re-ranked). */
-const COUNT_STALE = `
-  SELECT count(*)::int AS n FROM ancestry_summary s JOIN ancestry a ON a.id = s.ancestry_id
-  WHERE s.stale AND EXISTS (SELECT 1 FROM image i WHERE i.digest = a.name)`;
-
 /** Computes and stores the summaries of these ancestries (in the caller's transaction, if any). */
 export async function computeSummaries(db: Queryable, ancestryIds: readonly number[]): Promise<void> {
   if (ancestryIds.length === 0) return;
@@ -73,8 +68,4 @@ export async function refreshStaleSummaries(client: pg.PoolClient, limit: number
   const ids = (await client.query<{ ancestry_id: number }>(CLAIM_STALE, [limit])).rows.map((r) => r.ancestry_id);
   await computeSummaries(client, ids);
   return ids.length;
-}
-
-export async function staleSummaryCount(db: Queryable): Promise<number> {
-  return (await db.query<{ n: number }>(COUNT_STALE)).rows[0]!.n;
 }

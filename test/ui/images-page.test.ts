@@ -5,7 +5,7 @@
  */
 import type { BrowserContext, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { listImagesByRisk, type RiskCursor } from '../../src/store/images.js';
+import { imagesPageOf, type ImagesQuery } from '../../src/api/ui/pages/images.js';
 import { missingForDashboard, startDashboard, TOKEN, type Dashboard } from '../helpers/dashboard.js';
 
 const missing = missingForDashboard();
@@ -67,6 +67,9 @@ describe.skipIf(missing.length > 0)(`the images page${missing.length > 0 ? ` (sk
         kev: image.KnownExploited,
         counts: image.Summary,
       });
+      // The list reads the stored summary: it must equal the image's own count, made from its packages.
+      const detail = (await d.api(`/tarsier/v1/images/${image.Digest}`)).Image;
+      expect({ counts: detail.Summary, kev: detail.KnownExploited }).toEqual({ counts: image.Summary, kev: image.KnownExploited });
     }
     // Known exploited first (the two Debian 9 images), then the Critical one, then the clean Debian 8 image last.
     const order = shown.map((s) => s.digest);
@@ -82,18 +85,23 @@ describe.skipIf(missing.length > 0)(`the images page${missing.length > 0 ? ` (sk
     await expect.poll(() => page.locator('#severity-chart canvas').count()).toBeGreaterThan(0);
   });
 
-  it('pages through the risk order without skipping or repeating an image', async () => {
-    const whole = (await listImagesByRisk(d.t.pool, {}, undefined, 100)).map((r) => r.digest);
-    const paged: string[] = [];
-    let cursor: RiskCursor | undefined;
-    for (;;) {
-      const [row] = await listImagesByRisk(d.t.pool, {}, cursor, 1);
-      if (!row) break;
-      paged.push(row.digest);
-      cursor = row.rank;
+  it('pages through either order, one image a page, by its Next page links, without skipping or repeating an image', async () => {
+    const context = { pool: d.t.pool, pageTokens: d.t.pageTokens, now: new Date(), enabledSources: [] };
+    for (const sort of ['risk', 'first-seen'] as const) {
+      const whole = (await imagesPageOf(context, { sort }, 100)).body.text;
+      const digestsOf = (body: string) => [...body.matchAll(/data-testid="image-row" data-digest="([^"]+)"/g)].map((m) => m[1]!);
+      expect(digestsOf(whole)).toHaveLength(4);
+      const paged: string[] = [];
+      let query: ImagesQuery = { sort };
+      for (let pages = 0; pages < 10; pages++) {
+        const body = (await imagesPageOf(context, query, 1)).body.text;
+        paged.push(...digestsOf(body));
+        const next = /data-testid="next-page" rel="next" href="([^"]+)"/.exec(body)?.[1];
+        if (!next) break;
+        query = Object.fromEntries(new URL(next.replace(/&amp;/g, '&'), 'http://x').searchParams) as ImagesQuery;
+      }
+      expect(paged, sort).toEqual(digestsOf(whole));
     }
-    expect(whole).toHaveLength(4);
-    expect(paged).toEqual(whole);
   });
 
   it('filters by repository, tag, severity and known exploited, with the form and by URL', async () => {

@@ -486,6 +486,9 @@ describe.skipIf(missing.length > 0)(`the changes page${skipped}`, () => {
     expect(changes(second).map((c) => c.name)).toEqual(all.slice(CHANGES_PAGE));
     expect(elements(second, 'a', 'older-page')).toEqual([]);
     expect(elements(second, 'a', 'newest-page').map((a) => a.attributes.href)).toEqual(['/ui/changes']);
+    // The exposure chart heads the newest page only.
+    expect(elements(first, 'table', 'exposure-table')).toHaveLength(1);
+    expect(elements(second, 'table', 'exposure-table')).toEqual([]);
 
     // A token of another list is refused with a page saying so.
     const images = await t.app.inject({ url: '/tarsier/v1/images?limit=1' });

@@ -46,9 +46,10 @@ type Kev = RiskContext['kev'] | null;
 
 export async function changesPage(context: PageContext, page: string | undefined): Promise<Page> {
   const token = pageToken(context, page);
+  // The chart heads the newest page only: older pages are for reading on, and it is most of a page's cost.
   const [rows, exposure] = await Promise.all([
     recentNotifications(context.pool, token?.Before ?? null, CHANGES_PAGE, FIRST_IMAGES),
-    exposureOverTime(context.pool, EXPOSURE_DAYS),
+    token ? undefined : exposureOverTime(context.pool, EXPOSURE_DAYS),
   ]);
   const last = rows[rows.length - 1];
   const next =
@@ -57,17 +58,23 @@ export async function changesPage(context: PageContext, page: string | undefined
   return {
     title: 'Changes',
     section: 'changes',
-    charts: {
-      exposure: {
-        kind: 'lines',
-        target: 'exposure-chart',
-        x: exposure.map((d) => Date.parse(`${d.day}T00:00:00Z`) / 1000),
-        series: EXPOSURE_SEVERITIES.map((s) => ({ label: s, values: exposure.map((d) => d.counts[s]), colour: `--${s.toLowerCase()}-bg` })),
-      },
-    },
+    charts: exposure
+      ? {
+          exposure: {
+            kind: 'lines',
+            target: 'exposure-chart',
+            x: exposure.map((d) => Date.parse(`${d.day}T00:00:00Z`) / 1000),
+            series: EXPOSURE_SEVERITIES.map((s) => ({
+              label: s,
+              values: exposure.map((d) => d.counts[s]),
+              colour: `--${s.toLowerCase()}-bg`,
+            })),
+          },
+        }
+      : {},
     body: html`<h1>Changes</h1>
       <p class="lead">What changes of the vulnerability data meant for the images scanned, newest first.</p>
-      ${exposureSection(exposure)}
+      ${exposure ? exposureSection(exposure) : ''}
       <h2 id="changes-heading">Notifications${token ? ' (older)' : ''}</h2>
       ${
         rows.length === 0

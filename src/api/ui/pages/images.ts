@@ -9,7 +9,6 @@ import { Type, type Static } from '@sinclair/typebox';
 import { badRequest } from '../../../errors.js';
 import { SEVERITIES, type Severity } from '../../../model/vulnerability.js';
 import {
-  imageCount,
   imagesByHighestSeverity,
   listImages,
   listImagesByRisk,
@@ -17,7 +16,6 @@ import {
   type ImageRow,
   type RiskCursor,
 } from '../../../store/images.js';
-import { staleSummaryCount } from '../../../store/summaries.js';
 import { MAX_NAME_LENGTH } from '../../limits.js';
 import type { PageContext } from '../index.js';
 import { count, html, imageHref, SEVERITIES_DOWN, severityBadge, shortDigest, uiHref, when } from '../html.js';
@@ -42,7 +40,10 @@ interface Token {
   Rank?: RiskCursor;
 }
 
-export async function imagesPage(context: PageContext, query: ImagesQuery): Promise<Page> {
+export const imagesPage = (context: PageContext, query: ImagesQuery): Promise<Page> => imagesPageOf(context, query, IMAGES_PAGE);
+
+/** The images page with `limit` images a page (tests page through a few images). */
+export async function imagesPageOf(context: PageContext, query: ImagesQuery, limit: number): Promise<Page> {
   const filter: ImageFilter = {
     repository: query.repository?.trim() || undefined,
     tag: query.tag?.trim() || undefined,
@@ -53,18 +54,19 @@ export async function imagesPage(context: PageContext, query: ImagesQuery): Prom
   const list = `ui images ${sort} ${JSON.stringify(filter)}`;
   const token = pageToken(context, query.page, list);
 
-  // Counts are always current (a stale summary's are counted live); only the order can lag, while the refreshers work.
-  const [stale, rows, total, distribution] = await Promise.all([
-    sort === 'risk' ? staleSummaryCount(context.pool) : 0,
+  const [rows, distribution] = await Promise.all([
     sort === 'risk'
-      ? listImagesByRisk(context.pool, filter, token?.Rank, IMAGES_PAGE)
-      : listImages(context.pool, filter, token?.After ?? 0, IMAGES_PAGE),
-    imageCount(context.pool),
+      ? listImagesByRisk(context.pool, filter, token?.Rank, limit)
+      : listImages(context.pool, filter, token?.After ?? 0, limit),
     imagesByHighestSeverity(context.pool),
   ]);
+  // Every image is in one bucket. Counts are always current (a stale summary's are counted live):
+  // only the order can lag, for the images being recounted.
+  const total = distribution.reduce((sum, d) => sum + d.images, 0);
+  const stale = sort === 'risk' ? (distribution.find((d) => d.highest === 'Being recounted')?.images ?? 0) : 0;
   const last = rows[rows.length - 1];
   const next =
-    rows.length === IMAGES_PAGE && last
+    rows.length === limit && last
       ? context.pageTokens.encode({
           List: list,
           ...(sort === 'risk' ? { Rank: (last as ImageRow & { rank: RiskCursor }).rank } : { After: last.id }),
