@@ -228,6 +228,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       pageTokens,
       bodyTimeoutMs: config.api.bodyTimeoutMs,
       webhookSecret: config.webhooks.secret,
+      maxDataAgeMs: config.updater.maxDataAgeMs,
     });
     registerHarborApi(scope, { pool, scanner: images.scanner, log: deps.log, bodyTimeoutMs: config.api.bodyTimeoutMs });
     // Its own scope: the sign-in form's body parser applies to the dashboard's routes only.
@@ -238,6 +239,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         authenticate,
         secure: tls !== undefined,
         enabledSources: config.updater.enabledUpdaters,
+        maxDataAgeMs: config.updater.maxDataAgeMs,
       }),
     );
   });

@@ -59,6 +59,8 @@ export interface Config {
   };
   readonly updater: {
     readonly intervalMs: number;
+    /** Vulnerability data older than this is reported stale (images API, dashboard); 0: never. */
+    readonly maxDataAgeMs: number;
     readonly enabledUpdaters: readonly string[];
     readonly sources: Readonly<Record<string, { readonly url: string }>>;
   };
@@ -519,6 +521,7 @@ const SCHEMA: SectionSpec = section({
   }),
   updater: section({
     interval: leaf(duration, '2h'),
+    maxdataage: leaf(duration, '120h'),
     enabledupdaters: leaf(
       list(text()),
       SOURCE_CATALOG.filter((s) => s.alternativeTo === undefined).map((s) => s.name),
@@ -858,6 +861,7 @@ function build(vals: Values, env: Env): Config {
     },
     updater: {
       intervalMs: vals.get<number>('updater.interval'),
+      maxDataAgeMs: vals.get<number>('updater.maxdataage'),
       enabledUpdaters,
       sources,
     },

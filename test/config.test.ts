@@ -57,7 +57,7 @@ const DEFAULTS: Config = {
     denyPrivate: false,
     allowNetworks: [],
   },
-  updater: { intervalMs: 7_200_000, enabledUpdaters: ALL_UPDATERS, sources: DEFAULT_SOURCES },
+  updater: { intervalMs: 7_200_000, maxDataAgeMs: 120 * 3_600_000, enabledUpdaters: ALL_UPDATERS, sources: DEFAULT_SOURCES },
   notifier: {
     attempts: 5,
     renotifyIntervalMs: 7_200_000,
@@ -298,6 +298,7 @@ describe('Tarsier keys', () => {
       },
       updater: {
         intervalMs: 0,
+        maxDataAgeMs: 120 * 3_600_000,
         enabledUpdaters: ['debian', 'alpine', 'nvd'],
         sources: {
           ...DEFAULT_SOURCES,

@@ -177,6 +177,12 @@ export interface SourceEntry {
   readonly name: string;
   readonly url: string;
   /**
+   * What it brings: advisories of distribution releases (vulnerabilities), or context about
+   * vulnerabilities others list (NVD's scores: enrichment; EPSS and KEV: risk). Only the first is
+   * vulnerability data: the others never make an image's data known, or fresh.
+   */
+  readonly kind: 'vulnerabilities' | 'enrichment' | 'risk';
+  /**
    * Another feed of the same distributions as the named source, enabled instead of it (never both:
    * their records would be reported twice). Not enabled by default.
    */
@@ -188,23 +194,28 @@ export interface SourceEntry {
  * the vulnerabilities the others just wrote; then the risk context (EPSS, KEV), kept per CVE.
  */
 export const SOURCE_CATALOG: readonly SourceEntry[] = [
-  { name: 'debian', url: 'https://security-tracker.debian.org/tracker/data/json' },
-  { name: 'ubuntu', url: 'https://security-metadata.canonical.com/oval/' },
-  { name: 'alpine', url: 'https://secdb.alpinelinux.org/' },
-  { name: 'wolfi', url: 'https://packages.wolfi.dev/os/security.json' },
-  { name: 'rhel', url: 'https://security.access.redhat.com/data/oval/v2/' },
+  { name: 'debian', kind: 'vulnerabilities', url: 'https://security-tracker.debian.org/tracker/data/json' },
+  { name: 'ubuntu', kind: 'vulnerabilities', url: 'https://security-metadata.canonical.com/oval/' },
+  { name: 'alpine', kind: 'vulnerabilities', url: 'https://secdb.alpinelinux.org/' },
+  { name: 'wolfi', kind: 'vulnerabilities', url: 'https://packages.wolfi.dev/os/security.json' },
+  { name: 'rhel', kind: 'vulnerabilities', url: 'https://security.access.redhat.com/data/oval/v2/' },
   // Red Hat's current feed (CSAF VEX): records per CVE with fix states, where OVAL v2 has them per advisory.
-  { name: 'rhel-vex', url: 'https://security.access.redhat.com/data/csaf/v2/vex/', alternativeTo: 'rhel' },
-  { name: 'oracle', url: 'https://linux.oracle.com/security/oval/' },
-  { name: 'amzn', url: 'https://cdn.amazonlinux.com/' },
-  { name: 'suse', url: 'https://ftp.suse.com/pub/projects/security/oval/' },
-  { name: 'photon', url: 'https://packages.broadcom.com/photon/photon_cve_metadata/' },
-  { name: 'azurelinux', url: 'https://raw.githubusercontent.com/microsoft/AzureLinuxVulnerabilityData/main/' },
-  { name: 'nvd', url: 'https://nvd.nist.gov/feeds/json/cve/2.0/' },
+  { name: 'rhel-vex', kind: 'vulnerabilities', url: 'https://security.access.redhat.com/data/csaf/v2/vex/', alternativeTo: 'rhel' },
+  { name: 'oracle', kind: 'vulnerabilities', url: 'https://linux.oracle.com/security/oval/' },
+  { name: 'amzn', kind: 'vulnerabilities', url: 'https://cdn.amazonlinux.com/' },
+  { name: 'suse', kind: 'vulnerabilities', url: 'https://ftp.suse.com/pub/projects/security/oval/' },
+  { name: 'photon', kind: 'vulnerabilities', url: 'https://packages.broadcom.com/photon/photon_cve_metadata/' },
+  { name: 'azurelinux', kind: 'vulnerabilities', url: 'https://raw.githubusercontent.com/microsoft/AzureLinuxVulnerabilityData/main/' },
+  { name: 'nvd', kind: 'enrichment', url: 'https://nvd.nist.gov/feeds/json/cve/2.0/' },
   // The locations name the upstream file itself (FIRST's current scores; CISA's catalog).
-  { name: 'epss', url: 'https://epss.empiricalsecurity.com/epss_scores-current.csv.gz' },
-  { name: 'kev', url: 'https://www.cisa.gov/sites/default/files/feeds/known_exploited_vulnerabilities.json' },
+  { name: 'epss', kind: 'risk', url: 'https://epss.empiricalsecurity.com/epss_scores-current.csv.gz' },
+  { name: 'kev', kind: 'risk', url: 'https://www.cisa.gov/sites/default/files/feeds/known_exploited_vulnerabilities.json' },
 ];
+
+/** The sources whose records are vulnerability data (not enrichment or risk context). */
+export const VULNERABILITY_SOURCES: ReadonlySet<string> = new Set(
+  SOURCE_CATALOG.filter((s) => s.kind === 'vulnerabilities').map((s) => s.name),
+);
 
 const BY_ID = new Map(DISTRIBUTIONS.map((d) => [d.id, d]));
 const BY_OS_RELEASE_ID = new Map(DISTRIBUTIONS.flatMap((d) => d.osReleaseIds.map((id) => [id, d] as const)));
@@ -212,6 +223,16 @@ const BY_OS_RELEASE_ID = new Map(DISTRIBUTIONS.flatMap((d) => d.osReleaseIds.map
 /** The distribution of a namespace (`debian:12` → Debian's row); undefined for one Tarsier does not know. */
 export function distributionOf(namespace: string): Distribution | undefined {
   return BY_ID.get(namespace.split(':', 1)[0] ?? '');
+}
+
+/**
+ * The sources that write a namespace's advisories: its distribution's source and any alternative
+ * feed of it (rhel-vex for rhel); none for a distribution no source covers yet (Fedora).
+ */
+export function sourcesOfNamespace(namespace: string): string[] {
+  const source = distributionOf(namespace)?.source;
+  if (source === undefined) return [];
+  return [source, ...SOURCE_CATALOG.filter((s) => s.alternativeTo === source).map((s) => s.name)];
 }
 
 /** The distribution an os-release ID names. */

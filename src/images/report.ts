@@ -1,3 +1,5 @@
+import { coverageOf } from '../coverage.js';
+import type { NamespaceCoverage } from '../model/coverage.js';
 import { severityRank, type Severity } from '../model/vulnerability.js';
 import { readAncestry } from '../store/ancestries.js';
 import type { AffectingVulnerability } from '../store/layers.js';
@@ -32,6 +34,8 @@ export interface ImageContents {
   summary: Partial<Record<Severity, SeverityCount>>;
   /** Distinct vulnerabilities (by name) in CISA's KEV catalog. */
   knownExploited: number;
+  /** What vulnerability data the store holds for each namespace its packages are matched in. */
+  coverage: NamespaceCoverage[];
 }
 
 /** The contents of the image with this manifest digest; undefined when it was never scanned. */
@@ -53,7 +57,8 @@ export async function imageContents(pool: Pool, digest: string): Promise<ImageCo
     vulnerabilities: byFeature.get(f.featureVersionId) ?? [],
   }));
   const knownExploited = new Set(packages.flatMap((p) => p.vulnerabilities.filter((v) => v.risk.kev).map((v) => v.name))).size;
-  return { digest, layers: ancestry.layers, packages, summary: summarize(packages), knownExploited };
+  const coverage = await coverageOf(pool, packages.map((p) => p.namespace));
+  return { digest, layers: ancestry.layers, packages, summary: summarize(packages), knownExploited, coverage };
 }
 
 function summarize(packages: readonly ImagePackage[]): Partial<Record<Severity, SeverityCount>> {

@@ -1,6 +1,7 @@
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import type { ImagePackage } from '../images/report.js';
+import type { NamespaceCoverage } from '../model/coverage.js';
 import { formatPlatform } from '../registry/manifest.js';
 import { FALLBACK_PLATFORM, machinePlatform, type LocalImage, type LocalLayer } from './local-image.js';
 
@@ -18,6 +19,8 @@ export interface ScannedContents {
   /** Layer digests, base first. */
   layers: string[];
   packages: ImagePackage[];
+  /** What vulnerability data the store holds for each namespace of the packages; undefined: the server does not say. */
+  coverage: NamespaceCoverage[] | undefined;
 }
 
 export interface RegistryScanRequest {
@@ -46,8 +49,6 @@ export interface ScanBackend {
   scanLocal(image: LocalImage, progress: Progress, signal: AbortSignal): Promise<ScannedContents>;
   /** Has the image pulled from its registry and scanned. */
   scanRegistry(request: RegistryScanRequest, progress: Progress, signal: AbortSignal): Promise<ScannedContents>;
-  /** When the vulnerability data was last brought up to date; null: never. */
-  dataUpdatedAt(): Promise<Date | null>;
   close(): Promise<void>;
 }
 

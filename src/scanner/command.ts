@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { TarsierError } from '../errors.js';
 import { createLogger } from '../logger.js';
+import { parseDuration } from '../duration.js';
+import { dataProblem, dataState } from '../model/coverage.js';
 import { parseSeverity, SEVERITIES, type Severity } from '../model/vulnerability.js';
 import { RegistryError } from '../registry/client.js';
 import { parsePlatform, type Platform } from '../registry/manifest.js';
@@ -47,7 +49,14 @@ export interface ScanOptions {
   update: boolean;
   cacheDir?: string;
   config?: string;
+  /** Data older than this (a duration, e.g. 120h; 0: any age) cannot be relied on. */
+  maxDataAge?: string;
+  /** Scan even where data is missing or stale, with a warning. */
+  allowMissingData?: boolean;
 }
+
+/** As Grype: vulnerability data older than five days is not relied on. */
+export const DEFAULT_MAX_DATA_AGE = '120h';
 
 export interface ScanIo {
   env: Readonly<Record<string, string | undefined>>;
@@ -80,7 +89,12 @@ async function resolveTarget(target: string): Promise<Target> {
   return { kind: 'registry', reference: target };
 }
 
-function checkedOptions(options: ScanOptions): { format: OutputFormat; failOn: Severity | undefined; platform: Platform | undefined } {
+function checkedOptions(options: ScanOptions): {
+  format: OutputFormat;
+  failOn: Severity | undefined;
+  platform: Platform | undefined;
+  maxDataAgeMs: number;
+} {
   const format = OUTPUT_FORMATS.find((f) => f === options.format);
   if (!format) throw new ScanError(`--format ${options.format} is not one of ${OUTPUT_FORMATS.join(', ')}`);
   let failOn: Severity | undefined;
@@ -96,7 +110,14 @@ function checkedOptions(options: ScanOptions): { format: OutputFormat; failOn: S
       throw new ScanError(`--platform: ${(err as Error).message}`);
     }
   }
-  return { format, failOn, platform };
+  let maxDataAgeMs: number;
+  try {
+    maxDataAgeMs = parseDuration(options.maxDataAge ?? DEFAULT_MAX_DATA_AGE);
+  } catch (err) {
+    throw new ScanError(`--max-data-age: ${(err as Error).message}`);
+  }
+  if (maxDataAgeMs < 0) throw new ScanError('--max-data-age: a duration of 0 or more (0: any age)');
+  return { format, failOn, platform, maxDataAgeMs };
 }
 
 /** The cache directory: --cache-dir, $TARSIER_CACHE_DIR, $XDG_CACHE_HOME/tarsier, else ~/.cache/tarsier. */
@@ -165,7 +186,8 @@ export async function runScan(input: string, options: ScanOptions, io: ScanIo): 
 }
 
 async function scan(input: string, options: ScanOptions, io: ScanIo): Promise<number> {
-  const { format, failOn, platform } = checkedOptions(options);
+  const { format, failOn, platform, maxDataAgeMs } = checkedOptions(options);
+  const allowMissingData = options.allowMissingData === true;
   const ignore: IgnoreEntry[] = options.ignore !== undefined ? await readIgnoreFile(options.ignore) : [];
   const target = await resolveTarget(input);
   const server = options.server || io.env.TARSIER_URL || undefined;
@@ -184,7 +206,7 @@ async function scan(input: string, options: ScanOptions, io: ScanIo): Promise<nu
     backend = await StandaloneBackend.open(
       standaloneConfig(options, io.env),
       log,
-      { bundle: options.db, update: options.update },
+      { bundle: options.db, update: options.update, allowMissingData },
       progress,
     );
   }
@@ -209,12 +231,12 @@ async function scan(input: string, options: ScanOptions, io: ScanIo): Promise<nu
         io.signal,
       );
     }
-    const updatedAt = await backend.dataUpdatedAt();
     const now = io.now?.() ?? new Date();
+    const namespaces = checkedData(contents, now, maxDataAgeMs, options.maxDataAge ?? DEFAULT_MAX_DATA_AGE, allowMissingData, io);
     const report = buildReport(contents, {
       input,
       kind,
-      database: { mode: backend.mode, ...(backend.server ? { server: backend.server } : {}), updatedAt: updatedAt?.toISOString() ?? null },
+      database: { mode: backend.mode, ...(backend.server ? { server: backend.server } : {}), ...namespaces },
       ignoreUnfixed: options.ignoreUnfixed,
       ignore,
       failOn,
@@ -222,7 +244,7 @@ async function scan(input: string, options: ScanOptions, io: ScanIo): Promise<nu
       now,
     });
     await writeReport(report, format, options, io);
-    if (!options.quiet) io.stderr.write(`${dataAgeLine(updatedAt, now)}\n`);
+    if (!options.quiet) for (const line of dataAgeLines(report.database.namespaces, now)) io.stderr.write(`${line}\n`);
     return report.gate.failed ? EXIT_GATE_FAILED : EXIT_CLEAN;
   } finally {
     await backend.close();
@@ -237,13 +259,65 @@ async function writeReport(report: ScanReport, format: OutputFormat, options: Sc
   else await new Promise<void>((resolve, reject) => io.stdout.write(text, (err) => (err ? reject(err) : resolve())));
 }
 
+/**
+ * The data behind the answer, per namespace of the image: a namespace without data, or with data
+ * older than --max-data-age, makes the scan unanswerable (exit 2, naming it) unless
+ * --allow-missing-data, which only warns. A server that does not say what data it holds is the same.
+ */
+function checkedData(
+  contents: ScannedContents,
+  now: Date,
+  maxAgeMs: number,
+  maxAge: string,
+  allowMissingData: boolean,
+  io: ScanIo,
+): Pick<ScanReport['database'], 'updatedAt' | 'namespaces'> {
+  const advice = 'pass --allow-missing-data to scan anyway';
+  if (contents.coverage === undefined) {
+    const problem = 'the server does not say what vulnerability data it holds (it predates this scanner): upgrade it';
+    if (!allowMissingData) throw new ScanError(`${problem}, or ${advice}`);
+    io.stderr.write(`tarsier scan: warning: ${problem}; the findings may be incomplete\n`);
+    return { updatedAt: null, namespaces: [] };
+  }
+  const namespaces = contents.coverage.map((coverage) => ({ coverage, state: dataState(coverage, now, maxAgeMs) }));
+  const problems = namespaces.flatMap(({ coverage, state }) => dataProblem(coverage, state, `--max-data-age ${maxAge}`) ?? []);
+  if (problems.length > 0) {
+    const listed = problems.map((p) => `  ${p}`).join('\n');
+    if (!allowMissingData) {
+      throw new ScanError(
+        `cannot tell whether the image is affected: the vulnerability data it needs is missing or too old\n${listed}\n` +
+          `update the data (tarsier update, --update, --db), or ${advice}`,
+      );
+    }
+    io.stderr.write(`tarsier scan: warning: the findings may be incomplete: the vulnerability data is missing or too old\n${listed}\n`);
+  }
+  const times = namespaces.map(({ coverage }) => coverage.updatedAt);
+  const oldest =
+    times.length === 0 || times.includes(null)
+      ? null
+      : times.reduce((a, b) => (b!.getTime() < a!.getTime() ? b : a))!;
+  return {
+    updatedAt: oldest?.toISOString() ?? null,
+    namespaces: namespaces.map(({ coverage, state }) => ({
+      namespace: coverage.namespace,
+      state,
+      updatedAt: coverage.updatedAt?.toISOString() ?? null,
+      sources: coverage.sources.map((source) => source.name),
+    })),
+  };
+}
+
 const HOUR_MS = 60 * 60 * 1000;
 
-/** How old the vulnerability data is, in words, for stderr. */
-export function dataAgeLine(updatedAt: Date | null, now: Date): string {
-  if (updatedAt === null) return 'vulnerability data: never updated';
-  const hours = Math.max(0, (now.getTime() - updatedAt.getTime()) / HOUR_MS);
-  const whole = Math.floor(hours);
-  const age = hours < 1 ? 'less than an hour' : hours < 2 ? '1 hour' : hours < 48 ? `${whole} hours` : `${Math.floor(hours / 24)} days`;
-  return `vulnerability data: updated ${updatedAt.toISOString()} (${age} ago)`;
+/** How old the data of each namespace is, in words, for stderr. */
+export function dataAgeLines(namespaces: ScanReport['database']['namespaces'], now: Date): string[] {
+  if (namespaces.length === 0) return ['vulnerability data: none needed (no package of a known distribution was found)'];
+  return namespaces.map((n) => {
+    if (n.updatedAt === null) return `vulnerability data for ${n.namespace}: ${n.sources.length === 0 ? 'none' : 'age not recorded'}`;
+    const updatedAt = new Date(n.updatedAt);
+    const hours = Math.max(0, (now.getTime() - updatedAt.getTime()) / HOUR_MS);
+    const whole = Math.floor(hours);
+    const age = hours < 1 ? 'less than an hour' : hours < 2 ? '1 hour' : hours < 48 ? `${whole} hours` : `${Math.floor(hours / 24)} days`;
+    return `vulnerability data for ${n.namespace}: updated ${n.updatedAt} (${age} ago, from ${n.sources.join(', ')})`;
+  });
 }

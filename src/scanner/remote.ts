@@ -2,6 +2,7 @@ import type { Static } from '@sinclair/typebox';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { ImageDetail, ScannedImages } from '../api/tarsier/schemas.js';
 import type { ImagePackage } from '../images/report.js';
+import type { NamespaceCoverage } from '../model/coverage.js';
 import type { RiskContext } from '../model/risk.js';
 import { parseSeverity } from '../model/vulnerability.js';
 import {
@@ -166,18 +167,24 @@ export class ServerBackend implements ScanBackend {
         risk: riskOf(v),
       })),
     }));
-    return { digest: image.Digest, layers: image.Layers, packages };
-  }
-
-  async dataUpdatedAt(): Promise<Date | null> {
-    const { json } = await this.#call('GET', '/status', { signal: AbortSignal.timeout(60_000) });
-    const time = (json as { status?: { last_update_time?: string } }).status?.last_update_time;
-    return time ? new Date(time) : null;
+    return { digest: image.Digest, layers: image.Layers, packages, coverage: coverageOf(image.Data) };
   }
 
   async close(): Promise<void> {
     await this.#dispatcher.close();
   }
+}
+
+/** The coverage the images API gives with an image; undefined from a server that predates it. */
+function coverageOf(data: ImageDetailJson['Image']['Data'] | undefined): NamespaceCoverage[] | undefined {
+  if (data === undefined) return undefined;
+  const date = (text: string | undefined) => (text !== undefined ? new Date(text) : null);
+  return data.Namespaces.map((n) => ({
+    namespace: n.Name,
+    sources: n.Sources.map((s) => ({ name: s.Name, updatedAt: date(s.UpdatedAt) })),
+    expectedSources: n.ExpectedSources,
+    updatedAt: date(n.UpdatedAt),
+  }));
 }
 
 function safeJson(text: string): unknown {

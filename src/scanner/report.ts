@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { DATA_STATES } from '../model/coverage.js';
 import { FIX_STATES, SEVERITIES, UNFIXED_WORDS } from '../model/vulnerability.js';
 
 /**
@@ -6,9 +7,9 @@ import { FIX_STATES, SEVERITIES, UNFIXED_WORDS } from '../model/vulnerability.js
  * JSON, SARIF, CycloneDX). The JSON format is this report as it is; its schema, defined here, is
  * published as docs/scan-report.schema.json and versioned with SCAN_REPORT_VERSION: a field is
  * only ever added in a minor version, and renamed or removed in a major one. 1.1 added each
- * finding's epss and kev, knownExploited and gate.failOnKev.
+ * finding's epss and kev, knownExploited and gate.failOnKev; 1.2 database.namespaces.
  */
-export const SCAN_REPORT_VERSION = '1.1';
+export const SCAN_REPORT_VERSION = '1.2';
 
 export const ReportSeverity = Type.Union(
   SEVERITIES.map((s) => Type.Literal(s)),
@@ -67,6 +68,28 @@ export const ReportKev = Type.Object(
   },
 );
 export type ReportKev = Static<typeof ReportKev>;
+
+export const ReportNamespace = Type.Object(
+  {
+    namespace: Type.String({ description: 'A namespace the image uses, e.g. debian:12.' }),
+    state: Type.Union(
+      DATA_STATES.map((s) => Type.Literal(s)),
+      {
+        description:
+          'current: its data is at most --max-data-age old; stale: older, or of unknown age; missing: there is none, so its packages were not matched ' +
+          '(a scan exits 2 on stale or missing data unless --allow-missing-data).',
+      },
+    ),
+    updatedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'When its data was last brought up to date (the freshest of its sources); null: none, or not recorded.',
+    }),
+    sources: Type.Array(Type.String(), {
+      description: 'Who wrote its vulnerability records: updater sources (debian, rhel, …), or api for records written through the API.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type ReportNamespace = Static<typeof ReportNamespace>;
 
 const findingFields = {
   id: Type.String({ description: 'The vulnerability name: a CVE, or an advisory id (DSA-…, ALAS-…, RHSA-…).' }),
@@ -131,7 +154,12 @@ export const ScanReport = Type.Object(
         mode: Type.Union([Type.Literal('server'), Type.Literal('standalone')]),
         server: Type.Optional(Type.String({ description: 'The server scanned against (server mode).' })),
         updatedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-          description: 'When vulnerability data was last brought up to date (the latest source); null: never.',
+          description:
+            "When the data the image was matched against was last brought up to date: the oldest of its namespaces' (see namespaces); " +
+            'null when one of them has none, or the image holds no package of a distribution.',
+        }),
+        namespaces: Type.Array(ReportNamespace, {
+          description: "The vulnerability data behind the answer, per namespace the image's packages are matched in.",
         }),
       },
       { additionalProperties: false },

@@ -6,13 +6,13 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { openDatabase, type Database } from '../database.js';
 import { ImageScanner } from '../images/images.js';
+import { holdsVulnerabilityData } from '../coverage.js';
 import { imageContents } from '../images/report.js';
 import { storeAncestry } from '../indexer/ancestry-assembly.js';
 import { Indexer, indexerSettings } from '../indexer/indexer.js';
 import { LayerScans, type ScannedLayer } from '../indexer/layer-scans.js';
 import { RegistryClient } from '../registry/client.js';
 import { getValue, setValue } from '../store/keyvalue.js';
-import { updaterStates } from '../store/updater-state.js';
 import {
   ScanError,
   sendNewLayers,
@@ -34,8 +34,6 @@ import type { LocalImage } from './local-image.js';
 const CACHE_DIR_SETTING = '--cache-dir (or TARSIER_CACHE_DIR)';
 /** Layers read at once. */
 const SCAN_CONCURRENCY = 2;
-/** keyvalue: when the data was last brought up to date by this scanner (bundle or update). */
-const DATA_TIME_KEY = 'scanner/data-updated-at';
 /** keyvalue: the sha256 of the last bundle imported, so the same bundle is not imported again. */
 const BUNDLE_KEY = 'scanner/bundle-sha256';
 
@@ -44,6 +42,8 @@ export interface DataOptions {
   bundle: string | undefined;
   /** Run the enabled updaters first. */
   update: boolean;
+  /** Scan even when the store holds no vulnerability data at all (the caller warns). */
+  allowMissingData: boolean;
 }
 
 export class StandaloneBackend implements ScanBackend {
@@ -62,17 +62,17 @@ export class StandaloneBackend implements ScanBackend {
     this.#images = new ImageScanner({ pool, registry, scans: this.#scans, log });
   }
 
-  /** Opens (creating when new) the store, and loads vulnerability data as asked; a store without any data is refused. */
+  /** Opens (creating when new) the store, and loads vulnerability data as asked; a store without any is refused unless allowed. */
   static async open(config: Config, log: Logger, data: DataOptions, progress: Progress): Promise<StandaloneBackend> {
     progress({ kind: 'step', message: 'opening the local vulnerability store' });
     const database = await openDatabase(config, log, { dataDirSetting: CACHE_DIR_SETTING });
     try {
       if (data.bundle !== undefined) await importBundleOnce(database, config, log, data.bundle, progress);
       if (data.update) await update(database, config, log, progress);
-      if ((await storedDataTime(database)) === null) {
+      if (!data.allowMissingData && !(await holdsVulnerabilityData(database.pool))) {
         throw new ScanError(
-          'the local vulnerability store holds no data: load a bundle written by tarsier export (--db FILE), ' +
-            'or download the feeds (--update), or scan against a server (--server URL)',
+          'the local vulnerability store holds no vulnerability data (EPSS, KEV and NVD scores are not): load a bundle written by ' +
+            'tarsier export (--db FILE), or download the feeds (--update), or scan against a server (--server URL)',
         );
       }
       return new StandaloneBackend(database, config, log);
@@ -124,24 +124,12 @@ export class StandaloneBackend implements ScanBackend {
   async #contents(digest: string): Promise<Omit<ScannedContents, 'platform' | 'references'>> {
     const contents = await imageContents(this.#database.pool, digest);
     if (!contents) throw new ScanError(`the image ${digest} was scanned but cannot be read back`);
-    return { digest, layers: contents.layers, packages: contents.packages };
-  }
-
-  async dataUpdatedAt(): Promise<Date | null> {
-    return storedDataTime(this.#database);
+    return { digest, layers: contents.layers, packages: contents.packages, coverage: contents.coverage };
   }
 
   async close(): Promise<void> {
     await this.#database.close();
   }
-}
-
-async function storedDataTime(database: Database): Promise<Date | null> {
-  const recorded = await getValue(database.pool, DATA_TIME_KEY);
-  if (recorded !== undefined) return new Date(recorded);
-  // A store filled by tarsier update or import rather than by this command.
-  const times = (await updaterStates(database.pool)).flatMap((s) => (s.lastSuccessAt ? [s.lastSuccessAt.getTime()] : []));
-  return times.length > 0 ? new Date(Math.max(...times)) : null;
 }
 
 async function fileSha256(file: string): Promise<string> {
@@ -158,9 +146,8 @@ async function importBundleOnce(database: Database, config: Config, log: Logger,
   const { importBundle, bundleDataTime } = await import('../updater/bundle.js');
   const { runnerSettings, UpdaterRunner } = await import('../updater/runner.js');
   const { SOURCES } = await import('../updater/sources.js');
-  let dataTime: Date;
   try {
-    dataTime = await bundleDataTime(file);
+    await bundleDataTime(file);
   } catch (err) {
     throw new ScanError(`--db ${file}: ${(err as Error).message}`);
   }
@@ -170,7 +157,6 @@ async function importBundleOnce(database: Database, config: Config, log: Logger,
   // busy: another process holds the source; its data is not known to be here.
   const failed = summaries.filter((s) => s.status === 'failed' || s.status === 'busy');
   if (failed.length > 0) throw new ScanError(`--db ${file}: importing ${failed.map((s) => s.source).join(', ')} failed`);
-  await setValue(database.pool, DATA_TIME_KEY, dataTime.toISOString());
   await setValue(database.pool, BUNDLE_KEY, sha256);
 }
 
@@ -188,5 +174,4 @@ async function update(database: Database, config: Config, log: Logger, progress:
   }
   if (failed.length > 0)
     throw new ScanError(`--update: ${failed.join(', ')} could not be updated; the scan would miss their vulnerabilities`);
-  await setValue(database.pool, DATA_TIME_KEY, new Date().toISOString());
 }

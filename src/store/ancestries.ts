@@ -51,6 +51,16 @@ const INSERT_FEATURES = `
   INSERT INTO ancestry_feature (ancestry_id, feature_version_id, position)
   SELECT $1, * FROM unnest($2::int[], $3::int[])`;
 
+/** The namespaces its packages are matched in (migration 0011), from the features just inserted. */
+const SET_NAMESPACES = `
+  UPDATE ancestry SET namespaces = coalesce((
+    SELECT array_agg(DISTINCT n.name ORDER BY n.name)
+    FROM ancestry_feature af
+    JOIN feature_version fv ON fv.id = af.feature_version_id
+    JOIN feature f ON f.id = fv.feature_id
+    JOIN namespace n ON n.id = f.namespace_id
+    WHERE af.ancestry_id = $1), '{}')
+  WHERE id = $1`;
 const SELECT_ANCESTRY = 'SELECT id, name FROM ancestry WHERE name = $1';
 const SELECT_LAYER_SCANS = 'SELECT layer_scan_id FROM ancestry_layer WHERE ancestry_id = $1 ORDER BY position';
 const SELECT_FEATURE_ROWS = 'SELECT feature_version_id, position FROM ancestry_feature WHERE ancestry_id = $1';
@@ -140,6 +150,7 @@ export async function replaceAncestry(
   await client.query(INSERT_LAYERS, [id, input.scanIds.map((_, i) => i), input.scanIds]);
   if (input.features.length > 0) {
     await client.query(INSERT_FEATURES, [id, input.features.map((f) => f.featureVersionId), input.features.map((f) => f.position)]);
+    await client.query(SET_NAMESPACES, [id]);
   }
   // Its counts and rank among images, from the start (after any KEV replace under way: see shareKevLock).
   await shareKevLock(client);

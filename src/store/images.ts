@@ -33,6 +33,8 @@ export interface ImageRow extends ImageRecord {
   lastSeen: Date;
   /** When the image's contents were last (re)assembled; null when its ancestry is gone. */
   scannedAt: Date | null;
+  /** The namespaces its packages are matched in (its data coverage is theirs). */
+  namespaces: string[];
   counts: Partial<Record<Severity, SeverityCount>>;
   /** Distinct vulnerabilities (by name) affecting the image that CISA's KEV catalog lists. */
   knownExploited: number;
@@ -112,6 +114,7 @@ const IMAGE_COLUMNS = `
   p.id, p.registry, p.repository, p.digest, p.platform, p.media_type, p.index_digest, p.first_seen, p.last_seen,
          ${TAGS_OF_P},
          (SELECT created_at FROM ancestry WHERE name = p.digest) AS scanned_at,
+         coalesce((SELECT namespaces FROM ancestry WHERE name = p.digest), '{}') AS namespaces,
          CASE WHEN p.summary_fresh THEN p.summary_counts ELSE coalesce((
            SELECT jsonb_object_agg(s.severity, jsonb_build_object('total', s.total, 'fixable', s.fixable))
            FROM (
@@ -171,6 +174,7 @@ interface ImageDbRow {
   last_seen: Date;
   tags: string[];
   scanned_at: Date | null;
+  namespaces: string[];
   counts: Partial<Record<Severity, SeverityCount>>;
   known_exploited: number;
   risk?: number[];
@@ -188,6 +192,7 @@ const toImageRow = (r: ImageDbRow): ImageRow => ({
   firstSeen: r.first_seen,
   lastSeen: r.last_seen,
   scannedAt: r.scanned_at,
+  namespaces: r.namespaces,
   counts: r.counts,
   knownExploited: r.known_exploited,
 });

@@ -40,6 +40,9 @@ const SOFT_DELETE = 'UPDATE vulnerability SET deleted_at = now() WHERE id = ANY(
 const ALLOCATE_IDS = "SELECT string_agg(nextval($2::regclass)::text, ',') AS ids FROM generate_series(1, $1)";
 const COPY_VERSIONS =
   'COPY vulnerability (id, namespace_id, name, description, link, severity, metadata, updater, source_severity, cves) FROM STDIN';
+/** The same, with the time each was written elsewhere (records carried by a bundle). */
+const COPY_WRITTEN_VERSIONS =
+  'COPY vulnerability (id, namespace_id, name, description, link, severity, metadata, updater, source_severity, cves, created_at) FROM STDIN';
 const COPY_FIXEDIN = 'COPY vulnerability_fixedin (id, vulnerability_id, feature_id, fixed_version, fix_state) FROM STDIN';
 /** For fixes of features nothing has installed: nothing to link, so no ids to know. */
 const COPY_UNLINKED_FIXEDIN = 'COPY vulnerability_fixedin (vulnerability_id, feature_id, fixed_version, fix_state) FROM STDIN';
@@ -59,15 +62,18 @@ function chunks<T>(items: readonly T[]): T[][] {
   return out;
 }
 
-/** A vulnerability to write, with the severity its source gave (before NVD filled an Unknown one). */
+/** A vulnerability to write, with the severity its source gave (before NVD filled an Unknown one; null for the API's). */
 export interface DesiredVulnerability extends Vulnerability {
-  readonly sourceSeverity: Severity;
+  readonly sourceSeverity: Severity | null;
+  /** When it was written where it comes from (a bundle of another installation's API writes); absent: now. */
+  readonly writtenAt?: Date;
 }
 
 export interface NamespaceUpdate {
   readonly namespace: NamespaceRow;
   readonly desired: readonly DesiredVulnerability[];
-  readonly updater: string;
+  /** The updater writing, or null for records written as through the API. */
+  readonly updater: string | null;
   /** Write notifications (false on a source's first run). */
   readonly notify: boolean;
   /** This updater's live vulnerabilities missing from desired were withdrawn upstream: delete them. */
@@ -189,9 +195,10 @@ async function insertVersions(client: pg.PoolClient, update: NamespaceUpdate, wr
   const featureIdByName = names.length > 0 ? await featureIds(client, update.namespace.id, names) : new Map<string, number>();
   const versions = featureIdByName.size > 0 ? await versionsOfFeatures(client, [...featureIdByName.values()]) : [];
   const ids = await allocate(client, 'vulnerability_id_seq', write.length);
+  const written = write.every((v) => v.writtenAt !== undefined);
   await copyRows(
     client,
-    COPY_VERSIONS,
+    written ? COPY_WRITTEN_VERSIONS : COPY_VERSIONS,
     write.map((v, i) => [
       ids[i]!,
       update.namespace.id,
@@ -203,6 +210,7 @@ async function insertVersions(client: pg.PoolClient, update: NamespaceUpdate, wr
       update.updater,
       v.sourceSeverity,
       arrayLiteral(v.cves ?? []),
+      ...(written ? [v.writtenAt!.toISOString()] : []),
     ]),
   );
   const fixes: FixRecord[] = [];

@@ -3,10 +3,14 @@ import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { createGunzip, createGzip } from 'node:zlib';
-import type { Severity, Vulnerability } from '../model/vulnerability.js';
+import { vulnerabilityDataTime } from '../coverage.js';
+import type { VersionFormatName } from '../model/version-format.js';
+import type { Vulnerability } from '../model/vulnerability.js';
+import { API_WRITER } from '../store/coverage.js';
+import { allEnrichment, namespacesWrittenBy, recordsWrittenBy } from '../store/exports.js';
 import type { Pool } from '../store/pool.js';
 import { updaterStates } from '../store/updater-state.js';
-import type { RunSummary, UpdaterRunner } from './runner.js';
+import type { ApiNamespaceData, RunSummary, UpdaterRunner } from './runner.js';
 import type { EpssScore, KevEntry, RiskData } from '../model/risk.js';
 import type { Enrichment, SourceData } from '../model/source-data.js';
 import type { Source } from '../model/updater.js';
@@ -15,44 +19,32 @@ import { allEpss, allKev } from '../store/risk.js';
 /**
  * Offline bundles move the vulnerability data between an online installation (`tarsier export`)
  * and an air-gapped one (`tarsier import`): gzip-compressed JSON lines. The first line is a header;
- * then, per source, a line naming the source and the namespaces it is complete for, followed by
- * its records as the source gave them (NVD's contribution travels separately, as the nvd source;
- * EPSS scores and KEV entries as theirs).
+ * then, per source, a line naming the source, the namespaces it is complete for and when its data
+ * was last current, followed by its records as the source gave them (NVD's contribution travels
+ * separately, as the nvd source; EPSS scores and KEV entries as theirs); last, the records written
+ * through the API (source `api`), as they are, each with the time it was written.
+ * Version 1 bundles (no data times, no API records) are read too.
  */
 const FORMAT = 'tarsier-bundle';
-const VERSION = 1;
+const VERSION = 2;
+const READABLE_VERSIONS: readonly number[] = [1, 2];
 
 type Line =
   | { kind: 'header'; format: string; version: number; created: string; dataUpdatedAt?: string | null }
-  | { kind: 'source'; source: string; namespaces: string[] }
-  | { kind: 'vulnerability'; source: string; vulnerability: Vulnerability }
+  | { kind: 'source'; source: string; namespaces: string[]; updatedAt?: string; formats?: Record<string, VersionFormatName> }
+  | { kind: 'vulnerability'; source: string; vulnerability: Vulnerability; writtenAt?: string }
   | { kind: 'enrichment'; source: string; cve: string; nvd: Enrichment['nvd']; severity: Enrichment['severity'] }
   | ({ kind: 'epss'; source: string; date: string } & EpssScore)
   | { kind: 'kev'; source: string; entry: KevEntry };
-
-const SELECT_SOURCE_NAMESPACES = `
-  SELECT DISTINCT n.name FROM vulnerability v JOIN namespace n ON n.id = v.namespace_id
-  WHERE v.updater = $1 AND v.deleted_at IS NULL ORDER BY n.name`;
-/** A source's live records with the severity and metadata the source gave (NVD's part removed). */
-const SELECT_SOURCE_RECORDS = `
-  SELECT v.name, v.description, v.link, coalesce(v.source_severity, v.severity) AS severity, v.metadata - 'NVD' AS metadata, v.cves,
-         coalesce((SELECT json_agg(json_build_object('feature', f.name, 'version', fi.fixed_version, 'state', fi.fix_state) ORDER BY f.name)
-                     FROM vulnerability_fixedin fi JOIN feature f ON f.id = fi.feature_id WHERE fi.vulnerability_id = v.id), '[]') AS fixed_in
-  FROM vulnerability v JOIN namespace n ON n.id = v.namespace_id
-  WHERE v.updater = $1 AND n.name = $2 AND v.deleted_at IS NULL ORDER BY v.name`;
-const SELECT_ENRICHMENT = 'SELECT cve, nvd, severity FROM nvd_enrichment ORDER BY cve';
 
 async function* lines(pool: Pool, sources: readonly Source[]): AsyncGenerator<string> {
   const line = (l: Line) => `${JSON.stringify(l)}\n`;
   // A source that never ran here is left out: imported, it would count as run, and its first real
   // run would then notify every record as a change instead of loading them quietly.
   const states = (await updaterStates(pool)).filter((s) => s.lastSuccessAt !== null && sources.some((source) => source.name === s.name));
-  const ran = new Set(states.map((s) => s.name));
-  // How fresh the data is (the last successful update of any source), for whoever reads the bundle later (tarsier scan --db).
-  const updated = states.reduce<Date | null>(
-    (latest, s) => (latest === null || s.lastSuccessAt! > latest ? s.lastSuccessAt : latest),
-    null,
-  );
+  const dataTimes = new Map(states.map((s) => [s.name, s.dataUpdatedAt ?? s.lastSuccessAt!]));
+  // How fresh the data is (the last successful update of any vulnerability source), for whoever reads the bundle later.
+  const updated = await vulnerabilityDataTime(pool);
   yield line({
     kind: 'header',
     format: FORMAT,
@@ -61,49 +53,39 @@ async function* lines(pool: Pool, sources: readonly Source[]): AsyncGenerator<st
     dataUpdatedAt: updated?.toISOString() ?? null,
   });
   for (const source of sources) {
-    if (!ran.has(source.name)) continue;
+    const updatedAt = dataTimes.get(source.name)?.toISOString();
+    if (updatedAt === undefined) continue;
     if (source.kind === 'risk') {
-      yield line({ kind: 'source', source: source.name, namespaces: [] });
+      yield line({ kind: 'source', source: source.name, namespaces: [], updatedAt });
       if (source.name === 'epss') for await (const s of allEpss(pool)) yield line({ kind: 'epss', source: source.name, ...s });
       else for (const entry of await allKev(pool)) yield line({ kind: 'kev', source: source.name, entry });
       continue;
     }
     if (source.kind === 'enrichment') {
-      yield line({ kind: 'source', source: source.name, namespaces: [] });
-      const { rows } = await pool.query<{ cve: string; nvd: Enrichment['nvd']; severity: Enrichment['severity'] }>(SELECT_ENRICHMENT);
-      for (const r of rows) yield line({ kind: 'enrichment', source: source.name, cve: r.cve, nvd: r.nvd, severity: r.severity });
+      yield line({ kind: 'source', source: source.name, namespaces: [], updatedAt });
+      for (const { cve, nvd, severity } of await allEnrichment(pool)) yield line({ kind: 'enrichment', source: source.name, cve, nvd, severity });
       continue;
     }
-    const namespaces = (await pool.query<{ name: string }>(SELECT_SOURCE_NAMESPACES, [source.name])).rows.map((r) => r.name);
-    yield line({ kind: 'source', source: source.name, namespaces });
+    const namespaces = (await namespacesWrittenBy(pool, source.name)).map((n) => n.name);
+    yield line({ kind: 'source', source: source.name, namespaces, updatedAt });
     for (const namespace of namespaces) {
-      const { rows } = await pool.query<{
-        name: string;
-        description: string;
-        link: string;
-        severity: Severity;
-        metadata: Record<string, unknown> | null;
-        fixed_in: Vulnerability['fixedIn'];
-        cves: string[];
-      }>(SELECT_SOURCE_RECORDS, [source.name, namespace]);
-      for (const r of rows) {
-        const metadata = r.metadata && Object.keys(r.metadata).length > 0 ? r.metadata : null;
-        yield line({
-          kind: 'vulnerability',
-          source: source.name,
-          vulnerability: {
-            namespace,
-            name: r.name,
-            description: r.description,
-            link: r.link,
-            severity: r.severity,
-            metadata,
-            fixedIn: r.fixed_in,
-            ...(r.cves.length > 0 ? { cves: r.cves } : {}),
-          },
-        });
-      }
+      for (const { vulnerability } of await recordsWrittenBy(pool, source.name, namespace))
+        yield line({ kind: 'vulnerability', source: source.name, vulnerability });
     }
+  }
+  // Records written (or edited) through the API belong to no source: they travel as they are.
+  // They may be of namespaces no distribution names, created with a version format by the API.
+  const apiNamespaces = await namespacesWrittenBy(pool, null);
+  if (apiNamespaces.length === 0) return;
+  yield line({
+    kind: 'source',
+    source: API_WRITER,
+    namespaces: apiNamespaces.map((n) => n.name),
+    formats: Object.fromEntries(apiNamespaces.map((n) => [n.name, n.format])),
+  });
+  for (const { name: namespace } of apiNamespaces) {
+    for (const { vulnerability, writtenAt } of await recordsWrittenBy(pool, null, namespace))
+      yield line({ kind: 'vulnerability', source: API_WRITER, vulnerability, writtenAt: writtenAt.toISOString() });
   }
 }
 
@@ -112,56 +94,77 @@ export async function exportBundle(pool: Pool, sources: readonly Source[], file:
   await pipeline(Readable.from(lines(pool, sources)), createGzip(), createWriteStream(file));
 }
 
-/** Reads a bundle and writes each source's data, namespaces whole, as a run of that source would. */
-/** When the bundle's data was last brought up to date where it was exported (else when it was exported). */
-export async function bundleDataTime(file: string): Promise<Date> {
+/** The header of a bundle file, checked. */
+async function readHeader(file: string): Promise<Extract<Line, { kind: 'header' }>> {
   const reader = createInterface({ input: createReadStream(file).pipe(createGunzip()), crlfDelay: Infinity });
   try {
     for await (const text of reader) {
+      if (text.trim() === '') continue;
       const line = JSON.parse(text) as Line;
-      if (line.kind !== 'header' || line.format !== FORMAT) break;
-      return new Date(line.dataUpdatedAt ?? line.created);
+      if (line.kind === 'header' && line.format === FORMAT && READABLE_VERSIONS.includes(line.version)) return line;
+      break;
     }
   } catch {
     // not gzip JSON lines: said below
   } finally {
     reader.close();
   }
-  throw new Error(`${file} is not a Tarsier bundle (version ${VERSION})`);
+  throw new Error(`${file} is not a Tarsier bundle (versions ${READABLE_VERSIONS.join(', ')})`);
 }
 
+/** When the bundle's vulnerability data was last brought up to date where it was exported (else when it was exported). */
+export async function bundleDataTime(file: string): Promise<Date> {
+  const header = await readHeader(file);
+  return new Date(header.dataUpdatedAt ?? header.created);
+}
+
+interface SourceSection {
+  namespaces: string[];
+  formats: Record<string, VersionFormatName>;
+  /** When the source's data was last current where it was exported. */
+  updatedAt: Date;
+  vulnerabilities: Vulnerability[];
+  /** When each of vulnerabilities was written (records written through the API). */
+  writtenAt: Date[];
+  enrichment: Map<string, Enrichment>;
+  epss: Array<EpssScore & { date: string }>;
+  kev: KevEntry[];
+}
+
+/**
+ * Reads a bundle and writes each source's data, namespaces whole, as a run of that source would,
+ * recording for each the time its data was current where it was exported; then the records written
+ * through the API there, as API records.
+ */
 export async function importBundle(runner: UpdaterRunner, sources: readonly Source[], file: string): Promise<RunSummary[]> {
-  const bySource = new Map<
-    string,
-    {
-      namespaces: string[];
-      vulnerabilities: Vulnerability[];
-      enrichment: Map<string, Enrichment>;
-      epss: Array<EpssScore & { date: string }>;
-      kev: KevEntry[];
-    }
-  >();
+  const header = await readHeader(file);
+  // Version 1 bundles name no time per source: the header's is the best known.
+  const bundleTime = new Date(header.dataUpdatedAt ?? header.created);
+  const bySource = new Map<string, SourceSection>();
   const reader = createInterface({ input: createReadStream(file).pipe(createGunzip()), crlfDelay: Infinity });
-  let first = true;
   for await (const text of reader) {
     if (text.trim() === '') continue;
     const line = JSON.parse(text) as Line;
-    if (first) {
-      if (line.kind !== 'header' || line.format !== FORMAT || line.version !== VERSION) {
-        throw new Error(`${file} is not a Tarsier bundle (version ${VERSION})`);
-      }
-      first = false;
-      continue;
-    }
     if (line.kind === 'source') {
-      bySource.set(line.source, { namespaces: line.namespaces, vulnerabilities: [], enrichment: new Map(), epss: [], kev: [] });
+      bySource.set(line.source, {
+        namespaces: line.namespaces,
+        formats: line.formats ?? {},
+        updatedAt: line.updatedAt !== undefined ? new Date(line.updatedAt) : bundleTime,
+        vulnerabilities: [],
+        writtenAt: [],
+        enrichment: new Map(),
+        epss: [],
+        kev: [],
+      });
     } else if (line.kind === 'epss')
       bySource.get(line.source)?.epss.push({ cve: line.cve, score: line.score, percentile: line.percentile, date: line.date });
     else if (line.kind === 'kev') bySource.get(line.source)?.kev.push(line.entry);
-    else if (line.kind === 'vulnerability') bySource.get(line.source)?.vulnerabilities.push(line.vulnerability);
-    else if (line.kind === 'enrichment') bySource.get(line.source)?.enrichment.set(line.cve, { nvd: line.nvd, severity: line.severity });
+    else if (line.kind === 'vulnerability') {
+      const section = bySource.get(line.source);
+      section?.vulnerabilities.push(line.vulnerability);
+      section?.writtenAt.push(line.writtenAt !== undefined ? new Date(line.writtenAt) : section.updatedAt);
+    } else if (line.kind === 'enrichment') bySource.get(line.source)?.enrichment.set(line.cve, { nvd: line.nvd, severity: line.severity });
   }
-  if (first) throw new Error(`${file} is empty`);
   const summaries: RunSummary[] = [];
   // In the sources' own order: NVD's data lands after the vulnerabilities it enriches.
   for (const source of sources) {
@@ -173,9 +176,27 @@ export async function importBundle(runner: UpdaterRunner, sources: readonly Sour
         : source.kind === 'risk'
           ? riskData(source.name, data)
           : { namespaces: data.namespaces, vulnerabilities: data.vulnerabilities };
-    summaries.push(await runner.writeBundle(source, payload));
+    summaries.push(await runner.writeBundle(source, payload, data.updatedAt));
   }
+  const api = bySource.get(API_WRITER);
+  if (api) summaries.push(await runner.writeApiBundle(apiGroups(api)));
   return summaries;
+}
+
+/** The API's records by namespace, every namespace the bundle lists (one without records: none are left there). */
+function apiGroups(section: SourceSection): Map<string, ApiNamespaceData> {
+  const groups = new Map<string, ApiNamespaceData>();
+  for (const namespace of section.namespaces) {
+    const format = section.formats[namespace];
+    if (format === undefined) throw new Error(`the bundle names no version format for the API's namespace ${namespace}`);
+    groups.set(namespace, { format, desired: [] });
+  }
+  section.vulnerabilities.forEach((v, i) => {
+    const group = groups.get(v.namespace);
+    if (!group) throw new Error(`the bundle's API record ${v.name} is of namespace ${v.namespace}, which its api line does not list`);
+    group.desired.push({ ...v, sourceSeverity: null, writtenAt: section.writtenAt[i]! });
+  });
+  return groups;
 }
 
 /** A risk source's data as a bundle carries it (EPSS rows share the day they were scored). */

@@ -14,6 +14,7 @@ import { canonicalJson, cveIdsOf, type Vulnerability } from '../model/vulnerabil
 import { loadEnrichment, staleAdvisoryCandidates, staleEnrichment, storeEnrichment } from '../store/enrichment.js';
 import { insertRiskNotifications } from '../store/notifications.js';
 import { replaceEpss, replaceKev, riskRecords } from '../store/risk.js';
+import { API_WRITER } from '../store/coverage.js';
 import { acquireLease, describeOwner, leaseHolder, leaseOwner, releaseLease, renewLease } from '../store/locks.js';
 import { withTransaction, type Pool } from '../store/pool.js';
 import { recordFailure, recordSuccess, updaterState, type UpdaterState } from '../store/updater-state.js';
@@ -29,6 +30,7 @@ import { Downloader, type Validators } from './download.js';
 import type { RiskData } from '../model/risk.js';
 import { enrichmentFor, type Enrichment, type SourceData } from '../model/source-data.js';
 import type { Source, SourcePart } from '../model/updater.js';
+import type { VersionFormatName } from '../model/version-format.js';
 
 export interface RunSummary {
   readonly source: string;
@@ -95,6 +97,13 @@ export function enrich(v: Vulnerability, nvd: ReadonlyMap<string, Enrichment>): 
     severity: v.severity === 'Unknown' ? e.severity : v.severity,
     metadata: { ...(v.metadata ?? {}), NVD: e.nvd },
   };
+}
+
+/** A namespace's records written through the API, as a bundle carries them. */
+export interface ApiNamespaceData {
+  /** The namespace's version format (a known distribution's own wins, as for API writes). */
+  format: VersionFormatName;
+  desired: DesiredVulnerability[];
 }
 
 /**
@@ -215,7 +224,12 @@ export class UpdaterRunner {
    * Writes data a bundle carries for a source, as a run of that source would (same versioning,
    * notifications unless it is the source's first data, withdrawals), and records the run.
    */
-  async writeBundle(source: Source, data: SourceData | Map<string, Enrichment> | RiskData): Promise<RunSummary> {
+  async writeBundle(
+    source: Source,
+    data: SourceData | Map<string, Enrichment> | RiskData,
+    /** When the data was last current where the bundle was exported. */
+    dataUpdatedAt: Date,
+  ): Promise<RunSummary> {
     const started = performance.now();
     const firstRun = isQuietRun(await updaterState(this.#pool, source.name));
     const changed =
@@ -227,8 +241,41 @@ export class UpdaterRunner {
     const records = await this.#records(source);
     const durationMs = performance.now() - started;
     // An imported source keeps no upstream fingerprint: the next online run downloads it whole.
-    await recordSuccess(this.#pool, source.name, { fingerprint: '{}', records, changed, durationMs, nextRunInMs: this.#nextRunIn() });
+    await recordSuccess(this.#pool, source.name, {
+      fingerprint: '{}',
+      records,
+      changed,
+      durationMs,
+      nextRunInMs: this.#nextRunIn(),
+      dataUpdatedAt,
+    });
     return { source: source.name, status: changed > 0 ? 'updated' : 'unchanged', records, changed, durationMs };
+  }
+
+  /**
+   * Writes the records a bundle carries that were written through the API where it was exported:
+   * as API writes here (no updater), as they were (their enrichment included, none added), with the
+   * time each was written, each namespace whole (this installation's API records missing from it are
+   * deleted). A namespace that had no API records here is loaded without notifications, as a
+   * source's first data is.
+   */
+  async writeApiBundle(groups: ReadonlyMap<string, ApiNamespaceData>): Promise<RunSummary> {
+    const started = performance.now();
+    let changed = 0;
+    let records = 0;
+    for (const [namespaceName, { format, desired }] of groups) {
+      const counts = await withTransaction(this.#pool, async (client) => {
+        const namespace = await ensureNamespace(client, namespaceName, knownNamespaceFormat(namespaceName) ?? format);
+        await lockNamespace(client, namespace);
+        const live = await liveVulnerabilities(client, namespace);
+        const notify = [...live.values()].some((v) => v.updater === null);
+        return applyNamespaceUpdate(client, { namespace, desired, updater: null, notify, withdrawMissing: true, matching: MATCHING }, live);
+      });
+      changed += counts.inserted + counts.replaced + counts.deleted;
+      records += desired.length;
+    }
+    const durationMs = performance.now() - started;
+    return { source: API_WRITER, status: changed > 0 ? 'updated' : 'unchanged', records, changed, durationMs };
   }
 
   /** The part's files when any changed since `previous` (all of them: a part is parsed whole), else undefined. */

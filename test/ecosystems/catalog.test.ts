@@ -67,6 +67,8 @@ describe('the distribution catalog', () => {
     for (const s of SOURCE_CATALOG) if (s.alternativeTo !== undefined && fed.has(s.alternativeTo)) fed.add(s.name);
     for (const source of SOURCES)
       if (source.kind === 'vulnerabilities') expect(fed, `${source.name} feeds no catalog distribution`).toContain(source.name);
+    // What a row says a source brings is what its code brings: only vulnerability data makes an image's data known.
+    expect(SOURCE_CATALOG.map((s) => s.kind)).toEqual(SOURCES.map((s) => s.kind));
   });
 
   it('gives the configuration its updater names and default locations; an alternative is enabled only instead of its source', () => {

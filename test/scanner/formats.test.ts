@@ -91,7 +91,7 @@ const OPENSSL_DUAL_EC: Finding = {
 
 function debianReport(): ScanReport {
   return {
-    schemaVersion: '1.1',
+    schemaVersion: '1.2',
     tool: { name: 'tarsier', version: '0.1.0' },
     createdAt: '2024-06-03T09:15:00Z',
     target: {
@@ -102,7 +102,11 @@ function debianReport(): ScanReport {
       references: ['registry.example.com/shop/api:1.4.2'],
     },
     layers: [BASE_LAYER, APP_LAYER],
-    database: { mode: 'standalone', updatedAt: '2024-06-01T06:00:00Z' },
+    database: {
+      mode: 'standalone',
+      updatedAt: '2024-06-01T06:00:00Z',
+      namespaces: [{ namespace: 'debian:10', state: 'current', updatedAt: '2024-06-01T06:00:00Z', sources: ['debian'] }],
+    },
     // zlib1g is listed by both layers (the application layer reinstalled it): one component.
     packages: [OPENSSL, LIBSSL, TAR, ZLIB, CURL, { ...ZLIB, layer: APP_LAYER }],
     vulnerabilities: [c_rehash(OPENSSL), c_rehash(LIBSSL), TAR_SETUID, CURL_FTP, OPENSSL_DUAL_EC],
@@ -145,7 +149,12 @@ function alpineReport(): ScanReport {
       references: ['alpine:3.18'],
     },
     layers: [BUSYBOX.layer],
-    database: { mode: 'server', server: 'https://clair.example.com', updatedAt: null },
+    database: {
+      mode: 'server',
+      server: 'https://clair.example.com',
+      updatedAt: null,
+      namespaces: [{ namespace: 'alpine:v3.18', state: 'missing', updatedAt: null, sources: [] }],
+    },
     packages: [BUSYBOX],
     vulnerabilities: [
       {
@@ -689,7 +698,8 @@ describe('table', () => {
         'Target:    registry.example.com/shop/api:1.4.2 (registry)',
         `Digest:    ${report.target.digest}`,
         'Platform:  linux/amd64',
-        'Database:  standalone, updated 2024-06-01T06:00:00Z (2 days before this scan)',
+        'Database:  standalone',
+        'Data:      debian:10: updated 2024-06-01T06:00:00Z (2 days before this scan, from debian)',
         '',
         '  VULNERABILITY   SEVERITY    FIXED BY          LINK',
         '',
@@ -750,7 +760,7 @@ describe('table', () => {
   it('shows EPSS and KEV per finding when a finding has them, and counts the known exploited', () => {
     const report = riskReport();
     const text = tableReport(report, { color: false });
-    expect(text.split('\n').slice(5, 11)).toEqual([
+    expect(text.split('\n').slice(6, 12)).toEqual([
       '  VULNERABILITY   SEVERITY    FIXED BY          EPSS         KNOWN EXPLOITED  LINK',
       '',
       `libssl1.1 1.1.1n-0+deb10u1 (debian:10, layer ${short(BASE_LAYER)})`,
@@ -790,11 +800,11 @@ describe('table', () => {
     expect(tableReport(report, { color: false })).toContain('\nNo vulnerabilities found (3 packages); 1 ignored\n');
   });
 
-  it('shows an unknown platform and a database never updated', () => {
+  it('shows an unknown platform and a namespace without data (a scan allowed to go on without it)', () => {
     const text = tableReport(alpineReport(), { color: false });
     expect(text).toContain('Target:    alpine.tar (docker-archive)\n');
     expect(text).toContain('Platform:  unknown\n');
-    expect(text).toContain('Database:  server https://clair.example.com, never updated\n');
+    expect(text).toContain('Database:  server https://clair.example.com\nData:      alpine:v3.18: NO DATA (its packages were not matched)\n');
     expect(text).toContain('\n1 vulnerability: 1 Medium (1 fixable, 0 known exploited)\n');
   });
 });
@@ -818,7 +828,7 @@ describe('formatReport', () => {
     expect(written).toEqual(riskReport());
     expect(check(written) ? [] : check.errors).toEqual([]);
     expect(written.vulnerabilities[0]).toMatchObject({ epss: BARON_SAMEDIT.epss, kev: BARON_SAMEDIT.kev });
-    expect(written).toMatchObject({ schemaVersion: '1.1', knownExploited: 1, gate: { failOn: null, failOnKev: true, failed: true } });
+    expect(written).toMatchObject({ schemaVersion: '1.2', knownExploited: 1, gate: { failOn: null, failOnKev: true, failed: true } });
     // The schema holds the new fields to their shape.
     const extra = riskReport();
     extra.vulnerabilities[0] = { ...BARON_SAMEDIT, kev: { ...BARON_SAMEDIT.kev!, exploited: true } as never };

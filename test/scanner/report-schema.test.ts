@@ -53,7 +53,12 @@ function sampleReport(): Record<string, unknown> {
       references: ['team/app:1.0'],
     },
     layers: [LAYER],
-    database: { mode: 'server', server: 'http://127.0.0.1:6060', updatedAt: '2026-11-24T06:00:00.000Z' },
+    database: {
+      mode: 'server',
+      server: 'http://127.0.0.1:6060',
+      updatedAt: '2026-11-24T06:00:00.000Z',
+      namespaces: [{ namespace: 'debian:10', state: 'current', updatedAt: '2026-11-24T06:00:00.000Z', sources: ['debian'] }],
+    },
     packages: [pkg],
     vulnerabilities: [finding],
     ignored: [

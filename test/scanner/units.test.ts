@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { ImageVulnerability } from '../../src/images/report.js';
 import type { RiskContext } from '../../src/model/risk.js';
 import { ScanError, type ScannedContents } from '../../src/scanner/backend.js';
-import { dataAgeLine } from '../../src/scanner/command.js';
+import { dataAgeLines } from '../../src/scanner/command.js';
 import { buildReport, type ReportOptions } from '../../src/scanner/findings.js';
 import { ignoreEntryFor, parseIgnoreFile } from '../../src/scanner/ignore.js';
 import { packageUrl } from '../../src/scanner/purl.js';
@@ -78,15 +78,21 @@ describe('the ignore file', () => {
   });
 });
 
-describe('the data age line', () => {
+describe('the data age lines', () => {
   const now = new Date('2026-11-24T12:00:00Z');
+  const line = (updatedAt: string | null, sources = ['debian']) =>
+    dataAgeLines([{ namespace: 'debian:12', state: 'current', updatedAt, sources }], now)[0];
   it.each([
-    [null, 'vulnerability data: never updated'],
-    ['2026-11-24T11:30:00.000Z', 'vulnerability data: updated 2026-11-24T11:30:00.000Z (less than an hour ago)'],
-    ['2026-11-24T10:30:00.000Z', 'vulnerability data: updated 2026-11-24T10:30:00.000Z (1 hour ago)'],
-    ['2026-11-23T12:00:00.000Z', 'vulnerability data: updated 2026-11-23T12:00:00.000Z (24 hours ago)'],
-    ['2026-11-14T12:00:00.000Z', 'vulnerability data: updated 2026-11-14T12:00:00.000Z (10 days ago)'],
-  ])('%s', (at, line) => expect(dataAgeLine(at === null ? null : new Date(at), now)).toBe(line));
+    ['2026-11-24T11:30:00.000Z', 'vulnerability data for debian:12: updated 2026-11-24T11:30:00.000Z (less than an hour ago, from debian)'],
+    ['2026-11-24T10:30:00.000Z', 'vulnerability data for debian:12: updated 2026-11-24T10:30:00.000Z (1 hour ago, from debian)'],
+    ['2026-11-23T12:00:00.000Z', 'vulnerability data for debian:12: updated 2026-11-23T12:00:00.000Z (24 hours ago, from debian)'],
+    ['2026-11-14T12:00:00.000Z', 'vulnerability data for debian:12: updated 2026-11-14T12:00:00.000Z (10 days ago, from debian)'],
+  ])('%s', (at, expected) => expect(line(at)).toBe(expected));
+
+  it('says when a namespace has none, and when an image needs none', () => {
+    expect(line(null, [])).toBe('vulnerability data for debian:12: none');
+    expect(dataAgeLines([], now)).toEqual(['vulnerability data: none needed (no package of a known distribution was found)']);
+  });
 });
 
 describe('the risk context from the images API', () => {
@@ -161,13 +167,14 @@ describe('the report from what a scan found', () => {
         ]),
         pkg('zlib1g', [vulnerability('CVE-2099-0003', 'High', {})]),
       ],
+      coverage: [],
     };
   }
 
   const options = (more: Partial<ReportOptions>): ReportOptions => ({
     input: 'image.tar',
     kind: 'docker-archive',
-    database: { mode: 'standalone', updatedAt: null },
+    database: { mode: 'standalone', updatedAt: null, namespaces: [] },
     ignoreUnfixed: false,
     ignore: [],
     failOn: undefined,
@@ -179,7 +186,7 @@ describe('the report from what a scan found', () => {
   it('gives each finding the EPSS and KEV of its vulnerability, and counts the known exploited', () => {
     const report = buildReport(contents(), options({}));
     expect(report.schemaVersion).toBe(SCAN_REPORT_VERSION);
-    expect(SCAN_REPORT_VERSION).toBe('1.1');
+    expect(SCAN_REPORT_VERSION).toBe('1.2');
     const byId = Object.fromEntries(report.vulnerabilities.map((f) => [f.id, f]));
     expect(byId['CVE-2021-3156']).toMatchObject({
       epss: { score: 0.97105, percentile: 0.99834, date: '2024-06-02', cve: 'CVE-2021-3156' },

@@ -86,7 +86,7 @@ describe.skipIf(missing.length > 0)(`the images page${missing.length > 0 ? ` (sk
   });
 
   it('pages through either order, one image a page, by its Next page links, without skipping or repeating an image', async () => {
-    const context = { pool: d.t.pool, pageTokens: d.t.pageTokens, now: new Date(), enabledSources: [] };
+    const context = { pool: d.t.pool, pageTokens: d.t.pageTokens, now: new Date(), enabledSources: [], maxDataAgeMs: 0 };
     for (const sort of ['risk', 'first-seen'] as const) {
       const whole = (await imagesPageOf(context, { sort }, 100)).body.text;
       const digestsOf = (body: string) => [...body.matchAll(/data-testid="image-row" data-digest="([^"]+)"/g)].map((m) => m[1]!);

@@ -1,4 +1,6 @@
+import { coverageByNamespace } from '../../coverage.js';
 import { badRequest, notFound } from '../../errors.js';
+import { imageData, type ImageData } from '../../model/coverage.js';
 import { riskMetadata } from '../../model/risk.js';
 import type { ImageQueue } from '../../images/queue.js';
 import { checkImageRequest, type ImageScanner } from '../../images/images.js';
@@ -37,6 +39,8 @@ export interface ImageRouteDeps {
   scanner: ImageScanner;
   queue: ImageQueue;
   pageTokens: PageTokens;
+  /** Data older than this is reported stale (updater.maxdataage); 0: never. */
+  maxDataAgeMs: number;
 }
 
 const TAGS = ['images'];
@@ -66,7 +70,26 @@ function summaryOf(counts: ImageRow['counts']): Record<string, { Total: number; 
   return Object.fromEntries(Object.entries(counts).map(([severity, c]) => [severity, { Total: c.total, Fixable: c.fixable }]));
 }
 
-function imageSummary(row: ImageRow) {
+function dataOf(data: ImageData) {
+  return {
+    State: data.state,
+    Namespaces: data.namespaces.map((n) => ({
+      Name: n.namespace,
+      State: n.state,
+      ...(n.updatedAt ? { UpdatedAt: n.updatedAt.toISOString() } : {}),
+      Sources: n.sources.map((source) => ({
+        Name: source.name,
+        ...(source.updatedAt ? { UpdatedAt: source.updatedAt.toISOString() } : {}),
+      })),
+      ExpectedSources: n.expectedSources,
+    })),
+  };
+}
+
+/** Counts are unknown, never 0, where a namespace of the image has no data. */
+const unlessMissing = <T>(data: ImageData, value: T): T | null => (data.state === 'missing' ? null : value);
+
+function imageSummary(row: ImageRow, data: ImageData) {
   return {
     Registry: row.registry,
     Repository: row.repository,
@@ -78,13 +101,24 @@ function imageSummary(row: ImageRow) {
     FirstSeen: row.firstSeen.toISOString(),
     LastSeen: row.lastSeen.toISOString(),
     ScannedAt: iso(row.scannedAt),
-    Summary: summaryOf(row.counts),
-    KnownExploited: row.knownExploited,
+    Summary: unlessMissing(data, summaryOf(row.counts)),
+    KnownExploited: unlessMissing(data, row.knownExploited),
+    Data: dataOf(data),
   };
 }
 
 export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
-  const { pool, scanner, queue, pageTokens } = deps;
+  const { pool, scanner, queue, pageTokens, maxDataAgeMs } = deps;
+
+  /** Images of a page with the coverage of their namespaces, read once for the page. */
+  const summaries = async (rows: readonly ImageRow[]) => {
+    const coverage = await coverageByNamespace(
+      pool,
+      rows.flatMap((r) => r.namespaces),
+    );
+    const now = new Date();
+    return rows.map((row) => imageSummary(row, imageData(row.namespaces, coverage, now, maxDataAgeMs)));
+  };
 
   app.post(
     '/tarsier/v1/images',
@@ -123,7 +157,7 @@ export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
         };
         rows.push(...(await listImages(pool, filter, 0, 1)));
       }
-      return reply.code(201).send({ Images: rows.map(imageSummary) });
+      return reply.code(201).send({ Images: await summaries(rows) });
     },
   );
 
@@ -154,7 +188,7 @@ export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
       const limit = q.limit ?? DEFAULT_IMAGE_PAGE;
       const rows = await listImages(pool, filter, pageStart(pageTokens, q.page, list), limit);
       const next = nextPage(pageTokens, rows, limit, list);
-      return { Images: rows.map(imageSummary), ...(next ? { NextPage: next } : {}) };
+      return { Images: await summaries(rows), ...(next ? { NextPage: next } : {}) };
     },
   );
 
@@ -176,6 +210,12 @@ export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
       const { digest } = request.params;
       const [contents, references] = await Promise.all([imageContents(pool, digest), imagesWithDigest(pool, digest)]);
       if (!contents) throw notFound(`image ${digest} is not known: scan it with POST /tarsier/v1/images`);
+      const data = imageData(
+        contents.coverage.map((c) => c.namespace),
+        new Map(contents.coverage.map((c) => [c.namespace, c])),
+        new Date(),
+        maxDataAgeMs,
+      );
       return {
         Image: {
           Digest: digest,
@@ -188,8 +228,9 @@ export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
             FirstSeen: r.firstSeen.toISOString(),
             LastSeen: r.lastSeen.toISOString(),
           })),
-          Summary: summaryOf(contents.summary),
-          KnownExploited: contents.knownExploited,
+          Summary: unlessMissing(data, summaryOf(contents.summary)),
+          KnownExploited: unlessMissing(data, contents.knownExploited),
+          Data: dataOf(data),
           Packages: contents.packages.map((p) => ({
             Name: p.name,
             Version: p.version,

@@ -19,6 +19,8 @@ export interface TarsierApiDeps {
   pageTokens: PageTokens;
   bodyTimeoutMs: number;
   webhookSecret: string;
+  /** Data older than this is reported stale (updater.maxdataage); 0: never. */
+  maxDataAgeMs: number;
 }
 
 /**

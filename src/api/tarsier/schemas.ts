@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { DATA_STATES } from '../../model/coverage.js';
 import { FIX_STATES, SEVERITIES } from '../../model/vulnerability.js';
 import { MAX_NAME_LENGTH, MAX_PAGE_LIMIT } from '../limits.js';
 
@@ -102,6 +103,47 @@ const KnownExploited = Type.Integer({
   description: "Distinct vulnerabilities affecting the image that CISA's Known Exploited Vulnerabilities catalog lists.",
 });
 
+const dataState = (description: string) =>
+  Type.Union(
+    DATA_STATES.map((s) => Type.Literal(s)),
+    { description },
+  );
+
+const ImageData = Type.Object(
+  {
+    State: dataState(
+      'missing: a namespace of the image has no vulnerability data, so its counts are unknown (null), never 0; ' +
+        'stale: data of some namespace is older than updater.maxdataage; current: every namespace has data of at most that age.',
+    ),
+    Namespaces: Type.Array(
+      Type.Object({
+        Name: Type.String({ description: 'A namespace the image\'s packages are matched in (debian:12, rhel:9).' }),
+        State: dataState('current, stale or missing, as for the image.'),
+        UpdatedAt: optional(timestamp('When its data was last brought up to date: the freshest of its sources; absent when it has none')),
+        Sources: Type.Array(
+          Type.Object({
+            Name: Type.String({ description: 'An updater source (debian, rhel, …), or api for records written through the API.' }),
+            UpdatedAt: optional(
+              timestamp(
+                "When its data was last current: the source's last successful update (for imported data, the exporting installation's), or the API's newest record",
+              ),
+            ),
+          }),
+          { description: 'Who wrote its vulnerability records; empty when it has none.' },
+        ),
+        ExpectedSources: Type.Array(Type.String(), {
+          description: 'The sources that bring data for its distribution; empty when no source covers it.',
+        }),
+      }),
+    ),
+  },
+  {
+    description:
+      'The vulnerability data the answer rests on, per namespace the image uses. Enrichment (NVD, EPSS, KEV) is not vulnerability data.',
+  },
+);
+const UNKNOWN = ' Null when Data.State is missing: the image holds packages no data covers, so the count is unknown.';
+
 export const ImageSummary = Type.Object({
   Registry: Type.String(),
   Repository: Type.String(),
@@ -113,8 +155,9 @@ export const ImageSummary = Type.Object({
   FirstSeen: timestamp('When Tarsier first saw the image in this repository'),
   LastSeen: timestamp('When it last saw it (a scan or a push)'),
   ScannedAt: Type.Union([timestamp('When its contents were last assembled'), Type.Null()]),
-  Summary,
-  KnownExploited,
+  Summary: Type.Union([Summary, Type.Null()], { description: `${Summary.description}${UNKNOWN}` }),
+  KnownExploited: Type.Union([KnownExploited, Type.Null()], { description: `${KnownExploited.description}${UNKNOWN}` }),
+  Data: ImageData,
 });
 
 export const ImageList = Type.Object({
@@ -192,8 +235,9 @@ export const ImageDetail = Type.Object({
     Digest: Type.String(),
     Layers: Type.Array(Type.String(), { description: 'Layer digests, bottom first.' }),
     References: Type.Array(ImageReference, { description: 'Where registries hold the image; empty for an image uploaded by a client.' }),
-    Summary,
-    KnownExploited,
+    Summary: Type.Union([Summary, Type.Null()], { description: `${Summary.description}${UNKNOWN}` }),
+    KnownExploited: Type.Union([KnownExploited, Type.Null()], { description: `${KnownExploited.description}${UNKNOWN}` }),
+    Data: ImageData,
     Packages: Type.Array(ImagePackage),
   }),
 });

@@ -34,6 +34,8 @@ export interface PageContext {
   readonly now: Date;
   /** updater.enabledupdaters. */
   readonly enabledSources: readonly string[];
+  /** updater.maxdataage: data older than this is stale; 0: never. */
+  readonly maxDataAgeMs: number;
 }
 
 export interface UiDeps {
@@ -44,6 +46,7 @@ export interface UiDeps {
   /** Cookies are marked Secure when the server speaks TLS. */
   secure: boolean;
   enabledSources: readonly string[];
+  maxDataAgeMs: number;
 }
 
 const COOKIE = 'tarsier_ui_token';
@@ -115,7 +118,10 @@ export function registerUi(app: RouteApp, deps: UiDeps): void {
         .header('location', `/ui/login?next=${encodeURIComponent(request.url)}`)
         .send();
     }
-    const page = await build({ pool: deps.pool, pageTokens: deps.pageTokens, now: new Date(), enabledSources: deps.enabledSources });
+    const page = await build({ pool: deps.pool, pageTokens: deps.pageTokens, now: new Date(),
+      enabledSources: deps.enabledSources,
+      maxDataAgeMs: deps.maxDataAgeMs,
+    });
     return sendHtml(reply, layout({ ...page, signedIn: authenticate !== undefined }).text);
   };
 

@@ -1,4 +1,5 @@
 import type { Static } from '@sinclair/typebox';
+import { vulnerabilityDataTime } from '../../coverage.js';
 import { NAMESPACE_DETECTORS, PACKAGE_LISTERS } from '../../ecosystems/index.js';
 import { badRequest, notFound, TarsierError } from '../../errors.js';
 import { layerFormatNamed } from '../../indexer/archive.js';
@@ -10,7 +11,6 @@ import { ancestriesAffectedBy, readAncestry, type AffectedAncestry } from '../..
 import type { AffectingVulnerability } from '../../store/layers.js';
 import { findNotification, markNotificationRead, notifiedVulnerability, type NotificationRow } from '../../store/notifications.js';
 import type { Pool, Queryable } from '../../store/pool.js';
-import { updaterStates } from '../../store/updater-state.js';
 import { MAX_NAME_LENGTH } from '../limits.js';
 import type { PageTokens } from '../paging.js';
 import {
@@ -43,16 +43,15 @@ export interface ServiceStatus {
   last_update_time?: string;
 }
 
-/** ServiceStatus now: the configured listers and detectors and the last successful updater run of any source. */
+/**
+ * ServiceStatus now: the configured listers and detectors and when vulnerability data was last
+ * brought up to date by any source (enrichment and risk context, such as EPSS, do not count).
+ */
 export async function serviceStatus(db: Queryable): Promise<ServiceStatus> {
-  let last: Date | null = null;
-  for (const state of await updaterStates(db)) {
-    if (state.lastSuccessAt && (last === null || state.lastSuccessAt > last)) last = state.lastSuccessAt;
-  }
   return withoutDefaults({
     listers: [...LISTER_NAMES],
     detectors: [...DETECTOR_NAMES],
-    last_update_time: timestamp(last),
+    last_update_time: timestamp(await vulnerabilityDataTime(db)),
   }) as ServiceStatus;
 }
 

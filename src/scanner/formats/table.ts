@@ -74,15 +74,19 @@ export function tableReport(report: ScanReport, options: { color: boolean }): st
 function header(report: ScanReport): string[] {
   const { target, database } = report;
   const source = database.mode === 'server' && database.server ? `server ${database.server}` : database.mode;
-  const updated =
-    database.updatedAt === null
-      ? 'never updated'
-      : `updated ${database.updatedAt} (${age(Date.parse(report.createdAt) - Date.parse(database.updatedAt))} before this scan)`;
+  const data = database.namespaces.map((n) => {
+    const from = n.sources.length > 0 ? `, from ${n.sources.join(', ')}` : '';
+    if (n.state === 'missing') return `${n.namespace}: NO DATA (its packages were not matched)`;
+    if (n.updatedAt === null) return `${n.namespace}: age not recorded${from}`;
+    const when = `updated ${n.updatedAt} (${age(Date.parse(report.createdAt) - Date.parse(n.updatedAt))} before this scan${from})`;
+    return `${n.namespace}: ${when}${n.state === 'stale' ? ', STALE' : ''}`;
+  });
   return [
     `Target:    ${target.input} (${target.kind})`,
     `Digest:    ${target.digest}`,
     `Platform:  ${target.platform ?? 'unknown'}`,
-    `Database:  ${source}, ${updated}`,
+    `Database:  ${source}`,
+    ...(data.length > 0 ? data.map((line, i) => `${i === 0 ? 'Data:' : ''}`.padEnd(11) + line) : ['Data:      none needed (no package of a known distribution)']),
   ];
 }
 
