@@ -116,6 +116,19 @@ describe.skipIf(missing.length > 0)(`images from a registry with basic auth${ski
         ScannedAt: expect.any(String),
         Summary: DEBIAN_9_SUMMARY,
         KnownExploited: 0,
+        // The data the counts rest on: debian:9's records, written through the API.
+        Data: {
+          State: 'current',
+          Namespaces: [
+            {
+              Name: NAMESPACE,
+              State: 'current',
+              UpdatedAt: expect.any(String),
+              Sources: [{ Name: 'api', UpdatedAt: expect.any(String) }],
+              ExpectedSources: ['debian'],
+            },
+          ],
+        },
       },
     ]);
 
@@ -128,6 +141,7 @@ describe.skipIf(missing.length > 0)(`images from a registry with basic auth${ski
       References: [{ Registry: registry.host, Repository: 'team/app', Platform: 'linux/amd64', Tags: ['v1'] }],
       Summary: DEBIAN_9_SUMMARY,
       KnownExploited: 0,
+      Data: { State: 'current', Namespaces: [expect.objectContaining({ Name: NAMESPACE, State: 'current' })] },
     });
     const packages = new Map<string, any>(image.Packages.map((p: any) => [p.Name, p]));
     expect(packages.get('bash')).toEqual({
@@ -196,8 +210,15 @@ describe.skipIf(missing.length > 0)(`images from a registry with basic auth${ski
     const [amd64, arm64] = layout.images;
     const reference = `${registry.host}/team/multi:v1`;
     const common = { Registry: registry.host, Repository: 'team/multi', IndexDigest: indexDigest, Tags: ['v1'] };
-    // debian:10 packages: the debian:9 vulnerabilities do not apply to the arm64 image.
-    const arm64Image = { ...common, Digest: arm64!.digest, Platform: 'linux/arm64/v8', Summary: {} };
+    // debian:10 packages, and no debian:10 data: the arm64 image's counts are unknown, never 0.
+    const arm64Image = {
+      ...common,
+      Digest: arm64!.digest,
+      Platform: 'linux/arm64/v8',
+      Summary: null,
+      KnownExploited: null,
+      Data: { State: 'missing', Namespaces: [{ Name: 'debian:10', State: 'missing', Sources: [], ExpectedSources: ['debian'] }] },
+    };
 
     expect(await scanned(t, { reference, platform: 'linux/arm64/v8' })).toEqual([expect.objectContaining(arm64Image)]);
     expect((await list(t, '?repository=team/multi')).Images).toEqual([expect.objectContaining(arm64Image)]);

@@ -7,6 +7,7 @@
  * again (bytes counted at a relay); a registry image pulled by the server with credentials passed
  * through; and the errors a user acts on (exit 2).
  */
+import { readFileSync } from 'node:fs';
 import { createServer, connect, type Server } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -16,9 +17,14 @@ import { PassThrough } from 'node:stream';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config.js';
 import { runScan, type ScanOptions } from '../../src/scanner/command.js';
 import { ScanReport } from '../../src/scanner/report.js';
-import { testApp, type TestApp } from '../helpers/app.js';
+import { runnerSettings, UpdaterRunner } from '../../src/updater/runner.js';
+import { enabledSources } from '../../src/updater/sources.js';
+import { json, testApp, type TestApp } from '../helpers/app.js';
+import { silentLog } from '../helpers/db.js';
+import { startFeedServer } from '../helpers/feed-server.js';
 import { addVulnerability } from '../helpers/vulnerabilities.js';
 import {
   alpineLayer,
@@ -89,8 +95,8 @@ interface ScanRun {
 
 const DEFAULTS: ScanOptions = { format: 'json', ignoreUnfixed: false, quiet: false, insecure: false, update: false };
 
-/** Runs `tarsier scan target` in this process, as the CLI does, with output captured. */
-async function scan(target: string, options: Partial<ScanOptions>, env: Record<string, string> = {}): Promise<ScanRun> {
+/** Runs `tarsier scan target` in this process, as the CLI does, with output captured and the clock the data's age is judged by at now. */
+async function scanAt(now: Date, target: string, options: Partial<ScanOptions>, env: Record<string, string> = {}): Promise<ScanRun> {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = '';
@@ -100,12 +106,16 @@ async function scan(target: string, options: Partial<ScanOptions>, env: Record<s
   const code = await runScan(
     target,
     { ...DEFAULTS, ...options },
-    { env, stdout, stderr: stderr as unknown as NodeJS.WriteStream, signal: new AbortController().signal, now: () => NOW },
+    { env, stdout, stderr: stderr as unknown as NodeJS.WriteStream, signal: new AbortController().signal, now: () => now },
   );
   return { code, stdout: out, stderr: err };
 }
 
 const NOW = new Date('2026-11-24T12:00:00Z');
+
+/** The data written by these tests is younger than this: the reports' createdAt stays fixed. */
+const scan = (target: string, options: Partial<ScanOptions>, env: Record<string, string> = {}): Promise<ScanRun> =>
+  scanAt(NOW, target, options, env);
 
 const ajv = new Ajv({ allErrors: true, strict: false });
 addFormats.default(ajv);
@@ -160,7 +170,13 @@ describe('tarsier scan against a server', () => {
       references: ['team/app:1.0'],
     });
     expect(r.layers).toEqual(debianSaved.layerDigests);
-    expect(r.database).toEqual({ mode: 'server', server, updatedAt: null });
+    // The data behind the answer: debian:10's records, written through the API just now.
+    expect(r.database).toEqual({
+      mode: 'server',
+      server,
+      updatedAt: expect.any(String),
+      namespaces: [{ namespace: 'debian:10', state: 'current', updatedAt: r.database.updatedAt, sources: ['api'] }],
+    });
     const base = debianSaved.layerDigests[0]!;
     expect(r.packages).toEqual([
       {
@@ -349,8 +365,8 @@ describe('tarsier scan against a server', () => {
     expect(run.stdout).toMatch(/postgresql-11 11\.22-0\+deb10u2/);
     expect(run.stdout).toMatch(/CVE-2099-2001\s+Critical\s+11\.22-0\+deb10u3/);
     expect(run.stdout.trim().split('\n').at(-1)).toMatch(/^3 vulnerabilities: 1 Critical, 1 High, 1 Low/);
-    // stderr says how old the data is (this server was never updated: its vulnerabilities came through the v1 API).
-    expect(run.stderr).toBe('vulnerability data: never updated\n');
+    // stderr says how old the data is (this server's vulnerabilities came through the v1 API).
+    expect(run.stderr).toMatch(/^vulnerability data for debian:10: updated \S+ \(less than an hour ago, from api\)\n$/);
   });
 
   it('reads every archive shape: Docker 25 docker save, OCI archive and layout directory, gzip-compressed docker save, and skopeo', async () => {
@@ -488,6 +504,89 @@ describe('tarsier scan against a server', () => {
     await writeFile(badIgnore, '- id: CVE-1\n  expire: 2027-01-01\n');
     const typo = await scan(debianArchive, { server, ignore: badIgnore });
     expect([typo.code, typo.stderr]).toEqual([2, expect.stringMatching(/entry 1 has unknown fields \(expire\)/)]);
+  });
+});
+
+describe('tarsier scan against a server that does not have the data', () => {
+  let t: TestApp;
+  let server: string;
+  let dir: string;
+  let archive: string;
+  /** The image's digest: a docker save archive before Docker 25 has no manifest digest, so its config's. */
+  let digest: string;
+
+  beforeAll(async () => {
+    // A fresh server whose feeds never succeeded (no network, a broken mirror): no vulnerability data at all.
+    t = await testApp();
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    server = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+    dir = await mkdtemp(join(tmpdir(), 'tarsier-scan-nodata-'));
+    archive = join(dir, 'debian.tar');
+    const saved = await dockerSaveArchive(archive, [{ layers: [debianLayerTar(10)], repoTags: ['team/app:1.0'] }], { style: 'legacy' });
+    digest = saved.images[0]!.configDigest;
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('exits 2 naming the namespace without data, writes no report, and the images API counts nothing as 0', async () => {
+    const run = await scan(archive, { server, failOn: 'Low' });
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toContain('cannot tell whether the image is affected: the vulnerability data it needs is missing or too old\n');
+    expect(run.stderr).toContain('  debian:10: no vulnerability data (the debian source has not brought any');
+    expect(run.stderr).toContain('pass --allow-missing-data to scan anyway');
+    expect(run.stdout).toBe('');
+    // The image the scan assembled: to the images API its data is missing and its counts unknown (null), not 0.
+    const detail = json(await t.app.inject({ url: `/tarsier/v1/images/${digest}` })).Image;
+    expect(detail).toMatchObject({
+      Summary: null,
+      KnownExploited: null,
+      Data: { State: 'missing', Namespaces: [{ Name: 'debian:10', State: 'missing', Sources: [], ExpectedSources: ['debian'] }] },
+    });
+  });
+
+  it('exits 2 when the only data is EPSS and KEV, and an EPSS or KEV import leaves /status without an update time', async () => {
+    const feeds = await startFeedServer(); // closed after the file
+    {
+      feeds.put('/epss.csv.gz', gzipSync(readFileSync(new URL('../fixtures/feeds/epss/epss-scores-excerpt.csv', import.meta.url))));
+      feeds.put('/kev.json', readFileSync(new URL('../fixtures/feeds/kev/known_exploited_vulnerabilities-excerpt.json', import.meta.url)));
+      const config = parseConfig(
+        `clair:\n  updater:\n    sources:\n      epss: { url: "${feeds.url('/epss.csv.gz')}" }\n      kev: { url: "${feeds.url('/kev.json')}" }\n`,
+      );
+      const runner = new UpdaterRunner({ pool: t.pool, settings: runnerSettings(config), log: silentLog });
+      for (const source of enabledSources(['epss', 'kev'])) expect((await runner.run(source)).status).toBe('updated');
+    }
+    expect(json(await t.app.inject({ url: '/status' })).status).not.toHaveProperty('last_update_time');
+    const run = await scan(archive, { server, failOn: 'Low' });
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toContain('  debian:10: no vulnerability data');
+  });
+
+  it('--allow-missing-data scans with a warning naming the namespace, and the report says its data is missing', async () => {
+    const run = await scan(archive, { server, failOn: 'Low', allowMissingData: true });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/^tarsier scan: warning: the findings may be incomplete: the vulnerability data is missing or too old\n {2}debian:10: no vulnerability data/);
+    const r = JSON.parse(run.stdout) as ScanReport;
+    expect(validateReport(r), ajv.errorsText(validateReport.errors)).toBe(true);
+    expect(r.database.namespaces).toEqual([{ namespace: 'debian:10', state: 'missing', updatedAt: null, sources: [] }]);
+    expect(r.database.updatedAt).toBeNull();
+    const detail = json(await t.app.inject({ url: `/tarsier/v1/images/${r.target.digest}` })).Image;
+    expect(detail).toMatchObject({ Summary: null, KnownExploited: null, Data: { State: 'missing' } });
+  });
+
+  it('exits 2 on data older than --max-data-age, and scans with it when the age allowed is longer', async () => {
+    await addVulnerability(t, 'debian:10', {
+      Name: 'CVE-2099-6001',
+      Severity: 'High',
+      Link: 'https://security.example.org/CVE-2099-6001',
+      FixedIn: [{ Name: 'postgresql-11', Version: '11.22-0+deb10u3' }],
+    });
+    // Six days from now, the data written now is older than the default 120h.
+    const later = new Date(Date.now() + 6 * 86_400_000);
+    const stale = await scanAt(later, archive, { server, failOn: 'Low' });
+    expect(stale.code, stale.stderr).toBe(2);
+    expect(stale.stderr).toMatch(/ {2}debian:10: its vulnerability data \(from api\) was last updated \S+, longer ago than --max-data-age 120h\n/);
+    const allowed = await scanAt(later, archive, { server, failOn: 'Low', maxDataAge: '168h' });
+    expect(allowed.code, allowed.stderr).toBe(1);
+    expect(ids(report(allowed))).toEqual(['CVE-2099-6001 postgresql-11']);
   });
 });
 

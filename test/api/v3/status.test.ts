@@ -22,20 +22,30 @@ describe('GET /status', () => {
     expect(json(await t.app.inject({ url: '/status' }))).toEqual({ status: { listers: LISTERS, detectors: DETECTORS } });
   });
 
-  it('reports the latest successful run of any source as RFC 3339', async () => {
+  it('reports when vulnerability data was last brought up to date by any source, as RFC 3339', async () => {
     const t = await v3App();
     await t.pool.query(`
-      INSERT INTO updater_state (name, last_attempt_at, last_success_at) VALUES
-        ('debian', '2024-05-06T07:08:09Z', '2024-05-06T07:08:09Z'),
-        ('alpine', '2024-05-07T00:00:00Z', '2024-05-01T00:00:00Z'),
-        ('ubuntu', '2024-05-08T00:00:00Z', NULL)`);
+      INSERT INTO updater_state (name, last_attempt_at, last_success_at, data_updated_at) VALUES
+        ('debian', '2024-05-06T07:08:09Z', '2024-05-06T07:08:09Z', '2024-05-06T07:08:09Z'),
+        ('alpine', '2024-05-07T00:00:00Z', '2024-05-01T00:00:00Z', '2024-05-01T00:00:00Z'),
+        ('ubuntu', '2024-05-08T00:00:00Z', NULL, NULL)`);
     expect(json(await t.app.inject({ url: '/status' }))).toEqual({
       status: { listers: LISTERS, detectors: DETECTORS, last_update_time: '2024-05-06T07:08:09Z' },
     });
-    await t.pool.query("UPDATE updater_state SET last_success_at = '2024-06-01T10:00:00.25Z' WHERE name = 'alpine'");
+    await t.pool.query("UPDATE updater_state SET last_success_at = now(), data_updated_at = '2024-06-01T10:00:00.25Z' WHERE name = 'alpine'");
     const status = json(await t.app.inject({ url: '/status' })).status;
     expect(status.last_update_time).toBe('2024-06-01T10:00:00.250Z');
     expect(new Date(status.last_update_time).toISOString()).toBe('2024-06-01T10:00:00.250Z');
+  });
+
+  it('is not moved by enrichment or risk context: NVD, EPSS and KEV are not vulnerability data', async () => {
+    const t = await v3App();
+    await t.pool.query(`
+      INSERT INTO updater_state (name, last_attempt_at, last_success_at, data_updated_at) VALUES
+        ('epss', now(), now(), now()), ('kev', now(), now(), now()), ('nvd', now(), now(), now())`);
+    expect(json(await t.app.inject({ url: '/status' }))).toEqual({ status: { listers: LISTERS, detectors: DETECTORS } });
+    await t.pool.query("INSERT INTO updater_state (name, last_attempt_at, last_success_at, data_updated_at) VALUES ('debian', now(), now(), '2024-05-06T07:08:09Z')");
+    expect(json(await t.app.inject({ url: '/status' })).status.last_update_time).toBe('2024-05-06T07:08:09Z');
   });
 
   it('answers in the grpc-gateway error dialect when API authentication refuses the request', async () => {
