@@ -411,12 +411,15 @@ describe('EPSS, KEV and NVD scores for advisories', () => {
       ['nvd', 2],
       ['epss', 29],
       ['kev', 2],
+      // The two vulnerabilities written through the API travel too, as the API's.
+      ['api', 2],
     ]);
     const snapshot = async (pool: pg.Pool) =>
       (
         await pool.query(
-          `SELECT (SELECT json_agg(json_build_object('name', name, 'cves', cves, 'metadata', metadata, 'severity', severity) ORDER BY name)
-                     FROM vulnerability WHERE updater IS NOT NULL AND deleted_at IS NULL) AS vulnerabilities,
+          `SELECT (SELECT json_agg(json_build_object('name', name, 'updater', updater, 'cves', cves, 'metadata', metadata, 'severity', severity)
+                              ORDER BY name)
+                     FROM vulnerability WHERE deleted_at IS NULL) AS vulnerabilities,
                   (SELECT json_agg(e ORDER BY cve) FROM epss e) AS epss,
                   (SELECT json_agg(k ORDER BY cve) FROM kev k) AS kev`,
         )
