@@ -219,7 +219,11 @@ program
     '--max-data-age <duration>',
     'exit 2 when the vulnerability data of a namespace the image uses is older than this (default 120h; 0: any age)',
   )
-  .option('--allow-missing-data', 'scan even when a namespace of the image has no vulnerability data or data too old (a warning instead of exit 2)', false)
+  .option(
+    '--allow-missing-data',
+    'scan even when a namespace of the image has no vulnerability data or data too old (a warning instead of exit 2)',
+    false,
+  )
   .option('--cache-dir <dir>', 'standalone: where the local store lives (also TARSIER_CACHE_DIR; default ~/.cache/tarsier)')
   .option('-c, --config <file>', 'standalone: YAML configuration (feeds, registries, a database); also TARSIER_CONFIG')
   // A pipeline tells "could not scan" (2) from "vulnerabilities found" (1): a mistyped option is the former.

@@ -1,6 +1,6 @@
 import { SOURCE_CATALOG, sourcesOfNamespace } from './ecosystems/catalog.js';
-import { freshest, type NamespaceCoverage } from './model/coverage.js';
-import { allNamespaceWriters, anyRecordWrittenBesides, namespaceWriters, type NamespaceWriter } from './store/coverage.js';
+import { freshest, imageData, type ImageData, type NamespaceCoverage } from './model/coverage.js';
+import { allNamespaceWriters, anyRecordWrittenBesides, knownNamespaces, namespaceWriters, type NamespaceWriter } from './store/coverage.js';
 import type { Queryable } from './store/pool.js';
 import { updaterStates } from './store/updater-state.js';
 
@@ -30,6 +30,25 @@ export async function coverageOf(db: Queryable, namespaces: Iterable<string>): P
 /** The coverage of these namespaces by name. */
 export async function coverageByNamespace(db: Queryable, namespaces: Iterable<string>): Promise<Map<string, NamespaceCoverage>> {
   return new Map((await coverageOf(db, namespaces)).map((c) => [c.namespace, c]));
+}
+
+/** The data of each image (by the namespaces its packages are matched in), reading the coverage of all of them once. */
+export async function imagesData(
+  db: Queryable,
+  images: ReadonlyArray<{ namespaces: readonly string[] }>,
+  now: Date,
+  maxAgeMs: number,
+): Promise<ImageData[]> {
+  const coverage = await coverageByNamespace(
+    db,
+    images.flatMap((i) => i.namespaces),
+  );
+  return images.map((i) => imageData(i.namespaces, coverage, now, maxAgeMs));
+}
+
+/** The namespaces the store knows (packages were matched in them) that hold no vulnerability data. */
+export async function namespacesWithoutData(db: Queryable): Promise<string[]> {
+  return (await coverageOf(db, await knownNamespaces(db))).filter((c) => c.sources.length === 0).map((c) => c.namespace);
 }
 
 /** Every namespace the store knows, with record counts (reads every live record's index entry: for listings, not per request). */

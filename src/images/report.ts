@@ -57,7 +57,10 @@ export async function imageContents(pool: Pool, digest: string): Promise<ImageCo
     vulnerabilities: byFeature.get(f.featureVersionId) ?? [],
   }));
   const knownExploited = new Set(packages.flatMap((p) => p.vulnerabilities.filter((v) => v.risk.kev).map((v) => v.name))).size;
-  const coverage = await coverageOf(pool, packages.map((p) => p.namespace));
+  const coverage = await coverageOf(
+    pool,
+    packages.map((p) => p.namespace),
+  );
   return { digest, layers: ancestry.layers, packages, summary: summarize(packages), knownExploited, coverage };
 }
 

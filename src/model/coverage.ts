@@ -44,7 +44,10 @@ export function worstState(states: readonly DataState[]): DataState {
 
 /** The freshest time among sources (null when none is recorded). */
 export function freshest(sources: readonly SourceCoverage[]): Date | null {
-  return sources.reduce<Date | null>((latest, s) => (s.updatedAt !== null && (latest === null || s.updatedAt > latest) ? s.updatedAt : latest), null);
+  return sources.reduce<Date | null>(
+    (latest, s) => (s.updatedAt !== null && (latest === null || s.updatedAt > latest) ? s.updatedAt : latest),
+    null,
+  );
 }
 
 /** Why a namespace's data cannot be relied on, in a sentence for people (undefined when it is current). */

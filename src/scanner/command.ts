@@ -292,10 +292,7 @@ function checkedData(
     io.stderr.write(`tarsier scan: warning: the findings may be incomplete: the vulnerability data is missing or too old\n${listed}\n`);
   }
   const times = namespaces.map(({ coverage }) => coverage.updatedAt);
-  const oldest =
-    times.length === 0 || times.includes(null)
-      ? null
-      : times.reduce((a, b) => (b!.getTime() < a!.getTime() ? b : a))!;
+  const oldest = times.length === 0 || times.includes(null) ? null : times.reduce((a, b) => (b!.getTime() < a!.getTime() ? b : a))!;
   return {
     updatedAt: oldest?.toISOString() ?? null,
     namespaces: namespaces.map(({ coverage, state }) => ({

@@ -97,3 +97,10 @@ const ANY_RECORD = `
 export async function anyRecordWrittenBesides(db: Queryable, writers: readonly string[]): Promise<boolean> {
   return (await db.query<{ any: boolean }>(ANY_RECORD, [writers])).rows[0]!.any;
 }
+
+const SELECT_NAMESPACES = 'SELECT name FROM namespace ORDER BY name';
+
+/** Every namespace's name. */
+export async function knownNamespaces(db: Queryable): Promise<string[]> {
+  return (await db.query<{ name: string }>(SELECT_NAMESPACES)).rows.map((r) => r.name);
+}

@@ -389,25 +389,32 @@ export async function imagesAffectedByVersion(
 }
 
 /** Buckets of imagesByHighestSeverity besides the severities. */
-export type HighestBucket = Severity | 'None' | 'Being recounted' | 'Not scanned';
+export type HighestBucket = Severity | 'None' | 'No vulnerability data' | 'Being recounted' | 'Not scanned';
 
 /**
  * Images by the most severe vulnerability affecting them, from their summaries: most severe first,
- * then None; images whose summary is stale ('Being recounted': never a count that may be out of
- * date) and images never scanned apart.
+ * then None; images using a namespace without data ($1: 'No vulnerability data': never None),
+ * images whose summary is stale ('Being recounted': never a count that may be out of date) and
+ * images never scanned apart.
  */
 const SELECT_BY_HIGHEST = `
   SELECT bucket AS highest, count(*)::int AS images
   FROM (
-    SELECT CASE WHEN a.id IS NULL THEN 'Not scanned' WHEN s.stale IS NOT FALSE THEN 'Being recounted'
+    SELECT CASE WHEN a.id IS NULL THEN 'Not scanned' WHEN a.namespaces && $1::text[] THEN 'No vulnerability data'
+                WHEN s.stale IS NOT FALSE THEN 'Being recounted'
                 WHEN s.risk[2] > 0 THEN 'Defcon1' WHEN s.risk[3] > 0 THEN 'Critical' WHEN s.risk[4] > 0 THEN 'High'
                 WHEN s.risk[5] > 0 THEN 'Medium' WHEN s.risk[6] > 0 THEN 'Low' WHEN s.risk[7] > 0 THEN 'Negligible'
                 WHEN s.risk[8] > 0 THEN 'Unknown' ELSE 'None' END AS bucket
     FROM ${WITH_SUMMARY}
   ) b
   GROUP BY bucket
-  ORDER BY array_position(ARRAY['Defcon1', 'Critical', 'High', 'Medium', 'Low', 'Negligible', 'Unknown', 'None', 'Being recounted', 'Not scanned'], bucket)`;
+  ORDER BY array_position(ARRAY['Defcon1', 'Critical', 'High', 'Medium', 'Low', 'Negligible', 'Unknown', 'None',
+                                'No vulnerability data', 'Being recounted', 'Not scanned'], bucket)`;
 
-export async function imagesByHighestSeverity(db: Queryable): Promise<Array<{ highest: HighestBucket; images: number }>> {
-  return (await db.query<{ highest: HighestBucket; images: number }>(SELECT_BY_HIGHEST)).rows;
+/** namespacesWithoutData: the namespaces the store holds no vulnerability data for. */
+export async function imagesByHighestSeverity(
+  db: Queryable,
+  namespacesWithoutData: readonly string[],
+): Promise<Array<{ highest: HighestBucket; images: number }>> {
+  return (await db.query<{ highest: HighestBucket; images: number }>(SELECT_BY_HIGHEST, [namespacesWithoutData])).rows;
 }

@@ -63,7 +63,8 @@ async function* lines(pool: Pool, sources: readonly Source[]): AsyncGenerator<st
     }
     if (source.kind === 'enrichment') {
       yield line({ kind: 'source', source: source.name, namespaces: [], updatedAt });
-      for (const { cve, nvd, severity } of await allEnrichment(pool)) yield line({ kind: 'enrichment', source: source.name, cve, nvd, severity });
+      for (const { cve, nvd, severity } of await allEnrichment(pool))
+        yield line({ kind: 'enrichment', source: source.name, cve, nvd, severity });
       continue;
     }
     const namespaces = (await namespacesWrittenBy(pool, source.name)).map((n) => n.name);

@@ -804,7 +804,9 @@ describe('table', () => {
     const text = tableReport(alpineReport(), { color: false });
     expect(text).toContain('Target:    alpine.tar (docker-archive)\n');
     expect(text).toContain('Platform:  unknown\n');
-    expect(text).toContain('Database:  server https://clair.example.com\nData:      alpine:v3.18: NO DATA (its packages were not matched)\n');
+    expect(text).toContain(
+      'Database:  server https://clair.example.com\nData:      alpine:v3.18: NO DATA (its packages were not matched)\n',
+    );
     expect(text).toContain('\n1 vulnerability: 1 Medium (1 fixable, 0 known exploited)\n');
   });
 });

@@ -563,7 +563,9 @@ describe('tarsier scan against a server that does not have the data', () => {
   it('--allow-missing-data scans with a warning naming the namespace, and the report says its data is missing', async () => {
     const run = await scan(archive, { server, failOn: 'Low', allowMissingData: true });
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/^tarsier scan: warning: the findings may be incomplete: the vulnerability data is missing or too old\n {2}debian:10: no vulnerability data/);
+    expect(run.stderr).toMatch(
+      /^tarsier scan: warning: the findings may be incomplete: the vulnerability data is missing or too old\n {2}debian:10: no vulnerability data/,
+    );
     const r = JSON.parse(run.stdout) as ScanReport;
     expect(validateReport(r), ajv.errorsText(validateReport.errors)).toBe(true);
     expect(r.database.namespaces).toEqual([{ namespace: 'debian:10', state: 'missing', updatedAt: null, sources: [] }]);
@@ -583,7 +585,9 @@ describe('tarsier scan against a server that does not have the data', () => {
     const later = new Date(Date.now() + 6 * 86_400_000);
     const stale = await scanAt(later, archive, { server, failOn: 'Low' });
     expect(stale.code, stale.stderr).toBe(2);
-    expect(stale.stderr).toMatch(/ {2}debian:10: its vulnerability data \(from api\) was last updated \S+, longer ago than --max-data-age 120h\n/);
+    expect(stale.stderr).toMatch(
+      / {2}debian:10: its vulnerability data \(from api\) was last updated \S+, longer ago than --max-data-age 120h\n/,
+    );
     const allowed = await scanAt(later, archive, { server, failOn: 'Low', maxDataAge: '168h' });
     expect(allowed.code, allowed.stderr).toBe(1);
     expect(ids(report(allowed))).toEqual(['CVE-2099-6001 postgresql-11']);

@@ -98,7 +98,9 @@ describe('tarsier scan standalone', () => {
   it('refuses to scan with a store that holds no data (exit 2), rather than report a clean image', async () => {
     const run = await runTarsier(env(), ['scan', archive, '--cache-dir', cacheDir, '--format', 'json']);
     expect(run.code, run.stderr).toBe(2);
-    expect(run.stderr).toMatch(/holds no vulnerability data \(EPSS, KEV and NVD scores are not\): load a bundle written by tarsier export \(--db FILE\)/);
+    expect(run.stderr).toMatch(
+      /holds no vulnerability data \(EPSS, KEV and NVD scores are not\): load a bundle written by tarsier export \(--db FILE\)/,
+    );
     expect(run.stdout).toBe('');
   }, 120_000);
 
@@ -113,7 +115,9 @@ describe('tarsier scan standalone', () => {
     // Opted out: the scan goes on, says that debian:10 has no data, and the report shows it.
     const allowed = await runTarsier(env(), [...args, '--allow-missing-data']);
     expect(allowed.code, allowed.stderr).toBe(0);
-    expect(allowed.stderr).toMatch(/warning: the findings may be incomplete: the vulnerability data is missing or too old\n {2}debian:10: no vulnerability data/);
+    expect(allowed.stderr).toMatch(
+      /warning: the findings may be incomplete: the vulnerability data is missing or too old\n {2}debian:10: no vulnerability data/,
+    );
     const report = JSON.parse(allowed.stdout) as ScanReport;
     expect(report.database).toEqual({
       mode: 'standalone',

@@ -103,7 +103,11 @@ describe('an export → import round trip', () => {
     });
     expect(edited.statusCode, edited.body).toBe(200);
     // ... and a namespace no enabled source feeds.
-    await addVulnerability(online, 'alpine:v3.18', { Name: 'CVE-2099-7201', Severity: 'High', FixedIn: [{ Name: 'openssl', Version: 'None' }] });
+    await addVulnerability(online, 'alpine:v3.18', {
+      Name: 'CVE-2099-7201',
+      Severity: 'High',
+      FixedIn: [{ Name: 'openssl', Version: 'None' }],
+    });
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 

@@ -1,4 +1,4 @@
-import { coverageByNamespace } from '../../coverage.js';
+import { imagesData } from '../../coverage.js';
 import { badRequest, notFound } from '../../errors.js';
 import { imageData, type ImageData } from '../../model/coverage.js';
 import { riskMetadata } from '../../model/risk.js';
@@ -112,12 +112,8 @@ export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
 
   /** Images of a page with the coverage of their namespaces, read once for the page. */
   const summaries = async (rows: readonly ImageRow[]) => {
-    const coverage = await coverageByNamespace(
-      pool,
-      rows.flatMap((r) => r.namespaces),
-    );
-    const now = new Date();
-    return rows.map((row) => imageSummary(row, imageData(row.namespaces, coverage, now, maxDataAgeMs)));
+    const data = await imagesData(pool, rows, new Date(), maxDataAgeMs);
+    return rows.map((row, i) => imageSummary(row, data[i]!));
   };
 
   app.post(

@@ -117,7 +117,7 @@ const ImageData = Type.Object(
     ),
     Namespaces: Type.Array(
       Type.Object({
-        Name: Type.String({ description: 'A namespace the image\'s packages are matched in (debian:12, rhel:9).' }),
+        Name: Type.String({ description: "A namespace the image's packages are matched in (debian:12, rhel:9)." }),
         State: dataState('current, stale or missing, as for the image.'),
         UpdatedAt: optional(timestamp('When its data was last brought up to date: the freshest of its sources; absent when it has none')),
         Sources: Type.Array(

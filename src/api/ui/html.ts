@@ -1,3 +1,4 @@
+import type { NamespaceData } from '../../model/coverage.js';
 import { SEVERITIES, type Severity } from '../../model/vulnerability.js';
 
 /**
@@ -112,3 +113,14 @@ export function kevBadge(kev: { DateAdded: string; KnownRansomwareCampaignUse?: 
 
 /** A number with thousands separators. */
 export const count = (n: number): string => n.toLocaleString('en');
+
+/** Each namespace's data in words, for a tooltip: "debian:12: from debian, updated …; fedora:40: no vulnerability data". */
+export function dataTitle(namespaces: readonly NamespaceData[]): string {
+  return namespaces
+    .map((n) =>
+      n.state === 'missing'
+        ? `${n.namespace}: no vulnerability data`
+        : `${n.namespace}: from ${n.sources.map((s) => s.name).join(', ')}, updated ${n.updatedAt?.toISOString() ?? 'at an unrecorded time'}${n.state === 'stale' ? ' (stale)' : ''}`,
+    )
+    .join('; ');
+}

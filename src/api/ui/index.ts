@@ -118,7 +118,10 @@ export function registerUi(app: RouteApp, deps: UiDeps): void {
         .header('location', `/ui/login?next=${encodeURIComponent(request.url)}`)
         .send();
     }
-    const page = await build({ pool: deps.pool, pageTokens: deps.pageTokens, now: new Date(),
+    const page = await build({
+      pool: deps.pool,
+      pageTokens: deps.pageTokens,
+      now: new Date(),
       enabledSources: deps.enabledSources,
       maxDataAgeMs: deps.maxDataAgeMs,
     });

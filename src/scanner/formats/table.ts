@@ -86,7 +86,9 @@ function header(report: ScanReport): string[] {
     `Digest:    ${target.digest}`,
     `Platform:  ${target.platform ?? 'unknown'}`,
     `Database:  ${source}`,
-    ...(data.length > 0 ? data.map((line, i) => `${i === 0 ? 'Data:' : ''}`.padEnd(11) + line) : ['Data:      none needed (no package of a known distribution)']),
+    ...(data.length > 0
+      ? data.map((line, i) => `${i === 0 ? 'Data:' : ''}`.padEnd(11) + line)
+      : ['Data:      none needed (no package of a known distribution)']),
   ];
 }
 

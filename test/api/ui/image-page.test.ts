@@ -106,6 +106,35 @@ describe.skipIf(missing.length > 0)(`the image page${skipped}`, () => {
     expect(numberAt(page, 'kev-count')).toBe(api.KnownExploited);
   });
 
+  it('says what data the numbers rest on; an image of a namespace without data reads "unknown", never 0', async () => {
+    const rows = elements(page, 'tr', 'namespace-data');
+    expect(rows.map((r) => [r.attributes['data-namespace'], r.attributes['data-state']])).toEqual([[NAMESPACE, 'current']]);
+    expect(text(rows[0]!.html)).toContain('api');
+    expect(byTestId(page, 'data-missing')).toEqual([]);
+
+    // Debian 10: no debian:10 data here.
+    const layout = await ociLayout(join(scratch, 'buster'), { layers: [debianLayer(10)] });
+    const buster = await pushImage(registry, layout.dir, 'team/buster', 'v1');
+    const scan = await t.app.inject({
+      method: 'POST',
+      url: '/tarsier/v1/images',
+      payload: { reference: `${registry.host}/team/buster:v1` },
+    });
+    expect(scan.statusCode, scan.body).toBe(201);
+    const unknown = (await t.app.inject({ url: `/ui/images/${buster}` })).body;
+    expect(byTestId(unknown, 'count-Critical')).toEqual(['unknown']);
+    expect(byTestId(unknown, 'kev-count')).toEqual(['unknown']);
+    expect(byTestId(unknown, 'data-missing')[0]).toMatch(/^Unknown: there is no vulnerability data for debian:10/);
+    expect(elements(unknown, 'tr', 'namespace-data').map((r) => [r.attributes['data-namespace'], r.attributes['data-state']])).toEqual([
+      ['debian:10', 'missing'],
+    ]);
+    // The images list says the same.
+    const list = (await t.app.inject({ url: '/ui?sort=first-seen' })).body;
+    const row = elements(list, 'tr', 'image-row').find((r) => r.attributes['data-digest'] === buster)!;
+    expect(row.attributes['data-state']).toBe('missing');
+    expect(text(row.html)).toContain('unknown no vulnerability data for debian:10');
+  });
+
   it('says what to upgrade: bash to its highest fix removes both its findings; the unfixed High one remains', () => {
     const upgrades = elements(page, 'tr', 'upgrade');
     expect(upgrades.map((u) => u.attributes['data-package'])).toEqual(['bash']);

@@ -32,7 +32,9 @@ describe('GET /status', () => {
     expect(json(await t.app.inject({ url: '/status' }))).toEqual({
       status: { listers: LISTERS, detectors: DETECTORS, last_update_time: '2024-05-06T07:08:09Z' },
     });
-    await t.pool.query("UPDATE updater_state SET last_success_at = now(), data_updated_at = '2024-06-01T10:00:00.25Z' WHERE name = 'alpine'");
+    await t.pool.query(
+      "UPDATE updater_state SET last_success_at = now(), data_updated_at = '2024-06-01T10:00:00.25Z' WHERE name = 'alpine'",
+    );
     const status = json(await t.app.inject({ url: '/status' })).status;
     expect(status.last_update_time).toBe('2024-06-01T10:00:00.250Z');
     expect(new Date(status.last_update_time).toISOString()).toBe('2024-06-01T10:00:00.250Z');
@@ -44,7 +46,9 @@ describe('GET /status', () => {
       INSERT INTO updater_state (name, last_attempt_at, last_success_at, data_updated_at) VALUES
         ('epss', now(), now(), now()), ('kev', now(), now(), now()), ('nvd', now(), now(), now())`);
     expect(json(await t.app.inject({ url: '/status' }))).toEqual({ status: { listers: LISTERS, detectors: DETECTORS } });
-    await t.pool.query("INSERT INTO updater_state (name, last_attempt_at, last_success_at, data_updated_at) VALUES ('debian', now(), now(), '2024-05-06T07:08:09Z')");
+    await t.pool.query(
+      "INSERT INTO updater_state (name, last_attempt_at, last_success_at, data_updated_at) VALUES ('debian', now(), now(), '2024-05-06T07:08:09Z')",
+    );
     expect(json(await t.app.inject({ url: '/status' })).status.last_update_time).toBe('2024-05-06T07:08:09Z');
   });
 

@@ -8,7 +8,10 @@
  * - `reference`: one row per registry record (data-repository="registry/repository").
  * - `count-<Severity>` / `fixable-<Severity>`: the Summary's Total and Fixable of each severity
  *   (Critical, High, Medium, Low, Negligible, Unknown always; Defcon1 when the image has any).
- * - `kev-count`: KnownExploited.
+ * - `kev-count`: KnownExploited. Where a namespace has no vulnerability data these read "unknown",
+ *   and `data-missing` says which.
+ * - `namespace-data`: one row per namespace of its packages (data-namespace, data-state: current,
+ *   stale or missing), in the `data-coverage` table.
  * - `upgrade`: one row per upgrade (data-package), with `upgrade-to` and `upgrade-removes` cells;
  *   `upgrade-removed`: the High+ findings the upgrades remove; `unfixed-high`: those no upgrade fixes.
  * - `layer`: one row per layer (id layer-N, data-digest), with `layer-packages` and
@@ -20,11 +23,13 @@
 import { notFound } from '../../../errors.js';
 import { isVersionFormatName, versionFormat } from '../../../ecosystems/index.js';
 import { imageContents, type ImagePackage, type ImageVulnerability } from '../../../images/report.js';
+import { imageData, type DataState } from '../../../model/coverage.js';
 import { riskMetadata, type RiskContext } from '../../../model/risk.js';
 import { severityRank, UNFIXED_WORDS, type FixState, type Severity } from '../../../model/vulnerability.js';
 import { imagesWithDigest } from '../../../store/images.js';
 import type { PageContext } from '../index.js';
 import {
+  ago,
   count,
   epssText,
   html,
@@ -37,6 +42,12 @@ import {
   type Html,
 } from '../html.js';
 import type { Page } from '../layout.js';
+
+const DATA_STATE_BADGES: Readonly<Record<DataState, Html>> = {
+  current: html`current`,
+  stale: html`<span class="sev sev-medium">stale</span>`,
+  missing: html`<span class="sev sev-unknown">none</span>`,
+};
 
 /** Above this many packages, the packages table starts collapsed. */
 const OPEN_PACKAGES = 30;
@@ -186,6 +197,14 @@ export async function imagePage(context: PageContext, digest: string): Promise<P
     return { index: i + 1, digest: d, packages: added.length, vulnerabilities: severities.size, worst };
   });
 
+  const data = imageData(
+    contents.coverage.map((c) => c.namespace),
+    new Map(contents.coverage.map((c) => [c.namespace, c])),
+    context.now,
+    context.maxDataAgeMs,
+  );
+  // A namespace without data leaves the counts unknown: they are never shown as 0.
+  const known = data.state !== 'missing';
   const shown = SEVERITIES_DOWN.filter((s) => s !== 'Defcon1' || contents.summary[s] !== undefined);
   const packagesTable = html`<table>
     <caption>
@@ -250,23 +269,68 @@ export async function imagePage(context: PageContext, digest: string): Promise<P
             </table>`
       }
       <h2 id="summary">Vulnerabilities by severity</h2>
+      ${
+        known
+          ? ''
+          : html`<p class="notice" role="status" data-testid="data-missing">
+              Unknown: there is no vulnerability data for
+              ${data.namespaces
+                .filter((n) => n.state === 'missing')
+                .map((n) => n.namespace)
+                .join(', ')},
+              so its packages there were not matched and the counts are not known. The findings below are those of the other namespaces.
+            </p>`
+      }
       <ul class="cards" aria-label="Vulnerabilities by severity">
         ${shown.map((s) => {
           const c = contents.summary[s] ?? { total: 0, fixable: 0 };
           return html`<li>
             ${severityBadge(s)}
-            <span class="value" data-testid="count-${s}">${count(c.total)}</span>
-            <span class="muted"><span data-testid="fixable-${s}">${count(c.fixable)}</span> fixable</span>
+            <span class="value" data-testid="count-${s}">${known ? count(c.total) : 'unknown'}</span>
+            <span class="muted"><span data-testid="fixable-${s}">${known ? count(c.fixable) : 'unknown'}</span> fixable</span>
           </li>`;
         })}
         <li>
-          <span class="kev">KEV</span> <span class="value" data-testid="kev-count">${count(contents.knownExploited)}</span>
+          <span class="kev">KEV</span>
+          <span class="value" data-testid="kev-count">${known ? count(contents.knownExploited) : 'unknown'}</span>
           <span class="muted">known exploited</span>
         </li>
       </ul>
       <p class="muted">
         Distinct vulnerabilities, each at the highest severity any source gives it; fixable when an upgrade of an affected package fixes it.
       </p>
+      <table data-testid="data-coverage">
+        <caption>
+          The vulnerability data behind these numbers
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Namespace</th>
+            <th scope="col">Data</th>
+            <th scope="col">From</th>
+            <th scope="col">Last updated</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${data.namespaces.map(
+            (n) =>
+              html`<tr data-testid="namespace-data" data-namespace="${n.namespace}" data-state="${n.state}">
+                <th scope="row">${n.namespace}</th>
+                <td>${DATA_STATE_BADGES[n.state]}</td>
+                <td>
+                  ${
+                    n.sources.length > 0
+                      ? n.sources.map((source) => source.name).join(', ')
+                      : html`<span class="muted"
+                          >${n.expectedSources.length > 0 ? `none yet (source: ${n.expectedSources.join(' or ')})` : 'no source covers it'}</span
+                        >`
+                  }
+                </td>
+                <td>${n.updatedAt ? html`${when(n.updatedAt)} <span class="muted">(${ago(n.updatedAt, context.now)})</span>` : '—'}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
 
       <h2 id="upgrades">What to upgrade</h2>
       ${

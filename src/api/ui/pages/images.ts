@@ -1,12 +1,14 @@
 /**
  * /ui: every image, ranked by risk (or in the order first seen), filtered, paged.
  *
- * data-testid (read by the browser tests): `image-row` per image (with data-digest), `count-<Severity>`
- * per count cell (its text starts with the total; data-total and data-fixable carry both),
- * `kev-count`, `next-page`, `severity-chart-table`.
+ * data-testid (read by the browser tests): `image-row` per image (with data-digest, and data-state:
+ * current, stale or missing), `count-<Severity>` per count cell (its text starts with the total;
+ * data-total and data-fixable carry both), `kev-count`, or `counts-unknown` instead of them where a
+ * namespace of the image has no vulnerability data; `next-page`, `severity-chart-table`.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { badRequest } from '../../../errors.js';
+import { imagesData, namespacesWithoutData } from '../../../coverage.js';
 import { SEVERITIES, type Severity } from '../../../model/vulnerability.js';
 import {
   imagesByHighestSeverity,
@@ -18,7 +20,7 @@ import {
 } from '../../../store/images.js';
 import { MAX_NAME_LENGTH } from '../../limits.js';
 import type { PageContext } from '../index.js';
-import { count, html, imageHref, SEVERITIES_DOWN, severityBadge, shortDigest, uiHref, when } from '../html.js';
+import { count, dataTitle, html, imageHref, SEVERITIES_DOWN, severityBadge, shortDigest, uiHref, when } from '../html.js';
 import type { Page } from '../layout.js';
 
 export const ImagesQuery = Type.Object({
@@ -58,8 +60,9 @@ export async function imagesPageOf(context: PageContext, query: ImagesQuery, lim
     sort === 'risk'
       ? listImagesByRisk(context.pool, filter, token?.Rank, limit)
       : listImages(context.pool, filter, token?.After ?? 0, limit),
-    imagesByHighestSeverity(context.pool),
+    namespacesWithoutData(context.pool).then((missing) => imagesByHighestSeverity(context.pool, missing)),
   ]);
+  const data = await imagesData(context.pool, rows, context.now, context.maxDataAgeMs);
   // Every image is in one bucket. Counts are always current (a stale summary's are counted live):
   // only the order can lag, for the images being recounted.
   const total = distribution.reduce((sum, d) => sum + d.images, 0);
@@ -72,7 +75,7 @@ export async function imagesPageOf(context: PageContext, query: ImagesQuery, lim
           ...(sort === 'risk' ? { Rank: (last as ImageRow & { rank: RiskCursor }).rank } : { After: last.id }),
         } satisfies Token)
       : undefined;
-  const shown = SEVERITIES_DOWN.filter((s) => rows.some((r) => r.counts[s]));
+  const shown = SEVERITIES_DOWN.filter((s) => rows.some((r, i) => data[i]!.state !== 'missing' && r.counts[s]));
   const filtered = filter.repository || filter.tag || filter.minSeverity || filter.knownExploited;
   const keep = { repository: filter.repository, tag: filter.tag, severity: filter.minSeverity, kev: query.kev, sort: query.sort };
 
@@ -148,27 +151,30 @@ export async function imagesPageOf(context: PageContext, query: ImagesQuery, lim
                 </tr>
               </thead>
               <tbody>
-                ${rows.map(
-                  (r) =>
-                    html`<tr data-testid="image-row" data-digest="${r.digest}">
-                      <th scope="row"><a href="${imageHref(r.digest)}">${r.registry}/${r.repository}</a></th>
-                      <td>${r.tags.length > 0 ? r.tags.join(', ') : html`<span class="muted">untagged</span>`}</td>
-                      <td>${shortDigest(r.digest)}</td>
-                      <td>${r.platform}</td>
-                      <td>${when(r.scannedAt)}</td>
-                      ${shown.map((s) => {
-                        const c = r.counts[s];
-                        return c
-                          ? html`<td class="num" data-testid="count-${s}" data-total="${c.total}" data-fixable="${c.fixable}">
-                              ${count(c.total)} <span class="muted">(${count(c.fixable)} fixable)</span>
-                            </td>`
-                          : html`<td class="num muted" data-testid="count-${s}" data-total="0" data-fixable="0">0</td>`;
-                      })}
-                      <td class="num" data-testid="kev-count">
-                        ${r.knownExploited > 0 ? html`<span class="kev">${count(r.knownExploited)}</span>` : '0'}
-                      </td>
-                    </tr>`,
-                )}
+                ${rows.map((r, i) => {
+                  const { state, namespaces } = data[i]!;
+                  return html`<tr data-testid="image-row" data-digest="${r.digest}" data-state="${state}">
+                    <th scope="row"><a href="${imageHref(r.digest)}">${r.registry}/${r.repository}</a></th>
+                    <td>${r.tags.length > 0 ? r.tags.join(', ') : html`<span class="muted">untagged</span>`}</td>
+                    <td>${shortDigest(r.digest)}</td>
+                    <td>${r.platform}</td>
+                    <td>
+                      ${when(r.scannedAt)}
+                      ${state === 'stale' ? html`<span class="sev sev-medium" title="${dataTitle(namespaces)}">stale data</span>` : ''}
+                    </td>
+                    ${
+                      state === 'missing'
+                        ? html`<td class="num" colspan="${shown.length + 1}" data-testid="counts-unknown" title="${dataTitle(namespaces)}">
+                            <span class="sev sev-unknown">unknown</span> no vulnerability data for
+                            ${namespaces
+                              .filter((n) => n.state === 'missing')
+                              .map((n) => n.namespace)
+                              .join(', ')}
+                          </td>`
+                        : countCells(r, shown)
+                    }
+                  </tr>`;
+                })}
               </tbody>
             </table>`
       }
@@ -209,6 +215,19 @@ export async function imagesPageOf(context: PageContext, query: ImagesQuery, lim
         </details>
       </section>`,
   };
+}
+
+/** An image's counts per shown severity and its known exploited count. */
+function countCells(r: ImageRow, shown: readonly Severity[]) {
+  return html`${shown.map((s) => {
+      const c = r.counts[s];
+      return c
+        ? html`<td class="num" data-testid="count-${s}" data-total="${c.total}" data-fixable="${c.fixable}">
+            ${count(c.total)} <span class="muted">(${count(c.fixable)} fixable)</span>
+          </td>`
+        : html`<td class="num muted" data-testid="count-${s}" data-total="0" data-fixable="0">0</td>`;
+    })}
+    <td class="num" data-testid="kev-count">${r.knownExploited > 0 ? html`<span class="kev">${count(r.knownExploited)}</span>` : '0'}</td>`;
 }
 
 function pageToken(context: PageContext, page: string | undefined, list: string): Token | undefined {
