@@ -6,6 +6,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation, type ServingStatus } from 'grpc-health-check';
 import type { Logger } from 'pino';
+import protobuf from 'protobufjs';
 import { TarsierError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { Config } from '../config.js';
@@ -20,7 +21,8 @@ import { parsePostAncestry, type AncestryService } from './v3/service.js';
  * operations as the JSON routes, from the same AncestryService, with the same errors as gRPC
  * status codes. Clair v3's clients (klar, genuinetools/reg) speak only this. @grpc/grpc-js serves
  * it; the standard health service (grpc.health.v1) and server reflection come with it, so grpcurl
- * and load balancers work.
+ * and load balancers work. GetAncestry answers in one of two messages, by what the request shows
+ * the client reads (ancestryAnswer).
  */
 
 /** The proto file, found above this module whether it runs from src/ or dist/src/. */
@@ -32,15 +34,27 @@ function protoFile(): string {
   }
 }
 
+type Message = Record<string, unknown>;
+
+const PROTO_FILE = protoFile();
 // keepCase: messages carry the proto field names, the shape the JSON routes read and write.
-const packageDefinition = protoLoader.loadSync(protoFile(), { keepCase: true, longs: Number, enums: String, defaults: false });
+const packageDefinition = protoLoader.loadSync(PROTO_FILE, { keepCase: true, longs: Number, enums: String, defaults: false });
 const clair = (grpc.loadPackageDefinition(packageDefinition).coreos as grpc.GrpcObject).clair as grpc.GrpcObject;
 const serviceOf = (name: string): grpc.ServiceDefinition => (clair[name] as grpc.ServiceClientConstructor).service;
 
+/**
+ * Clair's early GetAncestry messages, which no method declares (a method has one request and one
+ * response type), so proto-loader makes them no (de)serializer: protobufjs, which proto-loader runs
+ * on, reads and writes them, with proto-loader's object options.
+ */
+const protoRoot = new protobuf.Root().loadSync(PROTO_FILE, { keepCase: true });
+const clairEarlyRequest = protoRoot.lookupType('coreos.clair.ClairEarlyGetAncestryRequest');
+const clairEarlyResponse = protoRoot.lookupType('coreos.clair.ClairEarlyGetAncestryResponse');
+const ancestryService = serviceOf('AncestryService');
+const getAncestryMethod = ancestryService.GetAncestry as grpc.MethodDefinition<Message, Message>;
+
 /** The services served, by their full names (health and reflection report on these). */
 export const GRPC_SERVICES = ['coreos.clair.AncestryService', 'coreos.clair.NotificationService', 'coreos.clair.StatusService'] as const;
-
-type Message = Record<string, unknown>;
 
 /** A google.protobuf.Timestamp from the RFC 3339 text the JSON mapping carries. */
 function timestampMessage(rfc3339: unknown): { seconds: number; nanos: number } | undefined {
@@ -49,7 +63,7 @@ function timestampMessage(rfc3339: unknown): { seconds: number; nanos: number } 
   return { seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1_000_000 };
 }
 
-/** GetStatusResponse: the ClairStatus whole, its time as a Timestamp. */
+/** GetStatusResponse and ClairEarlyGetAncestryResponse: the ClairStatus whole, its time as a Timestamp. */
 function withStatusTimestamp(message: { status?: object | undefined }): Message {
   if (!message.status) return message;
   const status = message.status as Message;
@@ -58,7 +72,7 @@ function withStatusTimestamp(message: { status?: object | undefined }): Message 
 
 /**
  * The ClairStatus of PostAncestryResponse and GetAncestryResponse: its time only. Clair v3.0.0-pre1,
- * which klar and genuinetools/reg were built against, has Detector messages at fields 1 and 2 of
+ * which genuinetools/reg and klar builds on pre1 use, has Detector messages at fields 1 and 2 of
  * ClairStatus where this contract has lister and detector names; those clients cannot decode a
  * response carrying them and fail the call. The names stay in GetStatus (which those clients never
  * call) and in each ancestry's scanned_listers and scanned_detectors.
@@ -88,6 +102,40 @@ function withClairPre1Layers(response: Message): Message {
     })),
   }));
   return { ...response, ancestry: { ...ancestry, clair_pre1_layers } };
+}
+
+/** ClairEarlyGetAncestryResponse: the contract's answer with every layer's features, and the layers' hashes, again. */
+function withFeaturesAndLayerHashes(response: Message): Message {
+  const ancestry = response.ancestry as { layers?: Array<{ layer: Message; detected_features?: ContractFeature[] }> } | undefined;
+  if (!ancestry?.layers) return response;
+  const features = ancestry.layers.flatMap((l) => l.detected_features ?? []);
+  return { ...response, ancestry: { ...ancestry, features, layer_hashes: ancestry.layers.map((l) => l.layer) } };
+}
+
+/**
+ * The one choice between GetAncestry's answers, which cannot share a message: clients of Clair's
+ * early v3 messages (released klar) read every feature at field 2 of the Ancestry and Layer
+ * messages at field 3, where Clair v3.0.0-pre1's (reg, klar builds on pre1) read layers with
+ * their features. Only the early GetAncestryRequest has with_features and with_vulnerabilities, so
+ * the request itself says which; the user-agent would not (released klar sends grpc-go/1.9.0-dev,
+ * reg and pre1 klar builds are grpc-go too). Either answer carries every feature where its
+ * clients read them, so no client reads an ancestry emptied by the choice. The answer is encoded
+ * here, in the call, so that a failure to encode it is the call's error, logged and counted as such.
+ */
+function ancestryAnswer(request: Message, response: Message): Buffer {
+  if (request.with_features === true || request.with_vulnerabilities === true) {
+    const message = clairEarlyResponse.fromObject(withFeaturesAndLayerHashes(withStatusTimestamp(response)));
+    return Buffer.from(clairEarlyResponse.encode(message).finish());
+  }
+  return getAncestryMethod.responseSerialize(withClairPre1Layers(withClientSafeStatus(response)));
+}
+
+/** The AncestryService, its GetAncestry reading every request as an early one and sending the bytes ancestryAnswer wrote. */
+function ancestryServiceDefinition(): grpc.ServiceDefinition {
+  const objectOptions = { longs: Number, enums: String, defaults: false };
+  const requestDeserialize = (bytes: Buffer): Message => clairEarlyRequest.toObject(clairEarlyRequest.decode(bytes), objectOptions);
+  const responseSerialize = (bytes: Buffer): Buffer => bytes;
+  return { ...ancestryService, GetAncestry: { ...getAncestryMethod, requestDeserialize, responseSerialize } };
 }
 
 /** GetNotificationRequest.limit: 0 is the default; otherwise 1 to MAX_PAGE_LIMIT, as the JSON route's. */
@@ -127,7 +175,10 @@ export function buildGrpcServer(deps: GrpcDeps): GrpcApi {
 
   /** One unary method: authentication, cancellation, errors as status codes, a metric and a log line. */
   const unary =
-    (method: string, handle: (request: Message, signal: AbortSignal) => Promise<Message>): grpc.handleUnaryCall<Message, Message> =>
+    <Response>(
+      method: string,
+      handle: (request: Message, signal: AbortSignal) => Promise<Response>,
+    ): grpc.handleUnaryCall<Message, Response> =>
     (call, callback) => {
       const started = performance.now();
       const controller = new AbortController();
@@ -137,12 +188,14 @@ export function buildGrpcServer(deps: GrpcDeps): GrpcApi {
         () => controller.abort(new TarsierError(API_TIMEOUT_ERROR.code, API_TIMEOUT_ERROR.message)),
         deps.api.timeoutMs,
       );
+      // Which client, for the log: grpc-go's default is grpc-go/<version> (released klar: 1.9.0-dev).
+      const userAgent = call.metadata.get('user-agent')[0]?.toString();
       const finish = (code: grpc.status, message?: string): void => {
         clearTimeout(timer);
         const seconds = (performance.now() - started) / 1000;
         deps.metrics.grpcRequests.inc({ method, code: grpc.status[code] ?? String(code) });
         deps.metrics.grpcDuration.observe({ method }, seconds);
-        log.info({ method, code: grpc.status[code], ms: Math.round(seconds * 1000), message }, 'grpc call completed');
+        log.info({ method, code: grpc.status[code], ms: Math.round(seconds * 1000), message, userAgent }, 'grpc call completed');
       };
       const authorization = call.metadata.get('authorization')[0];
       const work = (async () => {
@@ -169,12 +222,12 @@ export function buildGrpcServer(deps: GrpcDeps): GrpcApi {
     };
 
   const { service } = deps;
-  server.addService(serviceOf('AncestryService'), {
+  server.addService(ancestryServiceDefinition(), {
     PostAncestry: unary('AncestryService/PostAncestry', async (request, signal) =>
       withClientSafeStatus(await service.postAncestry(parsePostAncestry(request), signal)),
     ),
     GetAncestry: unary('AncestryService/GetAncestry', async (request) =>
-      withClairPre1Layers(withClientSafeStatus(await service.getAncestry(text(request.ancestry_name)))),
+      ancestryAnswer(request, await service.getAncestry(text(request.ancestry_name))),
     ),
   });
   server.addService(serviceOf('NotificationService'), {

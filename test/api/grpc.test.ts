@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import pino from 'pino';
+import protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
@@ -31,6 +32,37 @@ const load = (file: string) =>
 const clair = (load(PROTO).coreos as grpc.GrpcObject).clair as Record<string, grpc.ServiceClientConstructor>;
 
 type Message = Record<string, any>;
+
+/**
+ * GetAncestry as a client of Clair's early v3 messages calls it (with_features and
+ * with_vulnerabilities), with the request and answer messages proto/ancestry.proto names for it;
+ * a Buffer is sent as it is.
+ */
+function clairEarlyGetAncestry(target: string): (request: Message | Buffer) => Promise<Message> {
+  const root = new protobuf.Root().loadSync(PROTO, { keepCase: true });
+  const [request, response] = ['ClairEarlyGetAncestryRequest', 'ClairEarlyGetAncestryResponse'].map((name) =>
+    root.lookupType(`coreos.clair.${name}`),
+  ) as [protobuf.Type, protobuf.Type];
+  const encode = (type: protobuf.Type) => (message: Message) => Buffer.from(type.encode(type.fromObject(message)).finish());
+  const decode = (type: protobuf.Type) => (bytes: Buffer) => type.toObject(type.decode(bytes), { longs: Number, arrays: true });
+  const Client = grpc.makeGenericClientConstructor(
+    {
+      GetAncestry: {
+        path: '/coreos.clair.AncestryService/GetAncestry',
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (message: Message | Buffer) => (Buffer.isBuffer(message) ? message : encode(request)(message)),
+        requestDeserialize: decode(request),
+        responseSerialize: encode(response),
+        responseDeserialize: decode(response),
+      },
+    },
+    'AncestryService',
+  );
+  const client = new Client(target, grpc.credentials.createInsecure());
+  afterAll(() => client.close());
+  return (message) => call(client, 'GetAncestry', message);
+}
 
 type UnaryMethod = (
   request: Message,
@@ -190,6 +222,26 @@ describe('gRPC on the API port', () => {
     ]);
     // Layers were downloaded with the headers the request gave.
     expect(layers.requests.filter((r) => r.path === '/base').map((r) => r.headers.authorization)).toEqual([TOKEN]);
+  });
+
+  it("answers a request with Clair's early flags with every feature at field 2 and the layer hashes at 3, beside the contract's fields", async () => {
+    const getAncestry = clairEarlyGetAncestry(`127.0.0.1:${server.apiPort}`);
+    const early = await getAncestry({ ancestry_name: 'team/app', with_vulnerabilities: true });
+    const viaJson = await json(`/ancestry/${encodeURIComponent('team/app')}`);
+    const { features, layer_hashes, ...contract } = early.ancestry;
+    // The contract's fields (the layers at 6, as in GetAncestryResponse) and, here, the whole status.
+    expect(jsonShape({ ancestry: contract, status: early.status })).toEqual(viaJson);
+    expect(layer_hashes).toEqual([{ hash: 'sha256:base' }, { hash: 'sha256:app' }]);
+    expect(jsonShape(features)).toEqual(viaJson.ancestry.layers.flatMap((l: Message) => l.detected_features ?? []));
+    expect(features.find((f: Message) => f.name === 'openssl').vulnerabilities).toEqual([
+      expect.objectContaining({ name: 'CVE-2024-0727', fixed_by: '3.0.14-1~deb12u1' }),
+    ]);
+    // Each call's log line names the client as it names itself.
+    const completed = await server.logged((e) => e.msg === 'grpc call completed' && e.method === 'AncestryService/GetAncestry');
+    expect(completed.userAgent).toMatch(/^grpc-node-js\/\d/);
+    // A request that does not decode (field 5 with wire type 7, which protobuf does not have) is an error.
+    const undecodable = await failure(getAncestry(Buffer.from([0x2f])));
+    expect(undecodable.code).toBe(grpc.status.INTERNAL);
   });
 
   it('GetNotification pages each side as GET /notifications does; MarkNotificationAsRead marks it read', async () => {

@@ -322,28 +322,66 @@ export interface Pre1Ancestry {
   layers: Array<{ layer: { hash: string }; detected_features: Pre1Feature[] }>;
 }
 
-const PRE1_PROTO = fileURLToPath(new URL('./clair-v3.0.0-pre1.proto', import.meta.url));
-
 /**
- * An AncestryService client compiled from Clair v3.0.0-pre1's messages, which klar and
- * genuinetools/reg were built against: it decodes answers as those clients do, and fails the
- * call, as they do, when an answer does not decode.
+ * Calls to an AncestryService compiled from a client's own proto file (next to this one): answers
+ * are decoded as that client decodes them (proto3 defaults filled in), and a call fails, as it does
+ * for the client, when an answer does not decode.
  */
-export function clairPre1Client(target: string) {
-  const definition = protoLoader.loadSync(PRE1_PROTO, { keepCase: true, longs: Number, enums: String, defaults: true, arrays: true });
+function ancestryServiceCalls(protoFile: string, target: string) {
+  const file = fileURLToPath(new URL(protoFile, import.meta.url));
+  const definition = protoLoader.loadSync(file, { keepCase: true, longs: Number, enums: String, defaults: true, arrays: true });
   const clair = (grpc.loadPackageDefinition(definition).coreos as grpc.GrpcObject).clair as grpc.GrpcObject;
   const client = new (clair.AncestryService as grpc.ServiceClientConstructor)(target, grpc.credentials.createInsecure());
   afterAll(() => client.close());
   type Unary = (request: object, callback: (err: grpc.ServiceError | null, response: Record<string, unknown>) => void) => void;
-  const call = (method: string, request: object) =>
+  return (method: string, request: object) =>
     new Promise<Record<string, unknown>>((resolve, reject) =>
       (client as unknown as Record<string, Unary>)[method]!.call(client, request, (err, response) =>
         err ? reject(err) : resolve(response),
       ),
     );
+}
+
+/** An AncestryService client compiled from Clair v3.0.0-pre1's messages, which genuinetools/reg and klar builds on pre1 use. */
+export function clairPre1Client(target: string) {
+  const call = ancestryServiceCalls('./clair-v3.0.0-pre1.proto', target);
   return {
     postAncestry: (request: PostAncestryRequest) => call('PostAncestry', request),
     getAncestry: async (name: string) => (await call('GetAncestry', { ancestry_name: name })).ancestry as Pre1Ancestry,
+  };
+}
+
+/** A feature of an ancestry, as a client of Clair's early v3 messages decodes it. */
+export interface EarlyFeature {
+  name: string;
+  namespace_name: string;
+  version: string;
+  version_format: string;
+  vulnerabilities: Pre1Vulnerability[];
+}
+
+/** GetAncestryResponse as a client of Clair's early v3 messages decodes it. */
+export interface EarlyGetAncestryResponse {
+  ancestry: {
+    name: string;
+    features: EarlyFeature[];
+    layers: Array<{ hash: string }>;
+    scanned_listers: string[];
+    scanned_detectors: string[];
+  } | null;
+  status: { listers: string[]; detectors: string[]; last_update_time: { seconds: number; nanos: number } | null } | null;
+}
+
+/**
+ * An AncestryService client compiled from the early v3 messages released klar vendors (quay/clair
+ * at b1cd0923), which read every feature of the ancestry at field 2 of its Ancestry.
+ */
+export function clairEarlyClient(target: string) {
+  const call = ancestryServiceCalls('./clair-v3-b1cd0923.proto', target);
+  return {
+    postAncestry: (request: PostAncestryRequest) => call('PostAncestry', request),
+    getAncestry: async (request: { ancestry_name: string; with_features?: boolean; with_vulnerabilities?: boolean }) =>
+      (await call('GetAncestry', request)) as unknown as EarlyGetAncestryResponse,
   };
 }
 

@@ -13,19 +13,22 @@
  *   (an object), FixedBy (clair/clair.go L47-58).
  * - clair/api.go newAPIV1: CLAIR_ADDR is used as given, so "http://host:6060/" gives "//v1/layers".
  * - klar.go: severities are counted by exact name (Unknown … Defcon1).
- * - clair/api.go apiV3 (CLAIR_API_VERSION=3): gRPC, replayed below with a client compiled from the
- *   messages klar was built with.
+ * - main.go: API v1 first; when it fails, the same scan again over gRPC (clair/api.go apiV3),
+ *   replayed below with a client compiled from the Clair messages klar vendors.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  clairEarlyClient,
   clairPre1Client,
   findingsOf,
   findingsOfAncestry,
   INTRODUCED_BY_LAYER,
   TOP_LAYER_FINDINGS,
   world,
+  type EarlyGetAncestryResponse,
   type Image,
   type ImageLayer,
+  type PostAncestryRequest,
   type World,
 } from './harness.js';
 
@@ -33,6 +36,32 @@ const SEVERITIES = ['Unknown', 'Negligible', 'Low', 'Medium', 'High', 'Critical'
 
 const trimDigest = (digest: string): string => digest.replace('sha256:', '');
 const layerName = (image: Image, layer: ImageLayer): string => `${trimDigest(image.configDigest)}${trimDigest(layer.digest)}`;
+
+/**
+ * klar's findings (clair/clair.go Vulnerability) with the fields both of its modes fill in: v1's
+ * Analyze from the layer's Features, gRPC's from GetAncestryResponse.Ancestry.Features
+ * (convertVulnerability), each with its feature's name and version. Sorted, to compare.
+ */
+interface KlarFinding {
+  FeatureName: string;
+  FeatureVersion: string;
+  Name: string;
+  NamespaceName: string;
+  Description: string;
+  Severity: string;
+  Link: string;
+  FixedBy: string;
+}
+
+const sortedFindings = (findings: KlarFinding[]): KlarFinding[] =>
+  findings.sort((a, b) => `${a.FeatureName} ${a.Name}`.localeCompare(`${b.FeatureName} ${b.Name}`));
+
+/** klar's PostAncestryRequest (apiV3.Push): every layer, as v1 names it, downloaded with the pull token. */
+const klarAncestry = (w: World, image: Image, token: string): PostAncestryRequest => ({
+  ancestry_name: image.repository,
+  format: 'Docker',
+  layers: image.layers.map((layer) => ({ hash: layerName(image, layer), path: w.blobUrl(layer), headers: { Authorization: token } })),
+});
 
 /** klar's push (apiV1.Push): the layers base first, each POSTed with klar's exact body. */
 async function push(w: World, token: string, base = w.server): Promise<number[]> {
@@ -54,6 +83,55 @@ async function push(w: World, token: string, base = w.server): Promise<number[]>
   }
   return statuses;
 }
+
+/** apiV1.Analyze: GET ?vulnerabilities of the top layer, each feature's vulnerabilities as findings. */
+async function v1Findings(w: World): Promise<KlarFinding[]> {
+  const res = await w.http('GET', `/v1/layers/${layerName(w.image, w.image.layers.at(-1)!)}?vulnerabilities`);
+  expect(res.status).toBe(200);
+  const features = res.json.Layer.Features as Array<{ Name: string; Version: string; Vulnerabilities?: Array<Record<string, string>> }>;
+  return sortedFindings(
+    features.flatMap((f) =>
+      (f.Vulnerabilities ?? []).map((v) => ({
+        FeatureName: f.Name,
+        FeatureVersion: f.Version,
+        Name: v.Name ?? '',
+        NamespaceName: v.NamespaceName ?? '',
+        Description: v.Description ?? '',
+        Severity: v.Severity ?? '',
+        Link: v.Link ?? '',
+        FixedBy: v.FixedBy ?? '',
+      })),
+    ),
+  );
+}
+
+/** apiV3.Analyze: every feature's vulnerabilities as findings. */
+function v3Findings(response: EarlyGetAncestryResponse): KlarFinding[] {
+  return sortedFindings(
+    response.ancestry!.features.flatMap((f) =>
+      f.vulnerabilities.map((v) => ({
+        FeatureName: f.name,
+        FeatureVersion: f.version,
+        Name: v.name,
+        NamespaceName: v.namespace_name,
+        Description: v.description,
+        Severity: v.severity,
+        Link: v.link,
+        FixedBy: v.fixed_by,
+      })),
+    ),
+  );
+}
+
+/** The ancestry's features at field 2, in findingsOf's shape. */
+const imageFindings = (response: EarlyGetAncestryResponse) =>
+  findingsOf(
+    response.ancestry!.features.map((f) => ({
+      Name: f.name,
+      Version: f.version,
+      Vulnerabilities: f.vulnerabilities.map((v) => ({ Name: v.name, FixedBy: v.fixed_by || undefined })),
+    })),
+  );
 
 describe('klar (Clair v1 mode)', () => {
   let w: World;
@@ -136,29 +214,72 @@ describe('klar (Clair v1 mode)', () => {
 });
 
 /**
- * klar with CLAIR_API_VERSION=3 (clair/api.go apiV3, built against quay/clair v3.0.0-pre1): dials
- * CLAIR_ADDR with gRPC (insecure), Push sends one PostAncestryRequest {Format "Docker",
- * AncestryName image.Name, Layers: per FsLayer {Hash LayerName(i), Path "<registry>/<name>/blobs/
- * <digest>", Headers {"Authorization": token}}}; any error fails the scan. Analyze sends
- * GetAncestryRequest {AncestryName image.Name} and reads Ancestry.Layers[].DetectedFeatures[]:
- * Name, Version and each Vulnerability's Name, NamespaceName, Description, Severity, Link, FixedBy.
+ * Released klar over gRPC (main.go: after API v1 fails; clair/api.go apiV3), with the messages it
+ * vendors: quay/clair api/v3/clairpb at b1cd0923 (clair-v3-b1cd0923.proto), over grpc-go 1.9.0-dev
+ * (user-agent grpc-go/1.9.0-dev), dialled insecure at CLAIR_ADDR (port 6060 when none is given).
+ * Push sends one PostAncestryRequest {AncestryName image.Name, Format "Docker", Layers: per FsLayer
+ * {Hash LayerName(i), Path "<registry>/<name>/blobs/<digest>", Headers {"Authorization": token}}}
+ * (fields 1, 2, 3 {1, 2, 3}); any error fails the scan. Analyze sends GetAncestryRequest
+ * {AncestryName image.Name, WithVulnerabilities true, WithFeatures true} (fields 1, 2, 3) and reads
+ * only GetAncestryResponse.Ancestry (1).Features (2): each Feature's Name (1), Version (3) and its
+ * Vulnerabilities (5): Name (1), NamespaceName (2), Description (3), Link (4), Severity (5),
+ * FixedBy (7). A features list read empty is "Found 0 vulnerabilities" and exit 0.
  */
-describe('klar (Clair v3 mode: gRPC on the API port)', () => {
+describe('klar (released: gRPC on the API port, Clair messages of b1cd0923)', () => {
   let w: World;
   beforeAll(async () => {
     w = await world();
   });
 
-  const klarPush = (v3: ReturnType<typeof clairPre1Client>, image: Image, token: string) =>
-    v3.postAncestry({
-      ancestry_name: image.repository,
-      format: 'Docker',
-      layers: image.layers.map((layer) => ({ hash: layerName(image, layer), path: w.blobUrl(layer), headers: { Authorization: token } })),
+  it('finds over gRPC every finding its v1 mode finds, and reads the layers it posted', async () => {
+    expect(await push(w, w.image.authorization)).toEqual([201, 201, 201]);
+    const viaV1 = await v1Findings(w);
+    expect(viaV1).toHaveLength(3);
+
+    const v3 = clairEarlyClient(w.grpcTarget);
+    await v3.postAncestry(klarAncestry(w, w.image, w.image.authorization));
+    const response = await v3.getAncestry({ ancestry_name: w.image.repository, with_vulnerabilities: true, with_features: true });
+    expect(v3Findings(response)).toEqual(viaV1);
+    expect(imageFindings(response)).toEqual(TOP_LAYER_FINDINGS);
+    expect(response.ancestry!.features.every((f) => f.namespace_name === 'debian:12' && f.version_format === 'dpkg')).toBe(true);
+    // Field 3: the layers as klar named them, base first, not pre1's layers read as hashes.
+    expect(response.ancestry!.layers.map((l) => l.hash)).toEqual(w.image.layers.map((layer) => layerName(w.image, layer)));
+    expect(response.status?.listers).toEqual(['dpkg', 'apk', 'rpm']);
+    expect(response.ancestry!.scanned_detectors).toContain('os-release');
+  });
+
+  it("either flag alone gets every feature with its vulnerabilities (Clair's early server sent features for either)", async () => {
+    const v3 = clairEarlyClient(w.grpcTarget);
+    await v3.postAncestry(klarAncestry(w, w.image, w.image.authorization));
+    for (const flag of ['with_vulnerabilities', 'with_features']) {
+      const response = await v3.getAncestry({ ancestry_name: w.image.repository, [flag]: true });
+      expect(imageFindings(response), flag).toEqual(TOP_LAYER_FINDINGS);
+    }
+  });
+
+  it('an ancestry that was never posted is a NOT_FOUND error, which klar reports', async () => {
+    const v3 = clairEarlyClient(w.grpcTarget);
+    await expect(v3.getAncestry({ ancestry_name: 'never/posted', with_vulnerabilities: true, with_features: true })).rejects.toMatchObject({
+      code: 5,
     });
+  });
+});
+
+/**
+ * klar built from its pull request #175, on quay/clair v3.0.0-pre1 (clair-v3.0.0-pre1.proto):
+ * the same PostAncestryRequest; GetAncestryRequest {AncestryName image.Name} alone, reading
+ * Ancestry.Layers (3)[].DetectedFeatures[]: Name, Version and each Vulnerability's Name,
+ * NamespaceName, Description, Severity, Link, FixedBy.
+ */
+describe('klar (pull request #175: gRPC with Clair v3.0.0-pre1 messages)', () => {
+  let w: World;
+  beforeAll(async () => {
+    w = await world();
+  });
 
   it('PostAncestry then GetAncestry decode as klar decodes them, with every finding of the image', async () => {
     const v3 = clairPre1Client(w.grpcTarget);
-    await klarPush(v3, w.image, w.image.authorization);
+    await v3.postAncestry(klarAncestry(w, w.image, w.image.authorization));
     const downloads = w.registry.requests.filter((r) => r.path.includes('/blobs/'));
     expect(downloads.map((r) => r.headers.authorization)).toEqual([w.image.authorization, w.image.authorization, w.image.authorization]);
     const ancestry = await v3.getAncestry(w.image.repository);
