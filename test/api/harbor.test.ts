@@ -289,6 +289,17 @@ describe.skipIf(missing.length > 0)(`Harbor's Pluggable Scanner API${skipped}`, 
     expect(done.json).not.toHaveProperty('severity');
   });
 
+  it('reports the scan of an image whose namespace has no vulnerability data as failed (500 naming it), never as clean', async () => {
+    const buster = await ociLayout(join(scratch, 'buster'), { layers: [debianLayer(10)] });
+    const busterDigest = await pushImage(registry, buster.dir, 'team/buster', 'v1');
+    const failed = await finished(await accepted(scanRequest('team/buster', busterDigest)));
+    expectError(
+      failed,
+      500,
+      /^cannot tell whether the image is affected: debian:10: no vulnerability data .*; scan again once the data is there$/,
+    );
+  });
+
   it('answers 404 for a scan id it never gave, and 415 for a report type it does not produce', async () => {
     expectError(await report(randomUUID()), 404, /there is no scan/);
     expectError(await report('not-a-scan-id'), 404, /there is no scan "not-a-scan-id"/);

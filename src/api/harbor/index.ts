@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { badRequest, notFound, TarsierError, unprocessable } from '../../errors.js';
 import { checkImageRequest, type ImageScanner } from '../../images/images.js';
 import { imageContents } from '../../images/report.js';
+import { dataProblem, dataState } from '../../model/coverage.js';
 import type { Pool } from '../../store/pool.js';
 import { jsonBodyParser } from '../json-body.js';
 import { MAX_NAME_LENGTH } from '../limits.js';
@@ -190,6 +191,15 @@ function registerRoutes(app: RouteApp, pool: Pool, scans: HarborScans): void {
       if (scan.state === 'failed') throw new TarsierError('internal', scan.error ?? 'the scan failed; scan again');
       const contents = await imageContents(pool, scan.digest);
       if (!contents) throw new TarsierError('internal', `${referenceOf(scan)} is no longer recorded (deleted after the scan); scan again`);
+      // Harbor shows an empty report as "no vulnerabilities": where a namespace has no data, the scan fails instead.
+      // (Stale data is reported: Harbor shows the database's date from the metadata.)
+      const missing = contents.coverage.filter((c) => dataState(c, new Date(), 0) === 'missing');
+      if (missing.length > 0) {
+        throw new TarsierError(
+          'internal',
+          `cannot tell whether the image is affected: ${missing.map((c) => dataProblem(c, 'missing', '')).join('; ')}; scan again once the data is there`,
+        );
+      }
       const artifact = {
         repository: scan.repository,
         digest: scan.digest,
