@@ -134,6 +134,7 @@ describe.skipIf(missing.length > 0)(`registry webhooks and queued scans${skipped
     expect(accepted.statusCode, accepted.body).toBe(202);
     expect(json(accepted)).toEqual({
       Queued: [{ Reference: `${registry.host}/hooked/app:v9@sha256:${'a'.repeat(64)}`, Job: expect.any(String) }],
+      Deleted: [],
     });
     expect(await idle.images.queue.depth()).toEqual({ waiting: 1, running: 0 });
 
