@@ -36,6 +36,11 @@ export interface RegistryOptions {
   auth?: RegistryAuth;
   /** A webhook the registry posts its events to (pushes and pulls of manifests and blobs). */
   notifications?: { url: string; headers?: Record<string, string[]> };
+  /**
+   * The URL the registry names itself by (distribution's http.host), e.g. a proxy in front of it:
+   * the URLs of its push events point there, so a webhook's scans pull through it.
+   */
+  publicUrl?: string;
 }
 
 /** One `access` entry of a registry token. */
@@ -153,7 +158,7 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Regi
       // Deletes allowed so tests can take an image away again.
       storage: { filesystem: { rootdirectory: join(dir, 'storage') }, delete: { enabled: true } },
       // A fixed secret only silences the warning about a generated one.
-      http: { addr: '127.0.0.1:0', secret: 'tarsier-test-secret' },
+      http: { addr: '127.0.0.1:0', secret: 'tarsier-test-secret', ...(options.publicUrl ? { host: options.publicUrl } : {}) },
       ...(authConfig ? { auth: authConfig } : {}),
       ...(options.notifications
         ? {
@@ -344,12 +349,13 @@ const BLOB_PATH = /^\/v2\/(.+)\/blobs\/(sha256:[a-f0-9]{64})$/;
 /**
  * A plain HTTP proxy in front of a registry (node:http, one upstream request per request), to count
  * the blob downloads a client makes and to play a registry whose storage or network alters or holds
- * a blob. Everything else passes unchanged, including auth challenges.
+ * a blob. Everything else passes unchanged, including auth challenges. The registry's URL is read
+ * at each request, so the proxy may start first (and the registry name it as its publicUrl).
  */
 export async function startRegistryProxy(registry: Pick<Registry, 'url'>, options: RegistryProxyOptions = {}): Promise<RegistryProxy> {
-  const upstream = new URL(registry.url);
   const blobGets: ProxiedBlob[] = [];
   const server = createServer((req, res) => {
+    const upstream = new URL(registry.url);
     const path = req.url ?? '/';
     const match = req.method === 'GET' ? BLOB_PATH.exec(path.split('?')[0]!) : null;
     const blob = match ? { repository: match[1]!, digest: match[2]! } : undefined;
