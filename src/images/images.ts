@@ -24,7 +24,7 @@ import {
 import { formatImageReference, InvalidReference, parseImageReference, type ImageReference } from '../registry/reference.js';
 import type { ImageRecord } from '../store/images.js';
 import type { Pool } from '../store/pool.js';
-import { reconcile, type ScannedContents } from './records.js';
+import { reconcile, RepositoryTurns, type Observation, type Reconciled, type ScannedContents } from './records.js';
 
 /** What to scan: an image reference, as `POST /tarsier/v1/images` and the queue give it. */
 export interface ImageScanRequest {
@@ -94,6 +94,7 @@ export class ImageScanner {
   readonly #scans: LayerScans;
   readonly #log: Logger;
   readonly #metrics: Metrics | undefined;
+  readonly #turns = new RepositoryTurns();
 
   constructor(deps: { pool: Pool; registry: RegistryClient; scans: LayerScans; log: Logger; metrics?: Metrics }) {
     this.#pool = deps.pool;
@@ -125,8 +126,9 @@ export class ImageScanner {
       top = await repository.manifest(reference.digest ?? reference.tag!, signal);
     } catch (err) {
       // The registry has no such manifest (deleted, or the tag was): what Tarsier recorded of it goes.
-      if (err instanceof ManifestUnknown)
-        await reconcile(this.#pool, repository, { where, tag: reference.tag, digest: reference.digest, images: [] }, signal);
+      if (err instanceof ManifestUnknown) {
+        await this.#record(repository, { where, tag: reference.tag, digest: reference.digest, images: [] }, signal);
+      }
       throw err;
     }
     const images = await this.#imagesOf(repository, reference, top, platform, signal);
@@ -146,7 +148,7 @@ export class ImageScanner {
       };
       contents.push({ record, ancestry, layers: await scanAncestryLayers(this.#scans, ancestry, signal) });
     }
-    const recorded = await reconcile(this.#pool, repository, { where, tag: reference.tag, digest: top.digest, images: contents }, signal);
+    const recorded = await this.#record(repository, { where, tag: reference.tag, digest: top.digest, images: contents }, signal);
     if (!recorded.present) {
       throw new ManifestUnknown(`the registry deleted ${top.digest} from ${reference.registry}/${reference.repository} during the scan`);
     }
@@ -168,6 +170,11 @@ export class ImageScanner {
       'image scanned',
     );
     return scanned;
+  }
+
+  /** Records what the scan saw as the registry has it now (src/images/records.ts), one repository at a time here. */
+  #record(repository: RegistryRepository, observation: Observation, signal: AbortSignal): Promise<Reconciled> {
+    return this.#turns.take(observation.where, () => reconcile(this.#pool, repository, observation, signal));
   }
 
   /** The image manifests under the top one: itself, or one per platform of an index (or the one asked for). */

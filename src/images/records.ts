@@ -83,6 +83,32 @@ export async function reconcile(
   });
 }
 
+/**
+ * One record of a repository at a time in this process: while one holds the repository's lock, the
+ * others wait here, holding no database connection (a burst of scans of one repository, such as
+ * Harbor scanning each platform of an index, would otherwise hold the pool while waiting their
+ * turn). A promise chain per repository: a dependency is not worth these few lines.
+ */
+export class RepositoryTurns {
+  readonly #last = new Map<string, Promise<void>>();
+
+  async take<T>(where: RepositoryName, work: () => Promise<T>): Promise<T> {
+    const key = `${where.registry}/${where.repository}`;
+    const previous = this.#last.get(key) ?? Promise.resolve();
+    const mine = previous.then(work);
+    const settled = mine.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#last.set(key, settled);
+    try {
+      return await mine;
+    } finally {
+      if (this.#last.get(key) === settled) this.#last.delete(key);
+    }
+  }
+}
+
 /** A delete a registry announced: a manifest (by digest) or a tag of a repository. */
 export interface Deletion {
   where: RepositoryName;

@@ -3,10 +3,12 @@
  * the digest goes. An image pushed to two repositories and deleted from one while a scan is
  * recording it in the other (a release promoted from staging to production, then deleted from
  * staging) keeps its contents: the delete waits for the recording that holds the ancestry's name,
- * then sees the new record. Two real transactions on PostgreSQL, in that order.
+ * then sees the new record. Two real transactions on PostgreSQL, in that order. And in one process,
+ * the records of a repository wait their turn without a database connection.
  */
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { RepositoryTurns } from '../../src/images/records.js';
 import { lockAncestryName } from '../../src/store/ancestries.js';
 import { forgetManifest, lockImageRepository, recordImages } from '../../src/store/images.js';
 import { freshPool } from '../helpers/db.js';
@@ -59,5 +61,35 @@ describe('deleting an image from one repository while it is being recorded in an
       'SELECT i.repository, EXISTS (SELECT 1 FROM ancestry a WHERE a.name = i.digest) AS contents FROM image i',
     );
     expect(rows).toEqual([{ repository: 'production/app', contents: true }]);
+  });
+});
+
+describe('the turns of a repository in one process', () => {
+  /** A piece of work that ends when told to; started says whether it has begun. */
+  function work(result: string) {
+    let finish!: (fail?: boolean) => void;
+    const state = { started: false };
+    const run = () => {
+      state.started = true;
+      return new Promise<string>((resolve, reject) => (finish = (fail) => (fail ? reject(new Error(result)) : resolve(result))));
+    };
+    return { run, state, finish: (fail?: boolean) => finish(fail) };
+  }
+
+  it("runs one repository's records one after the other, and other repositories' meanwhile; a failure ends only its own turn", async () => {
+    const turns = new RepositoryTurns();
+    const [first, second, other] = [work('first'), work('second'), work('other')];
+    const firstDone = turns.take(STAGING, first.run);
+    const secondDone = turns.take(STAGING, second.run);
+    const otherDone = turns.take(PRODUCTION, other.run);
+    await expect.poll(() => [first.state.started, second.state.started, other.state.started]).toEqual([true, false, true]);
+    other.finish();
+    expect(await otherDone).toBe('other');
+    expect(second.state.started).toBe(false);
+    first.finish(true);
+    await expect(firstDone).rejects.toThrow('first');
+    await expect.poll(() => second.state.started).toBe(true);
+    second.finish();
+    expect(await secondDone).toBe('second');
   });
 });
