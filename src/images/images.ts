@@ -164,7 +164,7 @@ export class ImageScanner {
       {
         reference: formatImageReference(reference),
         images: scanned.map((i) => `${i.platform} ${i.digest}`),
-        ...(reference.tag !== undefined ? { tagNames: recorded.named } : {}),
+        ...(reference.tag !== undefined ? { tagPointsAt: recorded.named } : {}),
         seconds,
       },
       'image scanned',

@@ -148,8 +148,9 @@ function sameSecret(given: string | undefined, secret: string): boolean {
 
 /**
  * Registry webhooks. Answered with 202 as soon as the pushes are queued for scanning (the durable
- * queue runs them) and the deletes recorded; the caller authenticates with the configured shared secret instead of the API's
- * credentials (config.webhook marks the routes for the API's authentication hook).
+ * queue runs them) and the deletes recorded; the caller authenticates with the configured shared
+ * secret instead of the API's credentials (config.webhook marks the routes for the API's
+ * authentication hook).
  */
 export function registerWebhookRoutes(app: RouteApp, deps: WebhookRouteDeps): void {
   const routes: Array<[path: string, summary: string, source: string, parse: (body: unknown) => RegistryEvent[]]> = [
