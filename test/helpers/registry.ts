@@ -85,6 +85,21 @@ const PASSWORD = 'registry-test-password';
 /** The token service and issuer names: the registry accepts tokens only for these. */
 const SERVICE = 'tarsier-test-registry';
 const ISSUER = 'tarsier-test-token-issuer';
+/**
+ * Runs the registry until it exits or this process's end of the wrapper's standard input closes:
+ * stop() closes it, and so does this process ending in any way (vitest ends its workers with
+ * SIGTERM, and ignores an afterAll registered inside a hook or a test, so stop() may never run).
+ * No registry outlives the test process that started it.
+ */
+const REGISTRY_WRAPPER = `
+exec 3<&0
+docker-registry serve "$1" 3<&- &
+registry=$!
+{ cat <&3 >/dev/null; kill -9 "$registry"; } >/dev/null 2>&1 &
+exec 3<&-
+wait "$registry"
+`;
+
 /** Long enough for a slow CI machine to exec the binary and open its storage. */
 const START_TIMEOUT_MS = 20_000;
 
@@ -106,8 +121,9 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Regi
   const stop = (): Promise<void> =>
     (stopped ??= (async () => {
       if (child && child.exitCode === null && child.signalCode === null) {
-        // The registry keeps nothing a test needs after it, so it is not given a graceful shutdown.
-        child.kill('SIGKILL');
+        // Its standard input closed, the wrapper kills the registry (keeping nothing a test needs,
+        // it is not given a graceful shutdown) and exits with it.
+        child.stdin?.end();
         await exited;
       }
       if (tokenServer) {
@@ -182,7 +198,7 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Regi
     const configPath = join(dir, 'config.yml');
     await writeFile(configPath, stringify(config));
 
-    const registry = spawn('docker-registry', ['serve', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const registry = spawn('sh', ['-c', REGISTRY_WRAPPER, 'sh', configPath], { stdio: ['pipe', 'pipe', 'pipe'] });
     child = registry;
     exited = new Promise<void>((resolve) => registry.once('exit', () => resolve()));
     const address = await new Promise<string>((resolve, reject) => {
