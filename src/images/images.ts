@@ -1,9 +1,16 @@
 import type { Logger } from 'pino';
 import { badRequest, TarsierError } from '../errors.js';
-import { scanAncestryLayers, storeAncestry, type AncestryRequest } from '../indexer/ancestry-assembly.js';
+import { scanAncestryLayers, type AncestryRequest } from '../indexer/ancestry-assembly.js';
 import type { LayerScans } from '../indexer/layer-scans.js';
 import type { Metrics } from '../metrics.js';
-import { RegistryError, type RegistryAccess, type RegistryClient, type RegistryRepository } from '../registry/client.js';
+import {
+  ManifestUnknown,
+  RegistryError,
+  type FetchedManifest,
+  type RegistryAccess,
+  type RegistryClient,
+  type RegistryRepository,
+} from '../registry/client.js';
 import {
   formatPlatform,
   imageEntries,
@@ -15,8 +22,9 @@ import {
   type Platform,
 } from '../registry/manifest.js';
 import { formatImageReference, InvalidReference, parseImageReference, type ImageReference } from '../registry/reference.js';
-import { recordImages, type ImageRecord } from '../store/images.js';
-import { withTransaction, type Pool } from '../store/pool.js';
+import type { ImageRecord } from '../store/images.js';
+import type { Pool } from '../store/pool.js';
+import { reconcile, RepositoryTurns, type Observation, type Reconciled, type ScannedContents } from './records.js';
 
 /** What to scan: an image reference, as `POST /tarsier/v1/images` and the queue give it. */
 export interface ImageScanRequest {
@@ -31,6 +39,7 @@ export interface ImageScanRequest {
 }
 
 export interface ScannedImage extends ImageRecord {
+  /** The tag scanned, when the registry says it names this image (or its index) now. */
   tag: string | undefined;
   /** Layer blob digests, bottom first. */
   layers: string[];
@@ -85,6 +94,7 @@ export class ImageScanner {
   readonly #scans: LayerScans;
   readonly #log: Logger;
   readonly #metrics: Metrics | undefined;
+  readonly #turns = new RepositoryTurns();
 
   constructor(deps: { pool: Pool; registry: RegistryClient; scans: LayerScans; log: Logger; metrics?: Metrics }) {
     this.#pool = deps.pool;
@@ -109,9 +119,20 @@ export class ImageScanner {
 
   async #scan({ reference, platform, access }: CheckedImageRequest, signal: AbortSignal): Promise<ScannedImage[]> {
     const started = performance.now();
+    const where = { registry: reference.registry, repository: reference.repository };
     const repository = this.#registry.repository(reference, access);
-    const images = await this.#resolve(repository, reference, platform, signal);
-    const scanned: ScannedImage[] = [];
+    let top: FetchedManifest;
+    try {
+      top = await repository.manifest(reference.digest ?? reference.tag!, signal);
+    } catch (err) {
+      // The registry has no such manifest (deleted, or the tag was): what Tarsier recorded of it goes.
+      if (err instanceof ManifestUnknown) {
+        await this.#record(repository, { where, tag: reference.tag, digest: reference.digest, images: [] }, signal);
+      }
+      throw err;
+    }
+    const images = await this.#imagesOf(repository, reference, top, platform, signal);
+    const contents: ScannedContents[] = [];
     for (const image of images) {
       const layers = await Promise.all(image.manifest.layers.map(async (layer) => ({ layer, blob: await repository.blob(layer, signal) })));
       const ancestry: AncestryRequest = {
@@ -119,47 +140,51 @@ export class ImageScanner {
         format: 'docker',
         layers: layers.map(({ layer, blob }) => ({ hash: layer.digest, path: blob.path, headers: blob.headers, digest: layer.digest })),
       };
-      const found = await scanAncestryLayers(this.#scans, ancestry, signal);
-      await storeAncestry(this.#pool, ancestry, found);
-      scanned.push({
-        registry: reference.registry,
-        repository: reference.repository,
+      const record = {
         digest: image.digest,
         platform: image.platform,
         mediaType: image.manifest.mediaType,
         indexDigest: image.indexDigest,
-        tag: reference.tag,
-        layers: image.manifest.layers.map((l) => l.digest),
-      });
+      };
+      contents.push({ record, ancestry, layers: await scanAncestryLayers(this.#scans, ancestry, signal) });
     }
-    await withTransaction(this.#pool, (client) =>
-      recordImages(
-        client,
-        {
-          registry: reference.registry,
-          repository: reference.repository,
-          tag: reference.tag,
-          onlyPlatformsScanned: platform !== undefined,
-        },
-        scanned,
-      ),
-    );
+    const recorded = await this.#record(repository, { where, tag: reference.tag, digest: top.digest, images: contents }, signal);
+    if (!recorded.present) {
+      throw new ManifestUnknown(`the registry deleted ${top.digest} from ${reference.registry}/${reference.repository} during the scan`);
+    }
+    const tag = recorded.named === top.digest ? reference.tag : undefined;
+    const scanned = images.map((image, i) => ({
+      ...where,
+      ...contents[i]!.record,
+      tag,
+      layers: image.manifest.layers.map((l) => l.digest),
+    }));
     const seconds = (performance.now() - started) / 1000;
     this.#log.info(
-      { reference: formatImageReference(reference), images: scanned.map((i) => `${i.platform} ${i.digest}`), seconds },
+      {
+        reference: formatImageReference(reference),
+        images: scanned.map((i) => `${i.platform} ${i.digest}`),
+        ...(reference.tag !== undefined ? { tagPointsAt: recorded.named } : {}),
+        seconds,
+      },
       'image scanned',
     );
     return scanned;
   }
 
-  /** The image manifests the reference names: one, or one per platform of an index (or the one asked for). */
-  async #resolve(
+  /** Records what the scan saw as the registry has it now (src/images/records.ts), one repository at a time here. */
+  #record(repository: RegistryRepository, observation: Observation, signal: AbortSignal): Promise<Reconciled> {
+    return this.#turns.take(observation.where, () => reconcile(this.#pool, repository, observation, signal));
+  }
+
+  /** The image manifests under the top one: itself, or one per platform of an index (or the one asked for). */
+  async #imagesOf(
     repository: RegistryRepository,
     reference: ImageReference,
+    top: FetchedManifest,
     wanted: Platform | undefined,
     signal: AbortSignal,
   ): Promise<PlatformImage[]> {
-    const top = await repository.manifest(reference.digest ?? reference.tag!, signal);
     if (top.manifest.kind === 'manifest') {
       const platform = await this.#platformOf(repository, top.manifest, signal);
       if (wanted && (platform === UNKNOWN_PLATFORM || !samePlatform(parsePlatform(platform), wanted))) {

@@ -7,6 +7,8 @@ import { withTransaction, type Pool } from '../store/pool.js';
 const PURGE_INTERVAL_MS = 60 * 60_000;
 const LEASE = 'images/retention';
 const LEASE_TTL_MS = 5 * 60_000;
+/** Digests purged per transaction. */
+const PURGE_BATCH = 500;
 
 /**
  * Deletes images no tag names any more (a tag moved to a new digest) once they were last seen
@@ -43,7 +45,12 @@ export class ImageRetention {
       if (!(await acquireLease(this.#pool, LEASE, this.#owner, LEASE_TTL_MS))) return 0;
       try {
         const cutoff = new Date(Date.now() - this.#retentionMs);
-        const deleted = await withTransaction(this.#pool, (client) => purgeUntaggedImages(client, cutoff));
+        let deleted = 0;
+        for (;;) {
+          const batch = await withTransaction(this.#pool, (client) => purgeUntaggedImages(client, cutoff, PURGE_BATCH));
+          deleted += batch.images;
+          if (batch.digests < PURGE_BATCH) break;
+        }
         if (deleted > 0) this.#log.info({ deleted, lastSeenBefore: cutoff.toISOString() }, 'untagged images purged');
         return deleted;
       } finally {

@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import type { LayerFormat } from './archive.js';
 import { MATCHING } from '../ecosystems/matching.js';
 import { badRequest, TarsierError } from '../errors.js';
@@ -84,31 +85,38 @@ export async function scanAncestryLayers(
  * belongs to the position of the layer that introduced it. Replaces an ancestry of the same name.
  */
 export async function storeAncestry(pool: Pool, request: AncestryRequest, scanned: Map<string, ScannedLayer>): Promise<void> {
-  await withTransaction(pool, async (client) => {
-    await lockAncestryName(client, request.name);
-    let resolved: LayerFeature[] = [];
-    let introducedAt = new Map<number, number>();
-    let namespace: string | null = null;
-    for (const [position, layer] of request.layers.entries()) {
-      const { scan } = scanned.get(layer.hash)!;
-      namespace = scan.namespace ?? namespace;
-      let features: LayerFeature[];
-      try {
-        features = await featuresFor(client, scan, namespace, resolved, MATCHING);
-      } catch (err) {
-        throw aboutLayer(err, position, layer.hash);
-      }
-      const next = new Map<number, number>();
-      for (const f of features)
-        if (!next.has(f.featureVersionId)) next.set(f.featureVersionId, introducedAt.get(f.featureVersionId) ?? position);
-      resolved = features;
-      introducedAt = next;
+  await withTransaction(pool, (client) => writeAncestry(client, request, scanned));
+}
+
+/**
+ * storeAncestry in the caller's transaction, which holds the ancestry's name locked from here to
+ * its end (an image records its repository in the same transaction, so its contents are never
+ * deleted as unused before it is recorded).
+ */
+export async function writeAncestry(client: pg.PoolClient, request: AncestryRequest, scanned: Map<string, ScannedLayer>): Promise<void> {
+  await lockAncestryName(client, request.name);
+  let resolved: LayerFeature[] = [];
+  let introducedAt = new Map<number, number>();
+  let namespace: string | null = null;
+  for (const [position, layer] of request.layers.entries()) {
+    const { scan } = scanned.get(layer.hash)!;
+    namespace = scan.namespace ?? namespace;
+    let features: LayerFeature[];
+    try {
+      features = await featuresFor(client, scan, namespace, resolved, MATCHING);
+    } catch (err) {
+      throw aboutLayer(err, position, layer.hash);
     }
-    const rows: AncestryFeatureRow[] = [...introducedAt].map(([featureVersionId, position]) => ({ featureVersionId, position }));
-    await replaceAncestry(client, {
-      name: request.name,
-      scanIds: request.layers.map((l) => scanned.get(l.hash)!.scanId),
-      features: rows,
-    });
+    const next = new Map<number, number>();
+    for (const f of features)
+      if (!next.has(f.featureVersionId)) next.set(f.featureVersionId, introducedAt.get(f.featureVersionId) ?? position);
+    resolved = features;
+    introducedAt = next;
+  }
+  const rows: AncestryFeatureRow[] = [...introducedAt].map(([featureVersionId, position]) => ({ featureVersionId, position }));
+  await replaceAncestry(client, {
+    name: request.name,
+    scanIds: request.layers.map((l) => scanned.get(l.hash)!.scanId),
+    features: rows,
   });
 }

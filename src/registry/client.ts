@@ -11,7 +11,7 @@ import { TarsierError } from '../errors.js';
 import { connectionFailureReason, createDispatcher, type FetchSettings } from '../indexer/fetch.js';
 import { USER_AGENT } from '../version.js';
 import { MANIFEST_ACCEPT, parseManifest, type Descriptor, type ImageIndex, type ImageManifest } from './manifest.js';
-import { registryApiHost, type ImageReference } from './reference.js';
+import { isDigest, registryApiHost, type ImageReference } from './reference.js';
 
 /** Credentials and transport for one registry host (config `clair.registries."host:port"`). */
 export interface RegistryHostSettings {
@@ -36,6 +36,12 @@ export interface RegistryClientSettings {
   readonly fetch: FetchSettings;
   /** The configured settings of a registry host (as written in references: `localhost:5000`, `docker.io`). */
   readonly hosts: (registry: string) => RegistryHostSettings | undefined;
+}
+
+/** Per-request settings. */
+export interface RequestOptions {
+  /** Instead of the indexer's download timeout: a lookup made while others wait for it. */
+  readonly timeoutMs?: number | undefined;
 }
 
 export interface FetchedManifest {
@@ -66,6 +72,24 @@ export class RegistryError extends TarsierError {
     this.name = 'RegistryError';
   }
 }
+
+/**
+ * The registry says it has no such manifest: a 404 whose error code is the distribution spec's
+ * MANIFEST_UNKNOWN, or Harbor's NOT_FOUND. Nothing else counts (a bare 404, NAME_UNKNOWN: some
+ * registries hide what a client may not read behind those), so a misconfigured credential never
+ * makes an image look deleted.
+ */
+export class ManifestUnknown extends RegistryError {
+  constructor(message: string) {
+    super(message, false);
+    this.name = 'ManifestUnknown';
+  }
+}
+
+/** Error codes with which registries say a manifest (by tag or digest) does not exist. */
+const MANIFEST_UNKNOWN_CODES = new Set(['MANIFEST_UNKNOWN', 'NOT_FOUND']);
+/** An error body is read this far, for its code. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
 /** The distribution spec lets registries refuse manifests over 4 MiB; nothing larger is read. */
 const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
@@ -145,11 +169,16 @@ export class RegistryRepository {
     if (deps.credentials.kind === 'bearer') this.#authorization = `Bearer ${deps.credentials.token}`;
   }
 
-  /** The manifest a tag or digest names, its bytes checked against the digest. */
-  async manifest(tagOrDigest: string, signal?: AbortSignal): Promise<FetchedManifest> {
-    const what = `${this.#registry}/${this.#repository}${tagOrDigest.includes(':') ? '@' : ':'}${tagOrDigest}`;
-    const url = `${this.#baseUrl}/v2/${this.#repository}/manifests/${encodeURIComponent(tagOrDigest)}`;
-    const response = await this.#get(url, { accept: MANIFEST_ACCEPT }, `manifest ${what}`, signal);
+  /**
+   * The manifest a tag or digest names, its bytes checked against the digest. ManifestUnknown when
+   * the registry says there is none.
+   */
+  async manifest(tagOrDigest: string, signal?: AbortSignal, options: RequestOptions = {}): Promise<FetchedManifest> {
+    const what = this.#manifestName(tagOrDigest);
+    const response = await this.#get(this.#manifestUrl(tagOrDigest), { accept: MANIFEST_ACCEPT }, `manifest ${what}`, signal, {
+      ...options,
+      manifest: true,
+    });
     const body = await readLimited(response, MAX_MANIFEST_BYTES, `the manifest of ${what}`);
     const digest = `sha256:${createHash('sha256').update(body).digest('hex')}`;
     if (tagOrDigest.includes(':') && tagOrDigest !== digest) {
@@ -167,6 +196,34 @@ export class RegistryRepository {
       throw new RegistryError(`the manifest of ${what} cannot be read: ${(err as Error).message}`, false, err);
     }
     return { digest, mediaType: manifest.mediaType, manifest };
+  }
+
+  /**
+   * The digest a tag or digest names now, or undefined when the registry says it has no such
+   * manifest (deleted, or never pushed). Asked with HEAD, which Docker Hub does not count as a
+   * pull; with GET when the HEAD answer names no digest or is not a success (a HEAD answer has no
+   * body to say why).
+   */
+  async resolve(tagOrDigest: string, signal?: AbortSignal, options: RequestOptions = {}): Promise<string | undefined> {
+    const what = `manifest ${this.#manifestName(tagOrDigest)}`;
+    const head = await this.#request('HEAD', this.#manifestUrl(tagOrDigest), { accept: MANIFEST_ACCEPT }, what, signal, options);
+    await discard(head);
+    const announced = header(head, 'docker-content-digest');
+    if (head.statusCode >= 200 && head.statusCode < 300 && announced !== undefined && isDigest(announced)) return announced;
+    try {
+      return (await this.manifest(tagOrDigest, signal, options)).digest;
+    } catch (err) {
+      if (err instanceof ManifestUnknown) return undefined;
+      throw err;
+    }
+  }
+
+  #manifestName(tagOrDigest: string): string {
+    return `${this.#registry}/${this.#repository}${tagOrDigest.includes(':') ? '@' : ':'}${tagOrDigest}`;
+  }
+
+  #manifestUrl(tagOrDigest: string): string {
+    return `${this.#baseUrl}/v2/${this.#repository}/manifests/${encodeURIComponent(tagOrDigest)}`;
   }
 
   /** The image config blob (small JSON: platform, history), its bytes checked against its digest. */
@@ -196,21 +253,49 @@ export class RegistryRepository {
     return { path: `${this.#baseUrl}/v2/${this.#repository}/blobs/${layer.digest}`, headers };
   }
 
-  /** GET with the session's authorization; one 401 is answered by following its challenge, then retried. */
-  async #get(url: string, headers: Record<string, string>, what: string, signal?: AbortSignal): Promise<Dispatcher.ResponseData> {
-    let response = await this.#send(url, headers, signal);
-    if (response.statusCode === 401) {
-      const challenge = header(response, 'www-authenticate');
-      await discard(response);
-      if (!(await this.#answer(challenge, signal))) throw this.#refused(401, what);
-      response = await this.#send(url, headers, signal);
-    }
+  /**
+   * GET with the session's authorization, answered with success: anything else throws. A
+   * manifest's 404 is read for its error code (ManifestUnknown).
+   */
+  async #get(
+    url: string,
+    headers: Record<string, string>,
+    what: string,
+    signal?: AbortSignal,
+    options: RequestOptions & { manifest?: boolean } = {},
+  ): Promise<Dispatcher.ResponseData> {
+    const response = await this.#request('GET', url, headers, what, signal, options);
     if (response.statusCode >= 200 && response.statusCode < 300) return response;
-    await discard(response);
+    if (response.statusCode === 404 && options.manifest) {
+      const codes = await errorCodes(response);
+      if (codes.some((code) => MANIFEST_UNKNOWN_CODES.has(code)))
+        throw new ManifestUnknown(`the registry ${this.#registry} has no ${what}`);
+    } else {
+      await discard(response);
+    }
     if (response.statusCode === 401 || response.statusCode === 403) throw this.#refused(response.statusCode, what);
     if (response.statusCode === 404) throw new RegistryError(`the registry ${this.#registry} has no ${what}`, false);
     const retryable = response.statusCode === 429 || response.statusCode >= 500;
     throw new RegistryError(`the registry ${this.#registry} answered ${response.statusCode} for ${what}`, retryable);
+  }
+
+  /** A request with the session's authorization; one 401 is answered by following its challenge, then retried. */
+  async #request(
+    method: 'GET' | 'HEAD',
+    url: string,
+    headers: Record<string, string>,
+    what: string,
+    signal?: AbortSignal,
+    options: RequestOptions = {},
+  ): Promise<Dispatcher.ResponseData> {
+    let response = await this.#send(url, headers, signal, { method, timeoutMs: options.timeoutMs });
+    if (response.statusCode === 401) {
+      const challenge = header(response, 'www-authenticate');
+      await discard(response);
+      if (!(await this.#answer(challenge, signal))) throw this.#refused(401, what);
+      response = await this.#send(url, headers, signal, { method, timeoutMs: options.timeoutMs });
+    }
+    return response;
   }
 
   #refused(status: number, what: string): RegistryError {
@@ -275,20 +360,27 @@ export class RegistryRepository {
     this.#tokenExpiresAt = Date.now() + seconds * 1000;
   }
 
-  /** withSession: false for the token request, which carries its own credentials (or none) and never the session's token. */
+  /**
+   * withSession: false for the token request, which carries its own credentials (or none) and never
+   * the session's token. timeoutMs: instead of the download timeout.
+   */
   async #send(
     url: string,
     headers: Record<string, string>,
     signal?: AbortSignal,
-    { withSession = true } = {},
+    {
+      withSession = true,
+      method = 'GET',
+      timeoutMs,
+    }: { withSession?: boolean; method?: 'GET' | 'HEAD'; timeoutMs?: number | undefined } = {},
   ): Promise<Dispatcher.ResponseData> {
-    const timeout = AbortSignal.timeout(this.#fetch.downloadTimeoutMs);
+    const timeout = AbortSignal.timeout(timeoutMs ?? this.#fetch.downloadTimeoutMs);
     const dispatcher = createDispatcher(this.#fetch);
     const all: Record<string, string> = { 'user-agent': USER_AGENT, ...headers };
     if (withSession && all.authorization === undefined && this.#authorization !== undefined) all.authorization = this.#authorization;
     try {
       const response = await request(url, {
-        method: 'GET',
+        method,
         headers: all,
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
         dispatcher,
@@ -320,6 +412,18 @@ function header(response: Dispatcher.ResponseData, name: string): string | undef
 
 async function discard(response: Dispatcher.ResponseData): Promise<void> {
   await response.body.dump().catch(() => undefined);
+}
+
+/** The error codes of a registry's error body ({"errors": [{"code": …}]}); none when it is not one. */
+async function errorCodes(response: Dispatcher.ResponseData): Promise<string[]> {
+  try {
+    const body = JSON.parse((await readLimited(response, MAX_ERROR_BODY_BYTES, 'an error answer')).toString('utf8')) as {
+      errors?: Array<{ code?: unknown }>;
+    };
+    return Array.isArray(body.errors) ? body.errors.map((e) => e?.code).filter((c): c is string => typeof c === 'string') : [];
+  } catch {
+    return [];
+  }
 }
 
 async function readLimited(response: Dispatcher.ResponseData, maxBytes: number, what: string): Promise<Buffer> {

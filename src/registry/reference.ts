@@ -89,6 +89,16 @@ export function parseImageReference(text: string): ImageReference {
   };
 }
 
+/** Whether text is a digest as references write it: `sha256:<64 lowercase hex>`. */
+export function isDigest(text: string): boolean {
+  return DIGEST.test(text);
+}
+
+/** Whether text is a tag as references write it (not a digest, not empty). */
+export function isTag(text: string): boolean {
+  return TAG.test(text);
+}
+
 /** The host (and port) that serves the registry API for a reference's registry. */
 export function registryApiHost(registry: string): string {
   return registry === DOCKER_HUB ? DOCKER_HUB_API_HOST : registry;

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Severity } from '../model/vulnerability.js';
+import { lockAncestryName } from './ancestries.js';
 import type { Queryable } from './pool.js';
 import { EPSS_AT_LEAST, IN_KEV } from './risk.js';
 
@@ -60,15 +61,53 @@ const UPSERT_IMAGE = `
   SET last_seen = now(), platform = EXCLUDED.platform, media_type = EXCLUDED.media_type,
       index_digest = coalesce(EXCLUDED.index_digest, image.index_digest)
   RETURNING id`;
+/** Serialises the writers of one repository's records for the rest of the transaction. */
+const LOCK_REPOSITORY = 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))';
+
 /**
- * The tag leaves the images of the repository it no longer names: of every platform, or ($5) of
- * the platforms scanned only, when the scan was of some platforms of the tag.
+ * Whether a tag naming this digest (never NULL) names image i: it names the image's manifest, or an
+ * index the image was reached through (an index's contents never change: once in it, always in it).
+ * Never NULL itself, so NOT of it is exact.
  */
-const MOVE_TAG = `
+const namesImage = (digest: string) => `(i.digest = ${digest} OR i.index_digest IS NOT DISTINCT FROM ${digest})`;
+
+/** The images ($1) get the tags their repository's tags give them. */
+const APPLY_TAGS = `
+  INSERT INTO image_tag (image_id, tag)
+  SELECT i.id, r.tag FROM image i
+  JOIN repository_tag r ON r.registry = i.registry AND r.repository = i.repository AND ${namesImage('r.digest')}
+  WHERE i.id = ANY($1::bigint[])
+  ON CONFLICT DO NOTHING`;
+
+const SELECT_TAG = 'SELECT digest FROM repository_tag WHERE registry = $1 AND repository = $2 AND tag = $3';
+const UPSERT_TAG = `
+  INSERT INTO repository_tag (registry, repository, tag, digest) VALUES ($1, $2, $3, $4)
+  ON CONFLICT (registry, repository, tag) DO UPDATE SET digest = EXCLUDED.digest`;
+const DELETE_TAG = 'DELETE FROM repository_tag WHERE registry = $1 AND repository = $2 AND tag = $3';
+/** The tag ($3) leaves the repository's images it does not name (all of them when $4 is NULL: the tag is gone). */
+const UNTAG_OTHERS = `
   DELETE FROM image_tag t USING image i
-  WHERE t.image_id = i.id AND i.registry = $1 AND i.repository = $2 AND t.tag = $3 AND NOT (i.id = ANY($4::bigint[]))
-    AND ($5::text[] IS NULL OR i.platform = ANY($5::text[]))`;
-const INSERT_TAGS = `INSERT INTO image_tag (image_id, tag) SELECT unnest($1::bigint[]), $2 ON CONFLICT DO NOTHING`;
+  WHERE t.image_id = i.id AND i.registry = $1 AND i.repository = $2 AND t.tag = $3
+    AND ($4::text IS NULL OR NOT ${namesImage('$4')})`;
+const TAG_NAMED = `
+  INSERT INTO image_tag (image_id, tag)
+  SELECT i.id, $3 FROM image i
+  WHERE i.registry = $1 AND i.repository = $2 AND ${namesImage('$4')}
+  ON CONFLICT DO NOTHING`;
+
+/** The tags naming a deleted manifest ($3) go, and with them their image_tag rows. */
+const FORGET_TAGS_OF = `
+  WITH gone AS (DELETE FROM repository_tag WHERE registry = $1 AND repository = $2 AND digest = $3 RETURNING tag)
+  DELETE FROM image_tag t USING image i, gone g
+  WHERE t.image_id = i.id AND i.registry = $1 AND i.repository = $2 AND t.tag = g.tag`;
+/** The images of a deleted manifest ($3), and those reached through it (an index) that no tag names now. */
+const FORGET_IMAGES_OF = `
+  DELETE FROM image i
+  WHERE i.registry = $1 AND i.repository = $2
+    AND (i.digest = $3 OR (i.index_digest = $3 AND NOT EXISTS (SELECT 1 FROM image_tag t WHERE t.image_id = i.id)))
+  RETURNING i.digest`;
+const DELETE_UNUSED_ANCESTRIES =
+  'DELETE FROM ancestry a WHERE a.name = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM image i WHERE i.digest = a.name)';
 
 /** The tags of image p, sorted ('{}' when none). */
 const TAGS_OF_P = `coalesce((SELECT array_agg(t.tag ORDER BY t.tag) FROM image_tag t WHERE t.image_id = p.id), '{}') AS tags`;
@@ -197,14 +236,28 @@ const toImageRow = (r: ImageDbRow): ImageRow => ({
   knownExploited: r.known_exploited,
 });
 
+/** A repository of a registry, as references write them. */
+export interface RepositoryName {
+  registry: string;
+  repository: string;
+}
+
 /**
- * Records images seen in a repository (first seen now, or last seen now again) and, with a tag,
- * points the tag at exactly these images: it leaves the repository's other images, which are kept.
- * Runs in the caller's transaction.
+ * Serialises the writers of one repository's images and tags until the transaction ends: whoever
+ * asks the registry while holding it writes an answer no other writer has overtaken.
+ */
+export async function lockImageRepository(client: pg.PoolClient, where: RepositoryName): Promise<void> {
+  await client.query(LOCK_REPOSITORY, [`image-repository/${where.registry}/${where.repository}`]);
+}
+
+/**
+ * Records images seen in a repository (first seen now, or last seen now again), each with the tags
+ * of the repository that name it (repository_tag). Returns their ids, in order. Runs in the
+ * caller's transaction, which holds lockImageRepository.
  */
 export async function recordImages(
   client: pg.PoolClient,
-  where: { registry: string; repository: string; tag: string | undefined; onlyPlatformsScanned?: boolean },
+  where: RepositoryName,
   images: readonly Omit<ImageRecord, 'registry' | 'repository'>[],
 ): Promise<number[]> {
   const ids: number[] = [];
@@ -219,12 +272,54 @@ export async function recordImages(
     ]);
     ids.push(rows[0]!.id);
   }
-  if (where.tag !== undefined) {
-    const platforms = where.onlyPlatformsScanned ? images.map((i) => i.platform) : null;
-    await client.query(MOVE_TAG, [where.registry, where.repository, where.tag, ids, platforms]);
-    await client.query(INSERT_TAGS, [ids, where.tag]);
-  }
+  await client.query(APPLY_TAGS, [ids]);
   return ids;
+}
+
+/**
+ * Records what a tag names now, as the registry said it: a manifest or index digest, or null when
+ * the tag is gone. The tag moves to the recorded images of that digest; it leaves the others only
+ * when it named something else before, so a scan of some platforms of an index leaves the tag on
+ * the platforms it did not scan. Runs in the caller's transaction, which holds lockImageRepository.
+ */
+export async function pointTag(client: pg.PoolClient, where: RepositoryName, tag: string, digest: string | null): Promise<void> {
+  const key = [where.registry, where.repository, tag];
+  const before = (await client.query<{ digest: string }>(SELECT_TAG, key)).rows[0]?.digest ?? null;
+  if (digest === null) {
+    await client.query(DELETE_TAG, key);
+  } else {
+    await client.query(UPSERT_TAG, [...key, digest]);
+  }
+  if (before !== digest) await client.query(UNTAG_OTHERS, [...key, digest]);
+  if (digest !== null) await client.query(TAG_NAMED, [...key, digest]);
+}
+
+/**
+ * Forgets a manifest the registry deleted from a repository: the tags naming it, its image records,
+ * and the images reached through it (an index) that no tag names any more. Their contents go when
+ * no other image holds their digest. Returns how many image records went. Runs in the caller's
+ * transaction, which holds lockImageRepository.
+ */
+export async function forgetManifest(client: pg.PoolClient, where: RepositoryName, digest: string): Promise<number> {
+  await client.query(FORGET_TAGS_OF, [where.registry, where.repository, digest]);
+  const { rows } = await client.query<{ digest: string }>(FORGET_IMAGES_OF, [where.registry, where.repository, digest]);
+  await deleteUnusedAncestries(
+    client,
+    rows.map((r) => r.digest),
+  );
+  return rows.length;
+}
+
+/**
+ * Deletes the ancestries of these digests that no image holds. Each name is locked first, as a scan
+ * storing it holds it until its image is recorded, so contents a scan is about to record are never
+ * deleted under it.
+ */
+async function deleteUnusedAncestries(client: pg.PoolClient, digests: readonly string[]): Promise<void> {
+  const names = [...new Set(digests)].sort();
+  if (names.length === 0) return;
+  for (const name of names) await lockAncestryName(client, name);
+  await client.query(DELETE_UNUSED_ANCESTRIES, [names]);
 }
 
 const filterValues = (filter: ImageFilter) => [
@@ -342,25 +437,39 @@ export async function vulnerabilityNameExists(db: Queryable, name: string): Prom
  */
 export async function deleteImagesWithDigest(client: pg.PoolClient, digest: string): Promise<number> {
   const { rowCount } = await client.query('DELETE FROM image WHERE digest = $1', [digest]);
-  await client.query('DELETE FROM ancestry WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM image WHERE digest = $1)', [digest]);
+  await deleteUnusedAncestries(client, [digest]);
   return rowCount ?? 0;
 }
 
-/** Deletes images no tag names that were last seen before the cut-off; their ancestries go when unused. */
-export async function purgeUntaggedImages(client: pg.PoolClient, lastSeenBefore: Date): Promise<number> {
+const UNTAGGED_BEFORE = 'i.last_seen < $1 AND NOT EXISTS (SELECT 1 FROM image_tag t WHERE t.image_id = i.id)';
+
+/**
+ * Deletes images no tag names that were last seen before the cut-off, those of up to `digests`
+ * digests (a batch: each digest's ancestry name is locked, and a transaction can hold only so many
+ * locks); their ancestries go when unused. Returns the image records and the digests deleted.
+ */
+export async function purgeUntaggedImages(
+  client: pg.PoolClient,
+  lastSeenBefore: Date,
+  digests: number,
+): Promise<{ images: number; digests: number }> {
+  const candidates = await client.query<{ digest: string }>(`SELECT DISTINCT i.digest FROM image i WHERE ${UNTAGGED_BEFORE} LIMIT $2`, [
+    lastSeenBefore,
+    digests,
+  ]);
+  const names = candidates.rows.map((r) => r.digest).sort();
+  // Locked before the rows are deleted: a scan recording one of these images now finishes first,
+  // and its image, seen again, is no longer past the cut-off.
+  for (const name of names) await lockAncestryName(client, name);
   const { rows } = await client.query<{ digest: string }>(
-    `DELETE FROM image i WHERE i.last_seen < $1 AND NOT EXISTS (SELECT 1 FROM image_tag t WHERE t.image_id = i.id)
-     RETURNING i.digest`,
-    [lastSeenBefore],
+    `DELETE FROM image i WHERE i.digest = ANY($2::text[]) AND ${UNTAGGED_BEFORE} RETURNING i.digest`,
+    [lastSeenBefore, names],
   );
-  const digests = [...new Set(rows.map((r) => r.digest))];
-  if (digests.length > 0) {
-    await client.query(
-      'DELETE FROM ancestry a WHERE a.name = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM image i WHERE i.digest = a.name)',
-      [digests],
-    );
-  }
-  return rows.length;
+  await deleteUnusedAncestries(
+    client,
+    rows.map((r) => r.digest),
+  );
+  return { images: rows.length, digests: names.length };
 }
 
 const SELECT_AFFECTED_BY_VERSION = `

@@ -1,8 +1,10 @@
 /**
- * Image scans that run later: a real registry's push notifications (Docker Distribution webhook)
+ * Image scans that run later: a real registry's notifications (Docker Distribution webhook)
  * reaching a listening app, `POST /tarsier/v1/images?wait=false`, and the durable queue across
  * restarts — a scan queued while no worker runs, and a scan whose worker process is killed in the
- * middle of a layer download. What the user sees is the image appearing in GET /tarsier/v1/images.
+ * middle of a layer download. What the user sees is the image appearing in GET /tarsier/v1/images,
+ * its tag on the image the registry last pointed it at whichever scan ends last, and the images the
+ * registry deletes (Distribution's delete events, Harbor's DELETE_ARTIFACT) leaving every answer.
  * Runs where the registry programs are installed (CI installs them).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -14,7 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../src/store/pool.js';
 import { json, testApp, type TestApp } from '../helpers/app.js';
 import { freshDatabase, silentLog } from '../helpers/db.js';
-import { debianLayer, layer, ociLayout, pushImage } from '../helpers/oci-image.js';
+import { debianLayer, layer, ociLayout, pushImage, type OciLayout } from '../helpers/oci-image.js';
+import { addVulnerability } from '../helpers/vulnerabilities.js';
 import { databaseUrl, startTarsier } from '../helpers/process.js';
 import { missingRegistryPrograms, startRegistry, startRegistryProxy, type Registry, type RegistryProxy } from '../helpers/registry.js';
 
@@ -38,11 +41,27 @@ async function push(registry: Registry, repository: string, tag: string): Promis
   return pushImage(registry, layout.dir, repository, tag);
 }
 
-/** The images of a repository as [digest, tags], from GET /tarsier/v1/images. */
+/** The images of a repository as [digest, tags], from GET /tarsier/v1/images, in the order they were first recorded. */
 async function imagesOf(t: TestApp, repository: string): Promise<Array<[string, string[]]>> {
   const res = await t.app.inject({ url: `/tarsier/v1/images?repository=${encodeURIComponent(repository)}` });
   expect(res.statusCode, res.body).toBe(200);
   return json(res).Images.map((i: any) => [i.Digest, i.Tags]);
+}
+
+/** [digest, tags] rows by digest: which scan was recorded first does not matter. */
+const byDigest = (rows: Array<[string, string[]]>): Array<[string, string[]]> => [...rows].sort(([a], [b]) => a.localeCompare(b));
+
+/** imagesOf, by digest. */
+const imagesByDigest = async (t: TestApp, repository: string) => byDigest(await imagesOf(t, repository));
+
+/** Fixed in a later bash than debianLayer(9)'s 4.4-5: affects every image pushed here. */
+const BASH = { Name: 'CVE-2099-2001', Severity: 'High', FixedIn: [{ Name: 'bash', Version: '4.4-5+deb9u1' }] };
+
+/** GET /tarsier/v1/vulnerabilities/{BASH}/images: the images it affects, as repository@digest. */
+async function exposed(t: TestApp): Promise<string[]> {
+  const res = await t.app.inject({ url: `/tarsier/v1/vulnerabilities/${BASH.Name}/images` });
+  expect(res.statusCode, res.body).toBe(200);
+  return json(res).Images.map((i: any) => `${i.Repository}@${i.Digest}`);
 }
 
 /** A Docker Distribution notification of a manifest push, as the registry sends it. */
@@ -119,6 +138,36 @@ describe.skipIf(missing.length > 0)(`registry webhooks and queued scans${skipped
     await expect.poll(() => imagesOf(t, 'queued/app'), { timeout: APPEARS_MS, interval: 200 }).toEqual([[digest, ['v1']]]);
   });
 
+  it('forgets what the registry deletes: the image leaves the lists and the vulnerability answer; the same image elsewhere stays', async () => {
+    await addVulnerability(t, 'debian:9', BASH);
+    const own = layer({ 'srv/deleted/app.js': 'deleted' });
+    const layout = await ociLayout(join(scratch, `layout-${++layouts}`), { layers: [debianLayer(9), own] });
+    const digest = await pushImage(registry, layout.dir, 'deleted/app', 'v1');
+    expect(await pushImage(registry, layout.dir, 'kept/app', 'v1')).toBe(digest);
+    await expect.poll(() => imagesOf(t, 'deleted/app'), { timeout: APPEARS_MS, interval: 200 }).toEqual([[digest, ['v1']]]);
+    await expect.poll(() => imagesOf(t, 'kept/app'), { timeout: APPEARS_MS, interval: 200 }).toEqual([[digest, ['v1']]]);
+    expect(await exposed(t)).toEqual(expect.arrayContaining([`deleted/app@${digest}`, `kept/app@${digest}`]));
+
+    // The registry deletes the manifest (and with it the tag): its events reach the webhook.
+    const deleted = await fetch(`${registry.url}/v2/deleted/app/manifests/${digest}`, { method: 'DELETE' });
+    expect(deleted.status).toBe(202);
+    await expect.poll(() => imagesOf(t, 'deleted/app'), { timeout: APPEARS_MS, interval: 200 }).toEqual([]);
+    expect(await exposed(t)).not.toContain(`deleted/app@${digest}`);
+    expect(await exposed(t)).toContain(`kept/app@${digest}`);
+    expect(json(await t.app.inject({ url: `/tarsier/v1/images?tag=v1&digest=${digest}` })).Images.map((i: any) => i.Repository)).toEqual([
+      'kept/app',
+    ]);
+    const detail = await t.app.inject({ url: `/tarsier/v1/images/${digest}` });
+    expect(detail.statusCode, detail.body).toBe(200);
+    expect(json(detail).Image.References.map((r: any) => r.Repository)).toEqual(['kept/app']);
+
+    // Deleted from its last repository too: nothing of it is left (its contents went with it).
+    expect((await fetch(`${registry.url}/v2/kept/app/manifests/${digest}`, { method: 'DELETE' })).status).toBe(202);
+    await expect.poll(() => imagesOf(t, 'kept/app'), { timeout: APPEARS_MS, interval: 200 }).toEqual([]);
+    expect(await exposed(t)).not.toContain(`kept/app@${digest}`);
+    expect((await t.app.inject({ url: `/tarsier/v1/images/${digest}` })).statusCode).toBe(404);
+  });
+
   it('queues nothing for a wrong or missing secret (401), and answers 404 when no secret is configured', async () => {
     // No worker runs here, so whatever is queued stays to be counted.
     const idle = await testApp({ yaml: WEBHOOKS_YAML });
@@ -134,6 +183,7 @@ describe.skipIf(missing.length > 0)(`registry webhooks and queued scans${skipped
     expect(accepted.statusCode, accepted.body).toBe(202);
     expect(json(accepted)).toEqual({
       Queued: [{ Reference: `${registry.host}/hooked/app:v9@sha256:${'a'.repeat(64)}`, Job: expect.any(String) }],
+      Deleted: [],
     });
     expect(await idle.images.queue.depth()).toEqual({ waiting: 1, running: 0 });
 
@@ -144,6 +194,160 @@ describe.skipIf(missing.length > 0)(`registry webhooks and queued scans${skipped
       expect(json(res).Error.Message).toContain('clair.webhooks.secret');
     }
     expect(await disabled.images.queue.depth()).toEqual({ waiting: 0, running: 0 });
+  });
+});
+
+describe.skipIf(missing.length > 0)(`a tag pushed twice in a row${skipped}`, () => {
+  let registry: Registry;
+  /** The registry's public face: its push events name it, so the webhook's scans pull through it. */
+  let proxy: RegistryProxy;
+  let t: TestApp;
+  /** A blob whose download is held until released. */
+  let held: { digest: string; arrived: () => void; released: Promise<void> } | undefined;
+  let upstream = '';
+  beforeAll(async () => {
+    t = await testApp({ imageQueue: true, yaml: WEBHOOKS_YAML });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    // Started first, so the registry can name it; it reads the registry's URL at each request.
+    const lateRegistry = {
+      get url() {
+        return upstream;
+      },
+    };
+    proxy = await startRegistryProxy(lateRegistry, {
+      blob: async (blob, body) => {
+        const hold = held;
+        if (hold?.digest === blob.digest) {
+          hold.arrived();
+          await hold.released;
+        }
+        return body;
+      },
+    });
+    registry = await startRegistry({
+      notifications: { url: `http://127.0.0.1:${port}/tarsier/v1/webhooks/distribution`, headers: { Authorization: [SECRET] } },
+      publicUrl: proxy.url,
+    });
+    upstream = registry.url;
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await registry?.stop();
+  });
+
+  /** An image of its own (a Debian base and a layer no other image has): its layout, not pushed yet. */
+  const image = (name: string): Promise<OciLayout> =>
+    ociLayout(join(scratch, `layout-${++layouts}`), { layers: [debianLayer(9), layer({ [`srv/race/${name}`]: name })] });
+
+  /** Holds the downloads of this blob; downloading resolves once one is held. */
+  function hold(digest: string): { downloading: Promise<void>; release: () => void } {
+    let arrived!: () => void;
+    const downloading = new Promise<void>((resolve) => (arrived = resolve));
+    let release!: () => void;
+    held = { digest, arrived, released: new Promise<void>((resolve) => (release = resolve)) };
+    return { downloading, release };
+  }
+
+  it('gives the tag to the image pushed last, though the scan of the one before ends after it', async () => {
+    const first = await image('first');
+    const second = await image('second');
+    const slow = hold(first.images[0]!.layers[1]!.digest);
+    try {
+      const firstDigest = await pushImage(registry, first.dir, 'race/app', 'v1');
+      // The first push's scan is downloading its own layer, and waits.
+      await slow.downloading;
+      const secondDigest = await pushImage(registry, second.dir, 'race/app', 'v1');
+      await expect.poll(() => imagesOf(t, 'race/app'), { timeout: APPEARS_MS, interval: 200 }).toEqual([[secondDigest, ['v1']]]);
+
+      // Now the first scan ends: its image is recorded, without the tag the registry moved on.
+      slow.release();
+      await expect
+        .poll(() => imagesByDigest(t, 'race/app'), { timeout: APPEARS_MS, interval: 200 })
+        .toEqual(
+          byDigest([
+            [firstDigest, []],
+            [secondDigest, ['v1']],
+          ]),
+        );
+      await expect.poll(() => t.images.queue.depth(), { timeout: 5_000 }).toEqual({ waiting: 0, running: 0 });
+      const tagged = json(await t.app.inject({ url: '/tarsier/v1/images?repository=race/app&tag=v1' })).Images;
+      expect(tagged.map((i: any) => i.Digest)).toEqual([secondDigest]);
+
+      // The first push's event delivered again (a retry) scans it again: the tag stays where the registry has it.
+      const seenBefore = json(await t.app.inject({ url: `/tarsier/v1/images?digest=${firstDigest}` })).Images[0].LastSeen;
+      const again = await webhook(t, pushEvent(proxy.host, 'race/app', firstDigest, 'v1'), { authorization: SECRET });
+      expect(again.statusCode, again.body).toBe(202);
+      await expect
+        .poll(async () => json(await t.app.inject({ url: `/tarsier/v1/images?digest=${firstDigest}` })).Images[0].LastSeen, {
+          timeout: APPEARS_MS,
+          interval: 200,
+        })
+        .not.toBe(seenBefore);
+      expect(await imagesByDigest(t, 'race/app')).toEqual(
+        byDigest([
+          [firstDigest, []],
+          [secondDigest, ['v1']],
+        ]),
+      );
+    } finally {
+      slow.release();
+    }
+  });
+});
+
+describe.skipIf(missing.length > 0)(`Harbor's delete events${skipped}`, () => {
+  let registry: Registry;
+  let t: TestApp;
+  beforeAll(async () => {
+    registry = await startRegistry();
+    t = await testApp({ yaml: WEBHOOKS_YAML });
+    await addVulnerability(t, 'debian:9', BASH);
+  });
+  afterAll(() => registry?.stop());
+
+  it("forgets an artifact Harbor deletes (DELETE_ARTIFACT): an index's images go with it", async () => {
+    const platforms = [
+      { os: 'linux', architecture: 'amd64' },
+      { os: 'linux', architecture: 'arm64', variant: 'v8' },
+    ];
+    const layout = await ociLayout(
+      join(scratch, `layout-${++layouts}`),
+      platforms.map((platform) => ({ layers: [debianLayer(9), layer({ [`srv/${platform.architecture}`]: 'harbor' })], platform })),
+    );
+    const index = await pushImage(registry, layout.dir, 'harbor/app', 'v1');
+    // Harbor's event for the index: its resource_url on the registry's host.
+    const resource = { digest: index, tag: 'v1', resource_url: `${registry.host}/harbor/app:v1` };
+    const event = (type: string) => ({
+      type,
+      occur_at: 1737446601,
+      operator: 'admin',
+      event_data: {
+        resources: [resource],
+        repository: { name: 'app', namespace: 'harbor', repo_full_name: 'harbor/app', repo_type: 'private' },
+      },
+    });
+    const scanned = await t.app.inject({
+      method: 'POST',
+      url: '/tarsier/v1/images',
+      payload: { reference: `${registry.host}/harbor/app:v1`, insecure: true },
+    });
+    expect(scanned.statusCode, scanned.body).toBe(201);
+    const images = layout.images.map((i) => i.digest).sort();
+    expect(await imagesByDigest(t, 'harbor/app')).toEqual(images.map((d) => [d, ['v1']]));
+    expect(await exposed(t)).toEqual(expect.arrayContaining(images.map((d) => `harbor/app@${d}`)));
+
+    // Harbor deletes the artifact from its registry, then sends the event.
+    expect((await fetch(`${registry.url}/v2/harbor/app/manifests/${index}`, { method: 'DELETE' })).status).toBe(202);
+    const res = await webhook(t, event('DELETE_ARTIFACT'), { authorization: SECRET }, 'harbor');
+    expect(res.statusCode, res.body).toBe(202);
+    expect(json(res)).toEqual({ Queued: [], Deleted: [{ Reference: `${registry.host}/harbor/app@${index}`, Images: 2 }] });
+    expect(await imagesOf(t, 'harbor/app')).toEqual([]);
+    expect((await exposed(t)).filter((image) => image.startsWith('harbor/app@'))).toEqual([]);
+    // The same event again changes nothing more.
+    expect(json(await webhook(t, event('DELETE_ARTIFACT'), { authorization: SECRET }, 'harbor')).Deleted).toEqual([
+      { Reference: `${registry.host}/harbor/app@${index}`, Images: 0 },
+    ]);
   });
 });
 

@@ -321,6 +321,32 @@ describe.skipIf(missing.length > 0)(`images from a registry with basic auth${ski
     expect(message(forged)).toContain('not a page token');
   });
 
+  it('forgets an image the registry deleted when a scan finds it gone, with the tag that named it', async () => {
+    const kept = await push(registry, 'team/vanishing', 'v1', { layers: [uniqueLayer('vanishing-1')] });
+    const gone = await push(registry, 'team/vanishing', 'v2', { layers: [uniqueLayer('vanishing-2')] });
+    await scanned(t, { reference: `${registry.host}/team/vanishing:v1` });
+    await scanned(t, { reference: `${registry.host}/team/vanishing:v2` });
+    expect((await list(t, '?repository=team/vanishing')).Images.map((i) => [i.Digest, i.Tags])).toEqual([
+      [kept.digest, ['v1']],
+      [gone.digest, ['v2']],
+    ]);
+
+    // Deleted at the registry, which tells Tarsier nothing: the next scan of it finds it gone.
+    const authorization = `Basic ${Buffer.from(`${registry.username}:${registry.password}`).toString('base64')}`;
+    const deleted = await fetch(`${registry.url}/v2/team/vanishing/manifests/${gone.digest}`, {
+      method: 'DELETE',
+      headers: { authorization },
+    });
+    expect(deleted.status).toBe(202);
+    const res = await scan(t, { reference: `${registry.host}/team/vanishing@${gone.digest}` });
+    expect(res.statusCode).toBe(422);
+    expect(message(res)).toContain(`has no manifest ${registry.host}/team/vanishing@${gone.digest}`);
+    expect((await list(t, '?repository=team/vanishing')).Images.map((i) => [i.Digest, i.Tags])).toEqual([[kept.digest, ['v1']]]);
+    expect((await t.app.inject({ url: `/tarsier/v1/images/${gone.digest}` })).statusCode).toBe(404);
+    const exposedTo = json(await t.app.inject({ url: `/tarsier/v1/vulnerabilities/${FIXABLE.Name}/images` })).Images;
+    expect(exposedTo.map((i: any) => i.Digest)).not.toContain(gone.digest);
+  });
+
   it('answers 400 for an invalid reference, 422 for a tag the registry does not have, 422 naming clair.registries without credentials', async () => {
     const invalid = await scan(t, { reference: `${registry.host}/Team/App:v1` });
     expect(invalid.statusCode).toBe(400);
@@ -418,6 +444,30 @@ describe.skipIf(missing.length > 0)(`layer downloads from a registry${skipped}`,
       held.release();
       for (const res of await Promise.all(scans)) expect(res.statusCode, res.body).toBe(201);
       expect(counting.blobGetsOf(sha256(base))).toBe(1);
+    } finally {
+      held.release();
+      held = undefined;
+    }
+  });
+
+  it('gives a tag moved during a scan by tag to no image it scanned: the registry has moved it on', async () => {
+    const mine = uniqueLayer('moved-during-scan-1');
+    const first = await push(registry, 'moved/app', 'v1', { layers: [mine] });
+    let release!: () => void;
+    held = { digest: sha256(mine), release: () => release(), released: new Promise<void>((resolve) => (release = resolve)) };
+    try {
+      const scanning = scan(t, { reference: `${counting.host}/moved/app:v1` });
+      await expect.poll(() => counting.blobGetsOf(sha256(mine)), { timeout: 10_000 }).toBe(1);
+      const second = await push(registry, 'moved/app', 'v1', { layers: [uniqueLayer('moved-during-scan-2')] });
+      held.release();
+      const res = await scanning;
+      expect(res.statusCode, res.body).toBe(201);
+      expect(json(res).Images.map((i: any) => [i.Digest, i.Tags])).toEqual([[first.digest, []]]);
+
+      // The next scan of the tag finds the image it names now.
+      expect((await scanned(t, { reference: `${counting.host}/moved/app:v1` })).map((i) => [i.Digest, i.Tags])).toEqual([
+        [second.digest, ['v1']],
+      ]);
     } finally {
       held.release();
       held = undefined;

@@ -36,6 +36,11 @@ export interface RegistryOptions {
   auth?: RegistryAuth;
   /** A webhook the registry posts its events to (pushes and pulls of manifests and blobs). */
   notifications?: { url: string; headers?: Record<string, string[]> };
+  /**
+   * The URL the registry names itself by (distribution's http.host), e.g. a proxy in front of it:
+   * the URLs of its push events point there, so a webhook's scans pull through it.
+   */
+  publicUrl?: string;
 }
 
 /** One `access` entry of a registry token. */
@@ -80,6 +85,21 @@ const PASSWORD = 'registry-test-password';
 /** The token service and issuer names: the registry accepts tokens only for these. */
 const SERVICE = 'tarsier-test-registry';
 const ISSUER = 'tarsier-test-token-issuer';
+/**
+ * Runs the registry until it exits or this process's end of the wrapper's standard input closes:
+ * stop() closes it, and so does this process ending in any way (vitest ends its workers with
+ * SIGTERM, and ignores an afterAll registered inside a hook or a test, so stop() may never run).
+ * No registry outlives the test process that started it.
+ */
+const REGISTRY_WRAPPER = `
+exec 3<&0
+docker-registry serve "$1" 3<&- &
+registry=$!
+{ cat <&3 >/dev/null; kill -9 "$registry"; } >/dev/null 2>&1 &
+exec 3<&-
+wait "$registry"
+`;
+
 /** Long enough for a slow CI machine to exec the binary and open its storage. */
 const START_TIMEOUT_MS = 20_000;
 
@@ -101,8 +121,9 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Regi
   const stop = (): Promise<void> =>
     (stopped ??= (async () => {
       if (child && child.exitCode === null && child.signalCode === null) {
-        // The registry keeps nothing a test needs after it, so it is not given a graceful shutdown.
-        child.kill('SIGKILL');
+        // Its standard input closed, the wrapper kills the registry (keeping nothing a test needs,
+        // it is not given a graceful shutdown) and exits with it.
+        child.stdin?.end();
         await exited;
       }
       if (tokenServer) {
@@ -153,7 +174,7 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Regi
       // Deletes allowed so tests can take an image away again.
       storage: { filesystem: { rootdirectory: join(dir, 'storage') }, delete: { enabled: true } },
       // A fixed secret only silences the warning about a generated one.
-      http: { addr: '127.0.0.1:0', secret: 'tarsier-test-secret' },
+      http: { addr: '127.0.0.1:0', secret: 'tarsier-test-secret', ...(options.publicUrl ? { host: options.publicUrl } : {}) },
       ...(authConfig ? { auth: authConfig } : {}),
       ...(options.notifications
         ? {
@@ -177,7 +198,7 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Regi
     const configPath = join(dir, 'config.yml');
     await writeFile(configPath, stringify(config));
 
-    const registry = spawn('docker-registry', ['serve', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const registry = spawn('sh', ['-c', REGISTRY_WRAPPER, 'sh', configPath], { stdio: ['pipe', 'pipe', 'pipe'] });
     child = registry;
     exited = new Promise<void>((resolve) => registry.once('exit', () => resolve()));
     const address = await new Promise<string>((resolve, reject) => {
@@ -344,12 +365,13 @@ const BLOB_PATH = /^\/v2\/(.+)\/blobs\/(sha256:[a-f0-9]{64})$/;
 /**
  * A plain HTTP proxy in front of a registry (node:http, one upstream request per request), to count
  * the blob downloads a client makes and to play a registry whose storage or network alters or holds
- * a blob. Everything else passes unchanged, including auth challenges.
+ * a blob. Everything else passes unchanged, including auth challenges. The registry's URL is read
+ * at each request, so the proxy may start first (and the registry name it as its publicUrl).
  */
 export async function startRegistryProxy(registry: Pick<Registry, 'url'>, options: RegistryProxyOptions = {}): Promise<RegistryProxy> {
-  const upstream = new URL(registry.url);
   const blobGets: ProxiedBlob[] = [];
   const server = createServer((req, res) => {
+    const upstream = new URL(registry.url);
     const path = req.url ?? '/';
     const match = req.method === 'GET' ? BLOB_PATH.exec(path.split('?')[0]!) : null;
     const blob = match ? { repository: match[1]!, digest: match[2]! } : undefined;

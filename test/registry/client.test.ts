@@ -14,6 +14,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FetchSettings } from '../../src/indexer/fetch.js';
 import {
+  ManifestUnknown,
   parseChallenge,
   RegistryClient,
   RegistryError,
@@ -238,6 +239,21 @@ describe.skipIf(missing.length > 0)(`the registry client against real registries
       expect(error.message).toContain(`could not reach the registry at ${registry.host}: TLS failure`);
     });
 
+    it('resolves a tag and a digest to the digest the registry has now, and what it deleted to nothing', async () => {
+      const image = await ociLayout(join(scratch, 'resolved'), { layers: [layer({ 'srv/resolved': 'resolved' })] });
+      const digest = await pushImage(registry, image.dir, 'team/resolved', 'v1');
+      const repository = session(registry.host, 'team/resolved', { insecure: true });
+      expect(await repository.resolve('v1')).toBe(digest);
+      expect(await repository.resolve(digest)).toBe(digest);
+
+      expect((await fetch(`${registry.url}/v2/team/resolved/manifests/${digest}`, { method: 'DELETE' })).status).toBe(202);
+      expect(await repository.resolve('v1')).toBeUndefined();
+      expect(await repository.resolve(digest)).toBeUndefined();
+      const error = await registryError(repository.manifest(digest));
+      expect(error).toBeInstanceOf(ManifestUnknown);
+      expect(error.message).toBe(`the registry ${registry.host} has no manifest ${registry.host}/team/resolved@${digest}`);
+    });
+
     // Last: it stops the registry.
     it('once the registry has stopped, says it cannot be reached and that a retry may do better', async () => {
       const repository = session(registry.host, 'team/docker', { insecure: true });
@@ -304,6 +320,46 @@ describe('the registry client against a registry that lies', () => {
     serveManifest(MANIFEST.padEnd(limit + 1));
     const error = await registryError(repository().manifest('v1'));
     expect(error.message).toBe(`the manifest of ${host}/lies/app:v1 is larger than ${limit} bytes`);
+  });
+
+  it('asks for the digest with HEAD, and GETs the manifest only when the answer names none', async () => {
+    const methods: string[] = [];
+    const announced = `sha256:${'1'.repeat(64)}`;
+    let withDigest = true;
+    answer = (req, res) => {
+      methods.push(req.method!);
+      res.writeHead(200, { 'content-type': MEDIA_TYPES.ociManifest, ...(withDigest ? { 'docker-content-digest': announced } : {}) });
+      res.end(req.method === 'HEAD' ? undefined : MANIFEST);
+    };
+    expect(await repository().resolve('v1')).toBe(announced);
+    expect(methods).toEqual(['HEAD']);
+    withDigest = false;
+    methods.length = 0;
+    expect(await repository().resolve('v1')).toBe(sha256(MANIFEST));
+    expect(methods).toEqual(['HEAD', 'GET']);
+  });
+
+  // Only the registry's own word makes an image look deleted: a 404 for any other reason (a proxy, a
+  // repository hidden from these credentials) must never make Tarsier forget an image.
+  it("takes a manifest as gone only on a 404 whose error code says so (MANIFEST_UNKNOWN, Harbor's NOT_FOUND)", async () => {
+    const notFound = (body: string) =>
+      void (answer = (req, res) =>
+        res.writeHead(404, { 'content-type': 'application/json' }).end(req.method === 'HEAD' ? undefined : body));
+    for (const code of ['MANIFEST_UNKNOWN', 'NOT_FOUND']) {
+      notFound(JSON.stringify({ errors: [{ code, message: 'manifest unknown' }] }));
+      expect(await repository().resolve('v1'), code).toBeUndefined();
+      expect(await registryError(repository().manifest('v1'))).toBeInstanceOf(ManifestUnknown);
+    }
+    for (const body of [
+      JSON.stringify({ errors: [{ code: 'NAME_UNKNOWN', message: 'repository name not known' }] }),
+      '',
+      '<html>404</html>',
+    ]) {
+      notFound(body);
+      const error = await registryError(repository().resolve('v1'));
+      expect(error, body).not.toBeInstanceOf(ManifestUnknown);
+      expect(error.message).toBe(`the registry ${host} has no manifest ${host}/lies/app:v1`);
+    }
   });
 
   /** A registry that wants a Bearer token from its /token realm; tokenBody is what the realm answers. */

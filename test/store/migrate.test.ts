@@ -45,6 +45,7 @@ describe('migrations', () => {
       'namespace',
       'notification',
       'nvd_enrichment',
+      'repository_tag',
       'schema_migrations',
       'updater_state',
       'vulnerability',

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ImageScanner } from '../../images/images.js';
+import { isTag } from '../../registry/reference.js';
 import {
   deleteHarborScansOlderThan,
   failInterruptedHarborScan,
@@ -34,9 +35,14 @@ export interface HarborScanTarget {
   authorization: string | undefined;
 }
 
-/** The image reference the scan pulls: by digest, so a tag moved since the push changes nothing. */
-export function referenceOf(artifact: { registry: string; repository: string; digest: string }): string {
-  return `${artifact.registry}/${artifact.repository}@${artifact.digest}`;
+/**
+ * The image reference the scan pulls: by digest, so a tag moved since the push changes nothing to
+ * what is scanned; with the tag Harbor named, which is recorded only if the registry says it names
+ * that digest when the scan ends (src/images/records.ts).
+ */
+export function referenceOf(artifact: { registry: string; repository: string; digest: string; tag: string | null }): string {
+  const tag = artifact.tag !== null && isTag(artifact.tag) ? `:${artifact.tag}` : '';
+  return `${artifact.registry}/${artifact.repository}${tag}@${artifact.digest}`;
 }
 
 export interface HarborScanTimings {

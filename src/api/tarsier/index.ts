@@ -42,7 +42,7 @@ export function registerTarsierApi(app: RouteApp, deps: TarsierApiDeps): void {
     scope.addContentTypeParser('*', jsonBodyParser({ deadlineMs: deps.bodyTimeoutMs }));
     registerImageRoutes(scope, deps);
     registerImageNotificationRoutes(scope, deps);
-    registerWebhookRoutes(scope, { queue: deps.queue, secret: deps.webhookSecret });
+    registerWebhookRoutes(scope, { pool: deps.pool, queue: deps.queue, secret: deps.webhookSecret });
   });
   void app.register(async (plugin) => {
     const scope = plugin as unknown as RouteApp;

@@ -284,6 +284,9 @@ export const WebhookAccepted = Type.Object({
   Queued: Type.Array(Type.Object({ Reference: Type.String(), Job: Type.String() }), {
     description: 'The scans the event queued (manifest pushes); other events are ignored.',
   }),
+  Deleted: Type.Array(Type.Object({ Reference: Type.String(), Images: Type.Integer({ minimum: 0 }) }), {
+    description: 'The deletes the event announced (a manifest by digest, a tag), in order, each with how many image records went with it.',
+  }),
 });
 
 export const NotificationParams = Type.Object({
