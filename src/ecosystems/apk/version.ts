@@ -194,7 +194,8 @@ function valid(v: string): boolean {
   return c.kind === END;
 }
 
-export const apk = { name: 'apk', compare, valid } satisfies VersionFormat;
+/** Revision 2: digit groups with a leading zero compare as whole strings (`1.00 > 1.0`). */
+export const apk = { name: 'apk', compare, valid, revision: 2 } satisfies VersionFormat;
 
 /**
  * apk's fuzzy comparison (the `~` dependency operator): 0 when every token of

@@ -48,7 +48,8 @@ function valid(v: string): boolean {
   return validEvr(RPM_SYNTAX, v);
 }
 
-export const rpm = { name: 'rpm', compare, valid } satisfies VersionFormat;
+/** Revision 2: the release follows the last hyphen, not the first. */
+export const rpm = { name: 'rpm', compare, valid, revision: 2 } satisfies VersionFormat;
 
 /**
  * rpm's segment comparison (rpmio/rpmvercmp, rpm >= 4.15). Both strings are
