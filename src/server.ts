@@ -19,6 +19,7 @@ import { SummaryRefresher } from './images/summaries.js';
 import { enabledSources } from './updater/sources.js';
 import { openDatabase } from './database.js';
 import { ImageRetention } from './images/retention.js';
+import { Rematcher } from './rematch.js';
 
 /** The API's TLS material when api.certfile and api.keyfile are set (Clair's rule). */
 async function readTls(config: Config): Promise<ApiTls | undefined> {
@@ -104,6 +105,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     });
     const retention = new ImageRetention({ pool, retentionMs: config.images.untaggedRetentionMs, log });
     const summaries = new SummaryRefresher({ pool, connection: pool.options, log });
+    const rematcher = new Rematcher({ pool, log });
     const tls = await readTls(config);
     const api = buildApp({
       config,
@@ -139,6 +141,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     await images.queue.start();
     retention.start();
     await summaries.start();
+    rematcher.start();
     log.info({ apiPort, healthPort, grpcPort }, 'tarsier listening');
 
     let stopping: Promise<void> | undefined;
@@ -152,6 +155,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         // Drain in-flight requests first, then release the database they were using.
         stopping ??= (async () => {
           clearInterval(healthCheck);
+          await rematcher.stop();
           await scheduler?.stop();
           retention.stop();
           await summaries.stop();

@@ -3,6 +3,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { VERSION_FORMATS } from '../src/ecosystems/index.js';
 import { freshDatabase } from './helpers/db.js';
 import { relayedDatabase } from './helpers/relay.js';
 import { databaseUrl, runTarsier, startTarsier } from './helpers/process.js';
@@ -37,9 +38,22 @@ function alive(pid: number): boolean {
 describe('tarsier serve', () => {
   it('serves the API and health ports on a configured database and stops cleanly on SIGTERM', async () => {
     const url = databaseUrl(await freshDatabase());
-    const server = await startTarsier({ DATABASE_URL: url });
+    // The migrations record every format's matches as computed by revision 1: the formats whose
+    // comparator has changed since have theirs computed again at start-up.
+    const recomputed: string[] = [];
+    let allRecomputed: () => void = () => undefined;
+    const rematched = new Promise<void>((resolve) => (allRecomputed = resolve));
+    const outdated = VERSION_FORMATS.filter((f) => f.revision !== 1).map((f) => f.name);
+    const server = await startTarsier({ DATABASE_URL: url }, ['serve'], {
+      onLog: (entry) => {
+        if (entry.msg === 'matches recomputed') recomputed.push(entry.format as string);
+        if (recomputed.length === outdated.length) allRecomputed();
+      },
+    });
     expect(await get(server.apiPort, '/v1/namespaces')).toEqual({ status: 200, body: '{"Namespaces":[]}' });
     expect(await get(server.healthPort, '/health')).toEqual({ status: 200, body: '{"status":"ok"}' });
+    await rematched;
+    expect(recomputed.sort()).toEqual(outdated.sort());
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
     expect(server.logs.map((l) => l.msg)).toContain('tarsier stopped');

@@ -89,13 +89,7 @@ export function isJsSpace(c: number): boolean {
 // Loops, not indexOf and lastIndexOf: V8 calls those out of line, which costs
 // more than scanning the few characters of a version.
 
-/** The release starts after the first '-' (rpm). */
-export function firstHyphen(s: string, rest: number, end: number): number {
-  for (let i = rest; i < end; i++) if (s.charCodeAt(i) === CH_HYPHEN) return i;
-  return end;
-}
-
-/** The release starts after the last '-' (dpkg). */
+/** The release starts after the last '-' (dpkg and rpm). */
 export function lastHyphen(s: string, rest: number, end: number): number {
   for (let i = end - 1; i >= rest; i--) if (s.charCodeAt(i) === CH_HYPHEN) return i;
   return end;

@@ -5,6 +5,7 @@ import { badRequest, TarsierError } from '../errors.js';
 import { lockAncestryName, replaceAncestry, type AncestryFeatureRow } from '../store/ancestries.js';
 import { featuresFor, type LayerFeature } from '../store/layers.js';
 import { withTransaction, type Pool } from '../store/pool.js';
+import type { DigestOf } from './digest.js';
 import type { LayerScans, ScannedLayer } from './layer-scans.js';
 
 /**
@@ -19,8 +20,9 @@ export interface AncestryLayer {
   hash: string;
   path: string;
   headers: Record<string, string>;
-  /** sha256 of the compressed bytes, verified when given (registry blobs). */
+  /** sha256 of the layer, verified when given: of the compressed bytes (registry blobs), or see digestOf. */
   digest?: string;
+  digestOf?: DigestOf;
 }
 
 export interface AncestryRequest {

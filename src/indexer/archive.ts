@@ -1,3 +1,4 @@
+import { createHash, type Hash } from 'node:crypto';
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { Parser, type ReadEntry } from 'tar';
@@ -37,6 +38,19 @@ export interface Whiteouts {
 export interface LayerContents {
   readonly files: Map<string, Buffer>;
   readonly whiteouts: Whiteouts;
+  /**
+   * `sha256:<hex>` of the whole decompressed stream (the tar an image config's rootfs.diff_ids
+   * names), when asked for; absent when the bytes after the end-of-archive marker would have
+   * taken it past maxExpandedBytes.
+   */
+  readonly uncompressedDigest?: string;
+}
+
+export interface ReadOptions {
+  /** Which decompressor reads what (tests choose; the server keeps the measured defaults). */
+  readonly decoders?: Decoders;
+  /** Compute uncompressedDigest. */
+  readonly uncompressedDigest?: boolean;
 }
 
 const BLOCK = 512;
@@ -213,15 +227,14 @@ function resolveSymlinks(walk: Walk): void {
 /**
  * Walks a layer archive. wants(path) selects the files to buffer (normalised paths; for ACI
  * layers relative to rootfs/). Rejects with a 422 TarsierError when the archive is unreadable,
- * truncated, expands past maxExpandedBytes or holds a wanted file over maxFileBytes. decoders:
- * which decompressor reads what (tests choose; the server keeps the measured defaults).
+ * truncated, expands past maxExpandedBytes or holds a wanted file over maxFileBytes.
  */
 export async function readLayerArchive(
   source: Readable,
   format: LayerFormat,
   wants: (path: string) => boolean,
   limits: ArchiveLimits,
-  decoders: Decoders = DEFAULT_DECODERS,
+  options: ReadOptions = {},
 ): Promise<LayerContents> {
   const walk: Walk = {
     format,
@@ -249,28 +262,38 @@ export async function readLayerArchive(
   // Not events.once: it would reject on the parser's 'error' events, which are recorded above.
   const closed = new Promise<void>((resolve) => parser.once('close', () => resolve()));
 
-  const stream = await decompressed(source, (detail) => notAnArchive(detail), decoders).catch((err: unknown) => {
-    source.destroy(); // a missing decompressor program: the download or file is not needed any more
-    throw err;
-  });
+  const stream = await decompressed(source, (detail) => notAnArchive(detail), options.decoders ?? DEFAULT_DECODERS).catch(
+    (err: unknown) => {
+      source.destroy(); // a missing decompressor program: the download or file is not needed any more
+      throw err;
+    },
+  );
   const blocksOf = wholeBlocks();
   let total = 0;
   /** Bytes since the last non-zero byte, to see the end-of-archive zero block. */
   let trailingZeros = 0;
+  const uncompressed = options.uncompressedDigest ? createHash('sha256') : undefined;
+  let uncompressedDigest: string | undefined;
+  const chunks = (stream as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
+    for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
+      const chunk = next.value;
       total += chunk.length;
       if (total > limits.maxExpandedBytes) {
         throw unprocessable(
           `the layer expands to more than clair.indexer.maxexpandedbytes (${limits.maxExpandedBytes} bytes); it may be a decompression bomb`,
         );
       }
+      uncompressed?.update(chunk);
       trailingZeros = countTrailingZeros(chunk, trailingZeros);
       for (const blocks of blocksOf(chunk)) if (!parser.write(blocks)) await once(parser, 'drain');
       if (walk.failure) throw walk.failure;
       // Past the end-of-archive marker is padding or junk (gzip's trailing garbage, a stream of
       // zeros): stop there, as tar does, instead of decompressing and scanning the rest.
       if (walk.ended) break;
+    }
+    if (uncompressed) {
+      uncompressedDigest = walk.ended ? await digestOfRest(chunks, uncompressed, limits.maxExpandedBytes - total) : digestOf(uncompressed);
     }
     if (walk.ended) {
       stream.destroy();
@@ -294,7 +317,34 @@ export async function readLayerArchive(
   if (truncated) throw notAnArchive('no tar entries found');
   resolveSymlinks(walk);
   for (const path of walk.files.keys()) if (!wants(path)) walk.files.delete(path);
-  return { files: walk.files, whiteouts: { deleted: walk.deleted, opaque: walk.opaque } };
+  return {
+    files: walk.files,
+    whiteouts: { deleted: walk.deleted, opaque: walk.opaque },
+    ...(uncompressedDigest ? { uncompressedDigest } : {}),
+  };
+}
+
+function digestOf(hash: Hash): string {
+  return `sha256:${hash.digest('hex')}`;
+}
+
+/**
+ * The digest of the whole decompressed stream, hash having taken in everything up to the
+ * end-of-archive marker: the rest is read only for it (never parsed). Undefined when the rest
+ * holds more than budget bytes (a stream of zeros after the marker) or cannot be decompressed (a
+ * corrupt tail): the layer read is still good, only this digest is unknown.
+ */
+async function digestOfRest(chunks: AsyncIterator<Buffer>, hash: Hash, budget: number): Promise<string | undefined> {
+  try {
+    for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
+      budget -= next.value.length;
+      if (budget < 0) return undefined;
+      hash.update(next.value);
+    }
+  } catch {
+    return undefined;
+  }
+  return digestOf(hash);
 }
 
 /**

@@ -10,7 +10,7 @@ import { acquireLease, leaseOwner, releaseLease, renewLease } from '../store/loc
 import { withTransaction, type Pool } from '../store/pool.js';
 import type { Readable } from 'node:stream';
 import { readLayerArchive, type ArchiveLimits, type LayerContents, type LayerFormat } from './archive.js';
-import { verifiedRead } from './digest.js';
+import { verifiedRead, type DigestOf } from './digest.js';
 import { openLayer, readUpload, redactLocation, type FetchSettings } from './fetch.js';
 
 /** The 400's message for a ParentName that is not indexed (Clair v2's, matched by Quay). */
@@ -35,8 +35,10 @@ export interface LayerSource {
   readonly format: LayerFormat;
   /** The compressed bytes, sent by the client (PUT /tarsier/v1/layers/{digest}); read once, never stored. */
   readonly body?: Readable;
-  /** `sha256:<hex>` of the compressed bytes (a registry blob digest): verified over the whole blob. */
+  /** `sha256:<hex>` the layer must have, verified over the whole blob: see digestOf. */
   readonly digest?: string;
+  /** What digest is of: the compressed bytes (a registry blob digest; the default), or those or the tar they hold. */
+  readonly digestOf?: DigestOf;
 }
 
 export interface IndexerSettings {
@@ -155,8 +157,14 @@ export class Indexer {
       const stream = request.body
         ? readUpload(request.body, this.#settings.fetch, stop)
         : (await openLayer(request.path, request.headers, this.#settings.fetch, stop)).stream;
-      const read = (bytes: Readable): Promise<LayerContents> => readLayerArchive(bytes, request.format, wants, this.#settings.limits);
-      const contents = request.digest ? await verifiedRead(stream, request.digest, read) : await read(stream);
+      const orTar = request.digestOf === 'blob-or-tar';
+      const read = (bytes: Readable): Promise<LayerContents> =>
+        readLayerArchive(bytes, request.format, wants, this.#settings.limits, {
+          uncompressedDigest: orTar && request.digest !== undefined,
+        });
+      const contents = request.digest
+        ? await verifiedRead(stream, request.digest, read, orTar ? (c) => c.uncompressedDigest : undefined)
+        : await read(stream);
       return scanContents(contents, PACKAGE_LISTERS, NAMESPACE_DETECTORS);
     } catch (err) {
       if (signal?.aborted) throw signal.reason;

@@ -14,6 +14,12 @@ export interface VersionFormat {
   compare(a: string, b: string): -1 | 0 | 1;
   /** Whether the package manager accepts v as a version string. */
   valid(v: string): boolean;
+  /**
+   * The revision of compare's order, raised whenever compare orders some pair differently than
+   * before. Stored matches were computed with a revision (table match_revision); where it differs
+   * from this one, they are computed again (src/rematch.ts).
+   */
+  readonly revision: number;
 }
 
 export type VersionFormatName = 'dpkg' | 'rpm' | 'apk';

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { Matching, StoredFix } from '../model/matching.js';
 import type { Package } from '../model/indexing.js';
 import type { VersionFormatName } from '../model/version-format.js';
+import type { Queryable } from './pool.js';
 
 /** Advisory lock class for features (pg_advisory_xact_lock(class, bucket)). */
 export const FEATURE_LOCK_CLASS = 1;
@@ -11,6 +12,7 @@ export const FEATURE_LOCK_CLASS = 1;
  */
 export const NAMESPACE_LOCK_CLASS = 2;
 const LOCK_NAMESPACE_SHARED = `SELECT pg_advisory_xact_lock_shared(${NAMESPACE_LOCK_CLASS}, $1)`;
+const LOCK_NAMESPACE_EXCLUSIVE = `SELECT pg_advisory_xact_lock(${NAMESPACE_LOCK_CLASS}, $1)`;
 
 /** Lets single writers into a namespace that no updater is rewriting (re-entrant within a transaction). */
 export async function shareNamespace(client: pg.PoolClient, namespaceId: number): Promise<void> {
@@ -48,6 +50,15 @@ const INSERT_AFFECTS = `
   SELECT * FROM unnest($1::bigint[], $2::int[], $3::bigint[]) ON CONFLICT DO NOTHING`;
 /** Links per statement: the three parameter arrays stay well under a MiB. */
 const AFFECTS_CHUNK = 5_000;
+const SELECT_FEATURES_OF_NAMESPACE = 'SELECT id FROM feature WHERE namespace_id = $1 ORDER BY id';
+/** The links of these feature versions to live vulnerabilities (superseded versions keep theirs). */
+const SELECT_LIVE_AFFECTS = `
+  SELECT a.vulnerability_id, a.feature_version_id FROM vulnerability_affects a
+  JOIN vulnerability v ON v.id = a.vulnerability_id AND v.deleted_at IS NULL
+  WHERE a.feature_version_id = ANY($1::int[])`;
+const DELETE_AFFECTS = `
+  DELETE FROM vulnerability_affects a USING unnest($1::bigint[], $2::int[]) AS t(vulnerability_id, feature_version_id)
+  WHERE a.vulnerability_id = t.vulnerability_id AND a.feature_version_id = t.feature_version_id`;
 
 /** The ids of features of a namespace by name, created when new. */
 export async function featureIds(client: pg.PoolClient, namespaceId: number, names: readonly string[]): Promise<Map<string, number>> {
@@ -119,16 +130,28 @@ export async function linkAffected(
   versions: readonly FeatureVersionRecord[],
   affects: (fix: StoredFix, installed: string) => boolean,
 ): Promise<void> {
+  await insertLinks(client, affectedVersions(fixes, versions, affects));
+}
+
+/** Stores these links (fix, feature version it affects), a chunk of them per statement. */
+async function insertLinks(client: pg.PoolClient, pairs: Iterable<readonly [FixRecord, FeatureVersionRecord]>): Promise<number> {
   const links: [number[], number[], number[]] = [[], [], []];
-  for (const [fix, fv] of affectedVersions(fixes, versions, affects)) {
+  for (const [fix, fv] of pairs) {
     links[0].push(fix.vulnerability_id);
     links[1].push(fv.id);
     links[2].push(fix.id);
   }
-  for (let i = 0; i < links[0].length; i += AFFECTS_CHUNK) {
+  await inChunks(client, INSERT_AFFECTS, links);
+  return links[0].length;
+}
+
+/** Runs sql over parallel parameter arrays (unnest), AFFECTS_CHUNK rows per statement. */
+async function inChunks(client: pg.PoolClient, sql: string, columns: readonly number[][]): Promise<void> {
+  const rows = columns[0]?.length ?? 0;
+  for (let i = 0; i < rows; i += AFFECTS_CHUNK) {
     await client.query(
-      INSERT_AFFECTS,
-      links.map((column) => column.slice(i, i + AFFECTS_CHUNK)),
+      sql,
+      columns.map((column) => column.slice(i, i + AFFECTS_CHUNK)),
     );
   }
 }
@@ -173,4 +196,49 @@ async function linkNewVersions(
   if (created.length === 0) return;
   const fixes = (await client.query<FixRecord>(SELECT_LIVE_FIXES, [[...new Set(created.map((fv) => fv.feature_id))]])).rows;
   await linkAffected(client, fixes, created, affects);
+}
+
+/** The ids of a namespace's features, in ascending order. */
+export async function featuresOfNamespace(db: Queryable, namespaceId: number): Promise<number[]> {
+  return (await db.query<{ id: number }>(SELECT_FEATURES_OF_NAMESPACE, [namespaceId])).rows.map((r) => r.id);
+}
+
+export interface RelinkCounts {
+  added: number;
+  removed: number;
+}
+
+/**
+ * Computes again, by the matching rules given, which stored versions of these features (all of
+ * one namespace) the live vulnerabilities affect, and makes the stored links say exactly that:
+ * the links no longer due are deleted, the missing ones inserted, the rest left alone (so the
+ * report and summary triggers hear of the changed feature versions only). Takes the namespace
+ * exclusively, as an updater does, so no writer links these features meanwhile; the caller's
+ * transaction should be short (a few thousand features), as layers of the namespace wait for it.
+ */
+export async function relinkFeatures(
+  client: pg.PoolClient,
+  namespaceId: number,
+  features: readonly number[],
+  affects: (fix: StoredFix, installed: string) => boolean,
+): Promise<RelinkCounts> {
+  await client.query(LOCK_NAMESPACE_EXCLUSIVE, [namespaceId]);
+  const fixes = (await client.query<FixRecord>(SELECT_LIVE_FIXES, [features])).rows;
+  const versions = await versionsOfFeatures(client, features);
+  const stored = (
+    await client.query<{ vulnerability_id: number; feature_version_id: number }>(SELECT_LIVE_AFFECTS, [versions.map((fv) => fv.id)])
+  ).rows;
+  const key = (vulnerability: number, featureVersion: number): string => `${vulnerability}/${featureVersion}`;
+  const due = new Map<string, [FixRecord, FeatureVersionRecord]>();
+  for (const [fix, fv] of affectedVersions(fixes, versions, affects)) due.set(key(fix.vulnerability_id, fv.id), [fix, fv]);
+  const removed: [number[], number[]] = [[], []];
+  for (const link of stored) {
+    if (due.delete(key(link.vulnerability_id, link.feature_version_id))) continue;
+    removed[0].push(link.vulnerability_id);
+    removed[1].push(link.feature_version_id);
+  }
+  await inChunks(client, DELETE_AFFECTS, removed);
+  // What is left in due is not stored yet.
+  const added = await insertLinks(client, due.values());
+  return { added, removed: removed[0].length };
 }

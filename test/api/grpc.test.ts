@@ -4,6 +4,7 @@
  * JSON routes answer for the same data; errors are status codes with the routes' messages;
  * deadlines stop the work; authentication, health, reflection and TLS (ALPN h2) work.
  */
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -288,6 +289,23 @@ describe('gRPC on the API port', () => {
     await client.end();
     return rows[0].name as string;
   }
+
+  it('PostAncestry takes a layer named by its uncompressed digest (diff_id), and refuses one named by neither digest', async () => {
+    const diffId = `sha256:${createHash('sha256').update(BASE).digest('hex')}`;
+    const blobDigest = `sha256:${createHash('sha256').update(gzip(BASE)).digest('hex')}`;
+    const byDiffId = { hash: diffId, path: layers.url('/base'), headers: { Authorization: TOKEN } };
+    await call(ancestries, 'PostAncestry', { ancestry_name: 'team/by-diff-id', format: 'Docker', layers: [byDiffId] });
+    const { ancestry } = await call(ancestries, 'GetAncestry', { ancestry_name: 'team/by-diff-id' });
+    expect(ancestry.layers.map((l: Message) => l.layer.hash)).toEqual([diffId]);
+    const wrongDigest = `sha256:${'0'.repeat(64)}`;
+    const err = await failure(
+      call(ancestries, 'PostAncestry', { ancestry_name: 'team/wrong', format: 'Docker', layers: [{ ...byDiffId, hash: wrongDigest }] }),
+    );
+    expect([err.code, err.details]).toEqual([
+      grpc.status.INVALID_ARGUMENT,
+      `layers[0] (${wrongDigest}): layer ${wrongDigest}: the bytes received have the digest ${blobDigest}, and uncompressed the digest ${diffId}; nothing was stored`,
+    ]);
+  });
 
   it("answers errors as status codes with the JSON routes' messages", async () => {
     const notFound = await failure(call(ancestries, 'GetAncestry', { ancestry_name: 'nope' }));

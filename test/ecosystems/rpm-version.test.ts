@@ -85,19 +85,33 @@ describe('rpm compare: EVR rows of test/fixtures/versions/nevra-compare.data (cl
   checkBothWays(rpm.compare, rows);
 });
 
-describe('rpm parse: test/fixtures/versions/rpm-parse.data (Clair)', () => {
-  for (const { line, fields } of readTable(`${fixtures}rpm-parse.data`)) {
+/** Registers the `"input" ok EPOCH "version" "release"` and `"input" error` rows of a table. */
+function checkParseRows(file: string): void {
+  for (const { line, fields } of readTable(fixtures + file)) {
     const [input = '', result, epoch, version, release] = fields;
     if (result === 'error') {
       it(`line ${line}: ${show(input)} is invalid`, () => {
         expect(parseRpmEvr(input)).toBeNull();
         expect(rpm.valid(input)).toBe(false);
       });
-    } else {
+    } else if (result === 'ok') {
       it(`line ${line}: ${show(input)} parses`, () => {
         expect(parseRpmEvr(input)).toEqual({ epoch, version, release });
         expect(rpm.valid(input)).toBe(true);
       });
     }
   }
+}
+
+describe('rpm parse: test/fixtures/versions/rpm-parse.data (Clair)', () => {
+  checkParseRows('rpm-parse.data');
+});
+
+describe('rpm EVRs with several hyphens: test/fixtures/versions/rpm-evr.data', () => {
+  const rows = orderingRows('rpm-evr.data');
+  it('has its ordering rows', () => {
+    expect(rows.length).toBe(18);
+  });
+  checkBothWays(rpm.compare, rows);
+  checkParseRows('rpm-evr.data');
 });

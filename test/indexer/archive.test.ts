@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -250,6 +251,39 @@ describe('the end of an archive, as tar and gzip read it', () => {
     for (let at = 0; at < named.length; at += 7) chunks.push(named.subarray(at, at + 7));
     const { files } = await readLayerArchive(Readable.from(chunks), 'docker', wants, limits);
     expect(files.get('var/lib/dpkg/status')!.toString()).toBe('Package: zlib1g\n');
+  });
+});
+
+describe("the uncompressed digest (an image config's diff_id), read in the same pass", () => {
+  const sha256 = (data: Buffer): string => `sha256:${createHash('sha256').update(data).digest('hex')}`;
+  const withDigest = (data: Buffer, l = limits) =>
+    readLayerArchive(Readable.from([data]), 'docker', wants, l, { uncompressedDigest: true });
+
+  it('is the digest of the whole tar stream, what follows the end-of-archive marker included', async () => {
+    const tar = tarball(simple);
+    // GNU tar pads to 10 KiB records; a tool may leave other bytes after the marker.
+    for (const tail of [Buffer.alloc(0), Buffer.alloc(10240 - (tar.length % 10240)), Buffer.from('junk after the archive')]) {
+      const contents = await withDigest(gzip(Buffer.concat([tar, tail])));
+      expect(contents.uncompressedDigest).toBe(sha256(Buffer.concat([tar, tail])));
+      expect(contents.files.get('var/lib/dpkg/status')!.toString()).toBe('Package: zlib1g\n');
+    }
+    // Uncompressed, it is the digest of the bytes themselves.
+    expect((await withDigest(tar)).uncompressedDigest).toBe(sha256(tar));
+    // gzip's trailing garbage is not part of the decompressed stream.
+    expect((await withDigest(Buffer.concat([gzip(tar), Buffer.from('\0\0trailing garbage')]))).uncompressedDigest).toBe(sha256(tar));
+  });
+
+  it('is computed only when asked for', async () => {
+    expect(await read(gzip(tarball(simple)))).not.toHaveProperty('uncompressedDigest');
+  });
+
+  it('is left unknown, the layer still read, when what follows the marker goes past maxexpandedbytes', async () => {
+    const contents = await withDigest(gzip(Buffer.concat([tarball(simple), Buffer.alloc(8 << 20)])), {
+      ...limits,
+      maxExpandedBytes: 1 << 20,
+    });
+    expect(contents.files.get('etc/os-release')!.toString()).toBe(osRelease);
+    expect(contents).not.toHaveProperty('uncompressedDigest');
   });
 });
 

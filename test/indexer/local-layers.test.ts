@@ -77,7 +77,7 @@ async function layerFile(data: Buffer): Promise<string> {
 
 async function readFile(data: Buffer, decoders: Decoders = DEFAULT_DECODERS, signal?: AbortSignal) {
   const opened = await openLayer(await layerFile(data), {}, settings, signal);
-  return readLayerArchive(opened.stream, 'docker', wants, limits, decoders);
+  return readLayerArchive(opened.stream, 'docker', wants, limits, { decoders });
 }
 
 /**
@@ -165,7 +165,7 @@ describe('a local layer file', () => {
         'docker',
         wants,
         { ...limits, maxExpandedBytes: 1 << 20 },
-        decoders,
+        { decoders },
       ),
     );
     expect(err.message).toMatch(/^the layer expands to more than clair\.indexer\.maxexpandedbytes \(1048576 bytes\)/);
@@ -177,7 +177,13 @@ describe('a local layer file', () => {
     const member = gzip(Buffer.alloc(64 << 20));
     const path = await layerFile(Buffer.concat(Array.from({ length: 256 }, () => member)));
     const opened = await openLayer(path, {}, settings);
-    const contents = await readLayerArchive(opened.stream, 'docker', wants, { ...limits, maxExpandedBytes: 50 * 2 ** 30 }, PROGRAMS);
+    const contents = await readLayerArchive(
+      opened.stream,
+      'docker',
+      wants,
+      { ...limits, maxExpandedBytes: 50 * 2 ** 30 },
+      { decoders: PROGRAMS },
+    );
     expect(contents.files.size).toBe(0);
     await until(() => children('igzip').length === 0);
   });

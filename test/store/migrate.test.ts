@@ -42,6 +42,7 @@ describe('migrations', () => {
       'layer_scan',
       'layer_scan_package',
       'lock',
+      'match_revision',
       'namespace',
       'notification',
       'nvd_enrichment',

@@ -15,7 +15,14 @@ const name = (description: string) => Type.String({ maxLength: MAX_NAME_LENGTH, 
 // Requests -------------------------------------------------------------------------------------
 
 const PostLayer = Type.Object({
-  hash: optional(orNull(name("The layer's identity (e.g. its digest): a layer hash already scanned is not downloaded again."))),
+  hash: optional(
+    orNull(
+      name(
+        "The layer's identity (e.g. its digest): a layer hash already scanned is not downloaded again. A sha256:<hex> hash given " +
+          "with a path is checked against the bytes: the digest of the blob (compressed) or of the tar in it (an image config's diff_id).",
+      ),
+    ),
+  ),
   path: optional(
     orNull(Type.String({ description: 'Where to download the layer: an http(s) URL, or a local file under api.localroots.' })),
   ),

@@ -85,9 +85,10 @@ export function parsePostAncestry(body: unknown): PostAncestryRequest {
     if (hash.startsWith(V1_SCAN_PREFIX)) throw badRequest(`${at}.hash must not start with "${V1_SCAN_PREFIX}"`);
     // A layer uploaded (PUT /tarsier/v1/layers/{digest}) or scanned before needs no path: it is not downloaded.
     const path = stringField(layer, 'path', at).trim();
-    // A sha256 hash names the layer's bytes, as registries and images name blobs: it is verified,
-    // since image scans and uploads reuse a scan stored under that digest.
-    const digest = path !== '' && isSha256Digest(hash) ? { digest: hash } : {};
+    // A sha256 hash names the layer's bytes, as registries and images name blobs, or the tar they
+    // hold, as an image config's rootfs.diff_ids do: it is verified, since image scans and uploads
+    // reuse a scan stored under that digest (the same files whichever of the two it is).
+    const digest = path !== '' && isSha256Digest(hash) ? { digest: hash, digestOf: 'blob-or-tar' as const } : {};
     return { hash, path, headers: stringMapField(layer, 'headers', at), ...digest };
   });
   return { name, format, layers };

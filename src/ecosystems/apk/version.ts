@@ -133,16 +133,19 @@ function setToken(c: Cursor, kind: TokenKind, start: number, end: number): void 
 /**
  * Compares the values of two tokens of the same kind.
  * The leading number always compares by value. A later dotted component
- * compares as a decimal fraction when either side starts with '0' — as
- * strings, after dropping trailing zeros — so `8.2.0 < 8.2.001` and
- * `8.2.0015 < 8.2.002`; otherwise by value. Suffix numbers and revisions
- * compare by value, suffixes by rank, letters and hashes as strings.
+ * compares by value too, unless either side starts with '0': then both
+ * compare as whole strings, character by character, a proper prefix first
+ * (`8.2.0 < 8.2.001`, `8.2.0015 < 8.2.002`). No zero is dropped, so
+ * `1.35.00 > 1.35.0` and `1.00 > 1.0_p10`, decided at the "00", as
+ * apk-tools 3 orders them (apk-tools 2 weighed runs of zeros differently).
+ * Suffix numbers and revisions compare by value, suffixes by rank, letters
+ * and hashes as strings.
  */
 function compareTokens(a: Cursor, b: Cursor, leading: boolean): -1 | 0 | 1 {
   switch (a.kind) {
     case DIGIT:
       if (!leading && (a.s.charCodeAt(a.start) === CH_0 || b.s.charCodeAt(b.start) === CH_0)) {
-        return compareText(a.s, a.start, trimTrailingZeros(a), b.s, b.start, trimTrailingZeros(b));
+        return compareText(a.s, a.start, a.end, b.s, b.start, b.end);
       }
       return compareNumbers(a, b);
     case SUFFIX_NUMBER:
@@ -191,7 +194,8 @@ function valid(v: string): boolean {
   return c.kind === END;
 }
 
-export const apk = { name: 'apk', compare, valid } satisfies VersionFormat;
+/** Revision 2: digit groups with a leading zero compare as whole strings (`1.00 > 1.0`). */
+export const apk = { name: 'apk', compare, valid, revision: 2 } satisfies VersionFormat;
 
 /**
  * apk's fuzzy comparison (the `~` dependency operator): 0 when every token of
@@ -204,12 +208,6 @@ export function apkFuzzyCompare(a: string, b: string): -1 | 0 | 1 {
 
 function compareNumbers(a: Cursor, b: Cursor): -1 | 0 | 1 {
   return compareDigitRuns(a.s, a.start, a.end, b.s, b.start, b.end);
-}
-
-function trimTrailingZeros(c: Cursor): number {
-  let end = c.end;
-  while (end > c.start && c.s.charCodeAt(end - 1) === CH_0) end--;
-  return end;
 }
 
 /**

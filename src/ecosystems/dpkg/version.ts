@@ -50,7 +50,7 @@ function valid(v: string): boolean {
   return validEvr(DPKG_SYNTAX, v);
 }
 
-export const dpkg = { name: 'dpkg', compare, valid } satisfies VersionFormat;
+export const dpkg = { name: 'dpkg', compare, valid, revision: 1 } satisfies VersionFormat;
 
 /**
  * Compares two upstream versions (or two revisions): alternately the leading

@@ -1,9 +1,10 @@
 import type { VersionFormat } from '../../model/version-format.js';
-import { type EvrSyntax, compareEvr, firstHyphen, isAsciiLetter, isDigit, isJsSpace, parseEvr, validEvr } from '../version-text.js';
+import { type EvrSyntax, compareEvr, isAsciiLetter, isDigit, isJsSpace, lastHyphen, parseEvr, validEvr } from '../version-text.js';
 
 /**
- * RPM version ordering: `[epoch:]version[-release]`, epoch compared
- * numerically (missing = 0), then rpmvercmp on version, then on release.
+ * RPM version ordering: `[epoch:]version[-release]`, the release being what
+ * follows the last hyphen; epoch compared numerically (missing = 0), then
+ * rpmvercmp on version, then on release.
  *
  * Comparison works on index ranges of the original strings: it runs once per
  * installed package and candidate vulnerability, so it allocates nothing.
@@ -24,8 +25,8 @@ const END = -1;
 
 const RPM_SYNTAX: EvrSyntax = {
   isSpace: isJsSpace,
-  // Unlike dpkg, which splits at the last one.
-  releaseHyphen: firstHyphen,
+  // As rpm's own parseEVR: `1.2-3-4` is version `1.2-3`, release `4`.
+  releaseHyphen: lastHyphen,
   isVersionChar: isEvrChar,
   isReleaseChar: isEvrChar,
   // Here rpm puts no bound on epochs.
@@ -47,7 +48,8 @@ function valid(v: string): boolean {
   return validEvr(RPM_SYNTAX, v);
 }
 
-export const rpm = { name: 'rpm', compare, valid } satisfies VersionFormat;
+/** Revision 2: the release follows the last hyphen, not the first. */
+export const rpm = { name: 'rpm', compare, valid, revision: 2 } satisfies VersionFormat;
 
 /**
  * rpm's segment comparison (rpmio/rpmvercmp, rpm >= 4.15). Both strings are

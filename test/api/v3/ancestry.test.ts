@@ -445,6 +445,42 @@ describe('errors: {"error", "code", "message"} with the grpc-gateway status', ()
     expect(labelled.statusCode, labelled.body).toBe(200);
     await t.pool.query('DELETE FROM ancestry');
 
+    // A client may name a layer by its uncompressed digest (the image config's rootfs.diff_ids):
+    // that of the whole tar stream, here padded to 10 KiB records as GNU tar writes it.
+    const tar = tarball(base);
+    const paddedTar = Buffer.concat([tar, Buffer.alloc(10240 - (tar.length % 10240))]);
+    const diffId = `sha256:${createHash('sha256').update(paddedTar).digest('hex')}`;
+    const blobDigest = `sha256:${createHash('sha256').update(gzip(paddedTar)).digest('hex')}`;
+    server.serve('/blobs/by-diff-id', gzip(paddedTar));
+    const byDiffId = await postAncestry(t, { ...valid(), layers: [{ hash: diffId, path: server.url('/blobs/by-diff-id') }] });
+    expect(byDiffId.statusCode, byDiffId.body).toBe(200);
+    const ancestry = json(await t.app.inject({ url: `/ancestry/${valid().ancestry_name}` })).ancestry;
+    expect(ancestry.layers.map((l: { layer: { hash: string } }) => l.layer.hash)).toEqual([diffId]);
+    expect((await t.pool.query('SELECT count(*)::int AS n FROM layer_scan WHERE key = $1', [diffId])).rows[0].n).toBe(1);
+    await t.pool.query('DELETE FROM ancestry');
+    // Bytes that cannot be read have no uncompressed digest to compare: the answer says why.
+    const unreadableDigest = `sha256:${createHash('sha256')
+      .update(Buffer.from(await (await fetch(server.url('/blobs/garbage'))).arrayBuffer()))
+      .digest('hex')}`;
+    const garbageUnderDigest = await postAncestry(t, { ...valid(), layers: [{ hash: otherDigest, path: server.url('/blobs/garbage') }] });
+    await expectError(
+      garbageUnderDigest,
+      400,
+      3,
+      new RegExp(
+        `^layers\\[0\\] \\(${otherDigest}\\): layer ${otherDigest}: the bytes received have the digest ${unreadableDigest}; ` +
+          'their uncompressed digest is unknown \\(the layer is not a readable tar archive \\(.*\\)\\); nothing was stored$',
+      ),
+    );
+    // Under a digest it is neither, the answer names both digests the bytes have.
+    const wrong = await postAncestry(t, { ...valid(), layers: [{ hash: otherDigest, path: server.url('/blobs/by-diff-id') }] });
+    await expectError(
+      wrong,
+      400,
+      3,
+      `layers[0] (${otherDigest}): layer ${otherDigest}: the bytes received have the digest ${blobDigest}, and uncompressed the digest ${diffId}; nothing was stored`,
+    );
+
     const missing = await postAncestry(t, { ...valid(), layers: [{ hash: hashOf('missing'), path: server.url('/blobs/missing') }] });
     await expectError(missing, 400, 3, /answered 404/);
     expect((await t.pool.query('SELECT count(*)::int AS n FROM ancestry')).rows[0].n).toBe(0);
