@@ -16,6 +16,31 @@ declare module 'vitest' {
     pgAdmin: pg.PoolConfig;
     /** A migrated database each test file clones. */
     pgTemplate: string;
+    /** The prefix of every database this run creates (dropped at its end). */
+    pgRunPrefix: string;
+  }
+}
+
+/** Test databases are named tarsier_t_<pid of the run's global setup>_<random>, its template tarsier_template_<pid>. */
+const RUN_DATABASE = /^tarsier_(?:t_(\d+)_[0-9a-f]+|template_(\d+))$/;
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/** Drops the databases of this run, and those a run that died (killed, or cut off) left behind. */
+async function dropRunDatabases(client: pg.Client, ours: (pid: number) => boolean): Promise<void> {
+  const { rows } = await client.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'tarsier\\_%'");
+  for (const { datname } of rows) {
+    const match = RUN_DATABASE.exec(datname);
+    const pid = match?.[1] ?? match?.[2];
+    if (pid !== undefined && ours(Number(pid)))
+      await client.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`).catch(() => undefined);
   }
 }
 
@@ -40,6 +65,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const template = `tarsier_template_${process.pid}`;
   const adminClient = new pg.Client(admin);
   await adminClient.connect();
+  await dropRunDatabases(adminClient, (pid) => pid !== process.pid && !alive(pid));
   await adminClient.query(`DROP DATABASE IF EXISTS ${template}`);
   await adminClient.query(`CREATE DATABASE ${template}`);
   const pool = createPool(databaseOf(admin, template), 2, log);
@@ -49,8 +75,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
 
   project.provide('pgAdmin', admin);
   project.provide('pgTemplate', template);
+  project.provide('pgRunPrefix', `tarsier_t_${process.pid}_`);
 
   return async () => {
+    // A test file's own afterAll drops its database, but not one registered inside a hook (vitest
+    // runs no hook registered while hooks run): every database of this run is dropped here.
+    await dropRunDatabases(adminClient, (pid) => pid === process.pid);
     await adminClient.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`).catch(() => undefined);
     await adminClient.end();
     await embedded?.stop();

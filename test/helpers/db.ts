@@ -9,11 +9,12 @@ export const silentLog = pino({ level: 'silent' });
 
 /**
  * A fresh, migrated database for one test file (cloned from the template made by the global
- * setup), dropped after the file's tests. Returns its connection settings.
+ * setup), dropped after the file's tests (or, when asked for inside a hook, where vitest runs no
+ * afterAll registered then, by the global teardown). Returns its connection settings.
  */
 export async function freshDatabase(): Promise<pg.PoolConfig> {
   const admin = inject('pgAdmin');
-  const name = `tarsier_t_${randomBytes(6).toString('hex')}`;
+  const name = `${inject('pgRunPrefix')}${randomBytes(6).toString('hex')}`;
   const client = new pg.Client(admin);
   await client.connect();
   await client.query(`CREATE DATABASE ${name} TEMPLATE ${inject('pgTemplate')}`);
