@@ -11,6 +11,7 @@ import { imageContents } from '../images/report.js';
 import { storeAncestry } from '../indexer/ancestry-assembly.js';
 import { Indexer, indexerSettings } from '../indexer/indexer.js';
 import { LayerScans, type ScannedLayer } from '../indexer/layer-scans.js';
+import { Rematcher } from '../rematch.js';
 import { RegistryClient } from '../registry/client.js';
 import { getValue, setValue } from '../store/keyvalue.js';
 import {
@@ -69,6 +70,8 @@ export class StandaloneBackend implements ScanBackend {
     try {
       if (data.bundle !== undefined) await importBundleOnce(database, config, log, data.bundle, progress);
       if (data.update) await update(database, config, log, progress);
+      // A store kept in the cache by an earlier release may hold matches made with an older version order.
+      await new Rematcher({ pool: database.pool, log }).run();
       if (!data.allowMissingData && !(await holdsVulnerabilityData(database.pool))) {
         throw new ScanError(
           'the local vulnerability store holds no vulnerability data (EPSS, KEV and NVD scores are not): load a bundle written by ' +
