@@ -1,5 +1,5 @@
-import { SOURCE_CATALOG, sourcesOfNamespace } from './ecosystems/catalog.js';
-import { freshest, imageData, type ImageData, type NamespaceCoverage } from './model/coverage.js';
+import { NOT_VULNERABILITY_DATA, sourcesOfNamespace } from './ecosystems/catalog.js';
+import { freshest, type NamespaceCoverage } from './model/coverage.js';
 import { allNamespaceWriters, anyRecordWrittenBesides, knownNamespaces, namespaceWriters, type NamespaceWriter } from './store/coverage.js';
 import type { Queryable } from './store/pool.js';
 import { updaterStates } from './store/updater-state.js';
@@ -10,12 +10,10 @@ import { updaterStates } from './store/updater-state.js';
  * they neither make a namespace's data known nor fresh, here or in the status time.
  */
 
-const NOT_VULNERABILITY_DATA: ReadonlySet<string> = new Set(SOURCE_CATALOG.filter((s) => s.kind !== 'vulnerabilities').map((s) => s.name));
-
 function assemble(namespaces: readonly string[], writers: readonly NamespaceWriter[]): NamespaceCoverage[] {
   return namespaces.map((namespace) => {
     const sources = writers
-      .filter((w) => w.namespace === namespace && !NOT_VULNERABILITY_DATA.has(w.writer))
+      .filter((w) => w.namespace === namespace && !NOT_VULNERABILITY_DATA.includes(w.writer))
       .map((w) => ({ name: w.writer, updatedAt: w.updatedAt, ...(w.records !== undefined ? { records: w.records } : {}) }));
     return { namespace, sources, expectedSources: sourcesOfNamespace(namespace), updatedAt: freshest(sources) };
   });
@@ -27,28 +25,9 @@ export async function coverageOf(db: Queryable, namespaces: Iterable<string>): P
   return assemble(names, await namespaceWriters(db, names));
 }
 
-/** The coverage of these namespaces by name. */
-export async function coverageByNamespace(db: Queryable, namespaces: Iterable<string>): Promise<Map<string, NamespaceCoverage>> {
-  return new Map((await coverageOf(db, namespaces)).map((c) => [c.namespace, c]));
-}
-
-/** The data of each image (by the namespaces its packages are matched in), reading the coverage of all of them once. */
-export async function imagesData(
-  db: Queryable,
-  images: ReadonlyArray<{ namespaces: readonly string[] }>,
-  now: Date,
-  maxAgeMs: number,
-): Promise<ImageData[]> {
-  const coverage = await coverageByNamespace(
-    db,
-    images.flatMap((i) => i.namespaces),
-  );
-  return images.map((i) => imageData(i.namespaces, coverage, now, maxAgeMs));
-}
-
-/** The namespaces the store knows (packages were matched in them) that hold no vulnerability data. */
-export async function namespacesWithoutData(db: Queryable): Promise<string[]> {
-  return (await coverageOf(db, await knownNamespaces(db))).filter((c) => c.sources.length === 0).map((c) => c.namespace);
+/** The coverage of every namespace the store knows (packages were matched in it): a few index probes each. */
+export async function storeCoverage(db: Queryable): Promise<NamespaceCoverage[]> {
+  return coverageOf(db, await knownNamespaces(db));
 }
 
 /** Every namespace the store knows, with record counts (reads every live record's index entry: for listings, not per request). */
@@ -59,14 +38,14 @@ export async function allCoverage(db: Queryable): Promise<NamespaceCoverage[]> {
 
 /** Whether the store holds any vulnerability data at all (enrichment and risk context do not count). */
 export async function holdsVulnerabilityData(db: Queryable): Promise<boolean> {
-  return anyRecordWrittenBesides(db, [...NOT_VULNERABILITY_DATA]);
+  return anyRecordWrittenBesides(db, NOT_VULNERABILITY_DATA);
 }
 
 /** When vulnerability data was last brought up to date by any source (never enrichment or risk context); null: never. */
 export async function vulnerabilityDataTime(db: Queryable): Promise<Date | null> {
   let newest: Date | null = null;
   for (const state of await updaterStates(db)) {
-    if (NOT_VULNERABILITY_DATA.has(state.name) || state.dataUpdatedAt === null) continue;
+    if (NOT_VULNERABILITY_DATA.includes(state.name) || state.dataUpdatedAt === null) continue;
     if (newest === null || state.dataUpdatedAt > newest) newest = state.dataUpdatedAt;
   }
   return newest;

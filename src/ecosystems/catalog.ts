@@ -212,10 +212,11 @@ export const SOURCE_CATALOG: readonly SourceEntry[] = [
   { name: 'kev', kind: 'risk', url: 'https://www.cisa.gov/sites/default/files/feeds/known_exploited_vulnerabilities.json' },
 ];
 
-/** The sources whose records are vulnerability data (not enrichment or risk context). */
-export const VULNERABILITY_SOURCES: ReadonlySet<string> = new Set(
-  SOURCE_CATALOG.filter((s) => s.kind === 'vulnerabilities').map((s) => s.name),
-);
+/**
+ * The sources whose data is not vulnerability data (enrichment, risk context): their records and
+ * runs never make a namespace's data known or fresh. Any other writer's records are (the API's).
+ */
+export const NOT_VULNERABILITY_DATA: readonly string[] = SOURCE_CATALOG.filter((s) => s.kind !== 'vulnerabilities').map((s) => s.name);
 
 const BY_ID = new Map(DISTRIBUTIONS.map((d) => [d.id, d]));
 const BY_OS_RELEASE_ID = new Map(DISTRIBUTIONS.flatMap((d) => d.osReleaseIds.map((id) => [id, d] as const)));

@@ -37,11 +37,6 @@ export function dataState(coverage: Pick<NamespaceCoverage, 'sources' | 'updated
   return maxAgeMs > 0 && now.getTime() - coverage.updatedAt.getTime() > maxAgeMs ? 'stale' : 'current';
 }
 
-/** The worst state among an image's namespaces (an image with no namespace to match has nothing missing). */
-export function worstState(states: readonly DataState[]): DataState {
-  return states.includes('missing') ? 'missing' : states.includes('stale') ? 'stale' : 'current';
-}
-
 /** The freshest time among sources (null when none is recorded). */
 export function freshest(sources: readonly SourceCoverage[]): Date | null {
   return sources.reduce<Date | null>(
@@ -50,23 +45,15 @@ export function freshest(sources: readonly SourceCoverage[]): Date | null {
   );
 }
 
-/** Why a namespace's data cannot be relied on, in a sentence for people (undefined when it is current). */
-export function dataProblem(coverage: NamespaceCoverage, state: DataState, maxAge: string): string | undefined {
-  if (state === 'current') return undefined;
-  if (state === 'missing') {
-    if (coverage.expectedSources.length === 0) return `${coverage.namespace}: no vulnerability source covers this distribution`;
-    const sources = coverage.expectedSources.join(' or ');
-    return `${coverage.namespace}: no vulnerability data (the ${sources} source has not brought any: it has never updated successfully, or is not enabled, or does not cover this release)`;
-  }
-  const by = coverage.sources.map((s) => s.name).join(', ');
-  if (coverage.updatedAt === null) return `${coverage.namespace}: the age of its vulnerability data (from ${by}) is not recorded`;
-  return `${coverage.namespace}: its vulnerability data (from ${by}) was last updated ${coverage.updatedAt.toISOString()}, longer ago than ${maxAge}`;
-}
-
 /** A namespace's coverage with its state now. */
 export interface NamespaceData extends NamespaceCoverage {
   state: DataState;
 }
+
+export const namespaceData = (coverage: NamespaceCoverage, now: Date, maxAgeMs: number): NamespaceData => ({
+  ...coverage,
+  state: dataState(coverage, now, maxAgeMs),
+});
 
 /** What an image's answer says of its data: the worst state among its namespaces, and each. */
 export interface ImageData {
@@ -74,16 +61,47 @@ export interface ImageData {
   namespaces: NamespaceData[];
 }
 
-/** The data of an image whose packages are matched in these namespaces (coverage: at least theirs). */
-export function imageData(
-  namespaces: readonly string[],
-  coverage: ReadonlyMap<string, NamespaceCoverage>,
+/** The data of an image, from the coverage of the namespaces its packages are matched in (none: nothing is missing). */
+export function imageData(coverage: readonly NamespaceCoverage[], now: Date, maxAgeMs: number): ImageData {
+  const namespaces = coverage.map((c) => namespaceData(c, now, maxAgeMs));
+  const states = new Set(namespaces.map((n) => n.state));
+  return { state: states.has('missing') ? 'missing' : states.has('stale') ? 'stale' : 'current', namespaces };
+}
+
+/** The data of each image of a list, from the coverage of (at least) all their namespaces. */
+export function imagesData(
+  images: ReadonlyArray<{ namespaces: readonly string[] }>,
+  coverage: readonly NamespaceCoverage[],
   now: Date,
   maxAgeMs: number,
-): ImageData {
-  const each = [...new Set(namespaces)].sort().map((name) => {
-    const known = coverage.get(name) ?? { namespace: name, sources: [], expectedSources: [], updatedAt: null };
-    return { ...known, state: dataState(known, now, maxAgeMs) };
+): ImageData[] {
+  const byName = new Map(coverage.map((c) => [c.namespace, c]));
+  // A namespace created after the coverage was read has none: missing, as it is.
+  const of = (name: string): NamespaceCoverage =>
+    byName.get(name) ?? { namespace: name, sources: [], expectedSources: [], updatedAt: null };
+  return images.map((i) => imageData(i.namespaces.map(of), now, maxAgeMs));
+}
+
+/** The namespaces of an image that have no data. */
+export const missingNamespaces = (data: ImageData): string[] =>
+  data.namespaces.filter((n) => n.state === 'missing').map((n) => n.namespace);
+
+/**
+ * Why each namespace's data cannot be relied on, a sentence for people each (none when all are
+ * current); maxAge names the age limit stale data is over.
+ */
+export function dataProblems(data: ImageData, maxAge: string): string[] {
+  return data.namespaces.flatMap((n) => {
+    if (n.state === 'current') return [];
+    if (n.state === 'missing') {
+      if (n.expectedSources.length === 0) return [`${n.namespace}: no vulnerability source covers this distribution`];
+      const sources = n.expectedSources.join(' or ');
+      return [
+        `${n.namespace}: no vulnerability data (the ${sources} source has not brought any: it has never updated successfully, or is not enabled, or does not cover this release)`,
+      ];
+    }
+    const by = n.sources.map((s) => s.name).join(', ');
+    if (n.updatedAt === null) return [`${n.namespace}: the age of its vulnerability data (from ${by}) is not recorded`];
+    return [`${n.namespace}: its vulnerability data (from ${by}) was last updated ${n.updatedAt.toISOString()}, longer ago than ${maxAge}`];
   });
-  return { state: worstState(each.map((n) => n.state)), namespaces: each };
 }

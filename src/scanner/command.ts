@@ -5,7 +5,7 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { TarsierError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { parseDuration } from '../duration.js';
-import { dataProblem, dataState } from '../model/coverage.js';
+import { dataProblems, imageData } from '../model/coverage.js';
 import { parseSeverity, SEVERITIES, type Severity } from '../model/vulnerability.js';
 import { RegistryError } from '../registry/client.js';
 import { parsePlatform, type Platform } from '../registry/manifest.js';
@@ -279,8 +279,8 @@ function checkedData(
     io.stderr.write(`tarsier scan: warning: ${problem}; the findings may be incomplete\n`);
     return { updatedAt: null, namespaces: [] };
   }
-  const namespaces = contents.coverage.map((coverage) => ({ coverage, state: dataState(coverage, now, maxAgeMs) }));
-  const problems = namespaces.flatMap(({ coverage, state }) => dataProblem(coverage, state, `--max-data-age ${maxAge}`) ?? []);
+  const data = imageData(contents.coverage, now, maxAgeMs);
+  const problems = dataProblems(data, `--max-data-age ${maxAge}`);
   if (problems.length > 0) {
     const listed = problems.map((p) => `  ${p}`).join('\n');
     if (!allowMissingData) {
@@ -291,17 +291,16 @@ function checkedData(
     }
     io.stderr.write(`tarsier scan: warning: the findings may be incomplete: the vulnerability data is missing or too old\n${listed}\n`);
   }
-  const times = namespaces.map(({ coverage }) => coverage.updatedAt);
-  const oldest = times.length === 0 || times.includes(null) ? null : times.reduce((a, b) => (b!.getTime() < a!.getTime() ? b : a))!;
-  return {
-    updatedAt: oldest?.toISOString() ?? null,
-    namespaces: namespaces.map(({ coverage, state }) => ({
-      namespace: coverage.namespace,
-      state,
-      updatedAt: coverage.updatedAt?.toISOString() ?? null,
-      sources: coverage.sources.map((source) => source.name),
-    })),
-  };
+  const namespaces = data.namespaces.map((n) => ({
+    namespace: n.namespace,
+    state: n.state,
+    updatedAt: n.updatedAt?.toISOString() ?? null,
+    sources: n.sources.map((source) => source.name),
+  }));
+  // The oldest of them (ISO strings of one format order as their times), unknown when one is.
+  const times = namespaces.map((n) => n.updatedAt);
+  const updatedAt = times.length === 0 || times.includes(null) ? null : [...times].sort()[0]!;
+  return { updatedAt, namespaces };
 }
 
 const HOUR_MS = 60 * 60 * 1000;

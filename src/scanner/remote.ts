@@ -167,7 +167,7 @@ export class ServerBackend implements ScanBackend {
         risk: riskOf(v),
       })),
     }));
-    return { digest: image.Digest, layers: image.Layers, packages, coverage: coverageOf(image.Data) };
+    return { digest: image.Digest, layers: image.Layers, packages, coverage: coverageFromAnswer(image.Data) };
   }
 
   async close(): Promise<void> {
@@ -176,7 +176,7 @@ export class ServerBackend implements ScanBackend {
 }
 
 /** The coverage the images API gives with an image; undefined from a server that predates it. */
-function coverageOf(data: ImageDetailJson['Image']['Data'] | undefined): NamespaceCoverage[] | undefined {
+function coverageFromAnswer(data: ImageDetailJson['Image']['Data'] | undefined): NamespaceCoverage[] | undefined {
   if (data === undefined) return undefined;
   const date = (text: string | undefined) => (text !== undefined ? new Date(text) : null);
   return data.Namespaces.map((n) => ({

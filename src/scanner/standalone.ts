@@ -146,11 +146,11 @@ async function importBundleOnce(database: Database, config: Config, log: Logger,
     throw new ScanError(`--db ${file}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
   });
   if ((await getValue(database.pool, BUNDLE_KEY)) === sha256) return;
-  const { importBundle, bundleDataTime } = await import('../updater/bundle.js');
+  const { checkBundle, importBundle } = await import('../updater/bundle.js');
   const { runnerSettings, UpdaterRunner } = await import('../updater/runner.js');
   const { SOURCES } = await import('../updater/sources.js');
   try {
-    await bundleDataTime(file);
+    await checkBundle(file);
   } catch (err) {
     throw new ScanError(`--db ${file}: ${(err as Error).message}`);
   }

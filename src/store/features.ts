@@ -19,6 +19,11 @@ export async function shareNamespace(client: pg.PoolClient, namespaceId: number)
   await client.query(LOCK_NAMESPACE_SHARED, [namespaceId]);
 }
 
+/** Locks the namespace against every other writer until the transaction ends. */
+export async function lockNamespace(client: pg.PoolClient, namespaceId: number): Promise<void> {
+  await client.query(LOCK_NAMESPACE_EXCLUSIVE, [namespaceId]);
+}
+
 const INSERT_FEATURES = `
   INSERT INTO feature (namespace_id, name) SELECT $1, unnest($2::text[]) ON CONFLICT (namespace_id, name) DO NOTHING`;
 const SELECT_FEATURES = 'SELECT id, name FROM feature WHERE namespace_id = $1 AND name = ANY($2::text[])';
@@ -222,7 +227,7 @@ export async function relinkFeatures(
   features: readonly number[],
   affects: (fix: StoredFix, installed: string) => boolean,
 ): Promise<RelinkCounts> {
-  await client.query(LOCK_NAMESPACE_EXCLUSIVE, [namespaceId]);
+  await lockNamespace(client, namespaceId);
   const fixes = (await client.query<FixRecord>(SELECT_LIVE_FIXES, [features])).rows;
   const versions = await versionsOfFeatures(client, features);
   const stored = (

@@ -12,7 +12,7 @@ import {
   type StatedFixState,
   type Vulnerability,
 } from '../model/vulnerability.js';
-import { featureIds, linkAffected, NAMESPACE_LOCK_CLASS, versionsOfFeatures, type FixRecord } from './features.js';
+import { featureIds, linkAffected, versionsOfFeatures, type FixRecord } from './features.js';
 import { WAKE_NOTIFIERS, type NamespaceRow } from './vulnerabilities.js';
 
 /**
@@ -21,7 +21,6 @@ import { WAKE_NOTIFIERS, type NamespaceRow } from './vulnerabilities.js';
  * namespace (single writers hold it shared), with the same versioning and notifications as
  * single writes.
  */
-const LOCK_NAMESPACE = `SELECT pg_advisory_xact_lock(${NAMESPACE_LOCK_CLASS}, $1)`;
 const SELECT_LIVE = `
   SELECT id, name, description, link, severity, metadata, updater, source_severity, cves
   FROM vulnerability WHERE namespace_id = $1 AND deleted_at IS NULL`;
@@ -138,11 +137,6 @@ export async function liveVulnerabilities(client: pg.PoolClient, namespace: Name
       },
     ]),
   );
-}
-
-/** Locks the namespace against every other writer until the transaction ends. */
-export async function lockNamespace(client: pg.PoolClient, namespace: NamespaceRow): Promise<void> {
-  await client.query(LOCK_NAMESPACE, [namespace.id]);
 }
 
 /**

@@ -41,8 +41,9 @@ async function* lines(pool: Pool, sources: readonly Source[]): AsyncGenerator<st
   const line = (l: Line) => `${JSON.stringify(l)}\n`;
   // A source that never ran here is left out: imported, it would count as run, and its first real
   // run would then notify every record as a change instead of loading them quietly.
-  const states = (await updaterStates(pool)).filter((s) => s.lastSuccessAt !== null && sources.some((source) => source.name === s.name));
-  const dataTimes = new Map(states.map((s) => [s.name, s.dataUpdatedAt ?? s.lastSuccessAt!]));
+  const dataTimes = new Map(
+    (await updaterStates(pool)).flatMap((s) => (s.dataUpdatedAt !== null ? [[s.name, s.dataUpdatedAt] as const] : [])),
+  );
   // How fresh the data is (the last successful update of any vulnerability source), for whoever reads the bundle later.
   const updated = await vulnerabilityDataTime(pool);
   yield line({
@@ -113,10 +114,9 @@ async function readHeader(file: string): Promise<Extract<Line, { kind: 'header' 
   throw new Error(`${file} is not a Tarsier bundle (versions ${READABLE_VERSIONS.join(', ')})`);
 }
 
-/** When the bundle's vulnerability data was last brought up to date where it was exported (else when it was exported). */
-export async function bundleDataTime(file: string): Promise<Date> {
-  const header = await readHeader(file);
-  return new Date(header.dataUpdatedAt ?? header.created);
+/** Throws, saying why, unless file is a bundle this version reads. */
+export async function checkBundle(file: string): Promise<void> {
+  await readHeader(file);
 }
 
 interface SourceSection {

@@ -18,11 +18,12 @@ import { API_WRITER } from '../store/coverage.js';
 import { acquireLease, describeOwner, leaseHolder, leaseOwner, releaseLease, renewLease } from '../store/locks.js';
 import { withTransaction, type Pool } from '../store/pool.js';
 import { recordFailure, recordSuccess, updaterState, type UpdaterState } from '../store/updater-state.js';
+import { lockNamespace } from '../store/features.js';
 import {
   applyNamespaceUpdate,
   liveVulnerabilities,
-  lockNamespace,
   type DesiredVulnerability,
+  type LiveVulnerability,
   type UpdateCounts,
 } from '../store/updates.js';
 import { ensureNamespace, findNamespace, type NamespaceRow } from '../store/vulnerabilities.js';
@@ -264,12 +265,9 @@ export class UpdaterRunner {
     let changed = 0;
     let records = 0;
     for (const [namespaceName, { format, desired }] of groups) {
-      const counts = await withTransaction(this.#pool, async (client) => {
-        const namespace = await ensureNamespace(client, namespaceName, knownNamespaceFormat(namespaceName) ?? format);
-        await lockNamespace(client, namespace);
-        const live = await liveVulnerabilities(client, namespace);
-        const notify = [...live.values()].some((v) => v.updater === null);
-        return applyNamespaceUpdate(client, { namespace, desired, updater: null, notify, withdrawMissing: true, matching: MATCHING }, live);
+      const counts = await this.#replaceNamespace(namespaceName, knownNamespaceFormat(namespaceName) ?? format, null, desired, {
+        notify: (live) => [...live.values()].some((v) => v.updater === null),
+        withdrawMissing: true,
       });
       changed += counts.inserted + counts.replaced + counts.deleted;
       records += desired.length;
@@ -355,12 +353,40 @@ export class UpdaterRunner {
     if (!format) throw new Error(`namespace ${namespaceName} is of no known distribution`);
     const enrichment = await loadEnrichment(this.#pool, [...new Set(vulnerabilities.flatMap(cveIdsOf))]);
     const desired = vulnerabilities.map((v) => enrich(v, enrichment));
+    return this.#replaceNamespace(namespaceName, format, updater, desired, {
+      notify: () => options.notify,
+      withdrawMissing: options.withdrawMissing,
+      check: options.withdrawMissing ? (namespace, live) => guardWithdrawals(updater, namespace, live, desired) : undefined,
+    });
+  }
+
+  /**
+   * One writer's records of a namespace (updater null: the API's) written over what is live, in one
+   * transaction that holds the namespace exclusively; notify decides, seeing what is live, whether
+   * the changes are notified, and check may refuse the write.
+   */
+  async #replaceNamespace(
+    namespaceName: string,
+    format: VersionFormatName,
+    updater: string | null,
+    desired: readonly DesiredVulnerability[],
+    options: {
+      notify: (live: ReadonlyMap<string, LiveVulnerability>) => boolean;
+      withdrawMissing: boolean;
+      check?: ((namespace: NamespaceRow, live: ReadonlyMap<string, LiveVulnerability>) => void) | undefined;
+    },
+  ): Promise<UpdateCounts> {
     return withTransaction(this.#pool, async (client) => {
       const namespace = await ensureNamespace(client, namespaceName, format);
-      await lockNamespace(client, namespace);
+      await lockNamespace(client, namespace.id);
       const live = await liveVulnerabilities(client, namespace);
-      if (options.withdrawMissing) guardWithdrawals(updater, namespace, live, desired);
-      return applyNamespaceUpdate(client, { namespace, desired, updater, ...options, matching: MATCHING }, live);
+      options.check?.(namespace, live);
+      const { withdrawMissing } = options;
+      return applyNamespaceUpdate(
+        client,
+        { namespace, desired, updater, notify: options.notify(live), withdrawMissing, matching: MATCHING },
+        live,
+      );
     });
   }
 
@@ -411,7 +437,7 @@ export class UpdaterRunner {
 
   async #reEnrich(namespace: NamespaceRow, updater: string, cves: ReadonlySet<string>, notify: boolean): Promise<number> {
     return withTransaction(this.#pool, async (client) => {
-      await lockNamespace(client, namespace);
+      await lockNamespace(client, namespace.id);
       const live = await liveVulnerabilities(client, namespace);
       const targets = [...live.values()].filter((v) => v.updater === updater && cves.has(v.name));
       const enrichment = await loadEnrichment(client, [...new Set(targets.flatMap(cveIdsOf))]);

@@ -347,6 +347,31 @@ describe.skipIf(missing.length > 0)(`images from a registry with basic auth${ski
     expect(exposedTo.map((i: any) => i.Digest)).not.toContain(gone.digest);
   });
 
+  it('says data older than updater.maxdataage (default 120h) is stale, and keeps its counts: only missing data makes them unknown', async () => {
+    const { digest } = await push(registry, 'team/aging', 'v1', { layers: [debianLayer(9), uniqueLayer('aging')] });
+    await scanned(t, { reference: `${registry.host}/team/aging:v1` });
+    const current = (await list(t, `?digest=${digest}`)).Images[0];
+    expect(current.Data.State).toBe('current');
+    // The API's records of debian:9, as if written six days ago.
+    const age = async (interval: string) =>
+      t.pool.query(`UPDATE vulnerability SET created_at = created_at + $1::interval WHERE updater IS NULL AND deleted_at IS NULL`, [
+        interval,
+      ]);
+    await age('-6 days');
+    try {
+      const stale = {
+        Summary: current.Summary,
+        KnownExploited: current.KnownExploited,
+        Data: { State: 'stale', Namespaces: [expect.objectContaining({ Name: NAMESPACE, State: 'stale' })] },
+      };
+      expect((await list(t, `?digest=${digest}`)).Images).toEqual([expect.objectContaining(stale)]);
+      expect(json(await t.app.inject({ url: `/tarsier/v1/images/${digest}` })).Image).toMatchObject(stale);
+      expect(current.Summary).not.toEqual({});
+    } finally {
+      await age('6 days');
+    }
+  });
+
   it('answers 400 for an invalid reference, 422 for a tag the registry does not have, 422 naming clair.registries without credentials', async () => {
     const invalid = await scan(t, { reference: `${registry.host}/Team/App:v1` });
     expect(invalid.statusCode).toBe(400);

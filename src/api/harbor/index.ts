@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { badRequest, notFound, TarsierError, unprocessable } from '../../errors.js';
 import { checkImageRequest, type ImageScanner } from '../../images/images.js';
 import { imageContents } from '../../images/report.js';
-import { dataProblem, dataState } from '../../model/coverage.js';
+import { dataProblems, imageData } from '../../model/coverage.js';
 import type { Pool } from '../../store/pool.js';
 import { jsonBodyParser } from '../json-body.js';
 import { MAX_NAME_LENGTH } from '../limits.js';
@@ -192,12 +192,12 @@ function registerRoutes(app: RouteApp, pool: Pool, scans: HarborScans): void {
       const contents = await imageContents(pool, scan.digest);
       if (!contents) throw new TarsierError('internal', `${referenceOf(scan)} is no longer recorded (deleted after the scan); scan again`);
       // Harbor shows an empty report as "no vulnerabilities": where a namespace has no data, the scan fails instead.
-      // (Stale data is reported: Harbor shows the database's date from the metadata.)
-      const missing = contents.coverage.filter((c) => dataState(c, new Date(), 0) === 'missing');
-      if (missing.length > 0) {
+      // Data of any age is reported (maxAgeMs 0): Harbor shows the database's date from the metadata.
+      const data = imageData(contents.coverage, new Date(), 0);
+      if (data.state === 'missing') {
         throw new TarsierError(
           'internal',
-          `cannot tell whether the image is affected: ${missing.map((c) => dataProblem(c, 'missing', '')).join('; ')}; scan again once the data is there`,
+          `cannot tell whether the image is affected: ${dataProblems(data, 'any age').join('; ')}; scan again once the data is there`,
         );
       }
       const artifact = {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ImageScanner } from '../../images/images.js';
-import { isTag } from '../../registry/reference.js';
+import { formatImageReference, isTag } from '../../registry/reference.js';
 import {
   deleteHarborScansOlderThan,
   failInterruptedHarborScan,
@@ -41,8 +41,8 @@ export interface HarborScanTarget {
  * that digest when the scan ends (src/images/records.ts).
  */
 export function referenceOf(artifact: { registry: string; repository: string; digest: string; tag: string | null }): string {
-  const tag = artifact.tag !== null && isTag(artifact.tag) ? `:${artifact.tag}` : '';
-  return `${artifact.registry}/${artifact.repository}${tag}@${artifact.digest}`;
+  const { registry, repository, digest, tag } = artifact;
+  return formatImageReference({ registry, repository, digest, ...(tag !== null && isTag(tag) ? { tag } : {}) });
 }
 
 export interface HarborScanTimings {

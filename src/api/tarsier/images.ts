@@ -1,6 +1,6 @@
-import { imagesData } from '../../coverage.js';
+import { coverageOf } from '../../coverage.js';
 import { badRequest, notFound } from '../../errors.js';
-import { imageData, type ImageData } from '../../model/coverage.js';
+import { imageData, imagesData, type ImageData } from '../../model/coverage.js';
 import { riskMetadata } from '../../model/risk.js';
 import type { ImageQueue } from '../../images/queue.js';
 import { checkImageRequest, type ImageScanner } from '../../images/images.js';
@@ -112,7 +112,11 @@ export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
 
   /** Images of a page with the coverage of their namespaces, read once for the page. */
   const summaries = async (rows: readonly ImageRow[]) => {
-    const data = await imagesData(pool, rows, new Date(), maxDataAgeMs);
+    const coverage = await coverageOf(
+      pool,
+      rows.flatMap((r) => r.namespaces),
+    );
+    const data = imagesData(rows, coverage, new Date(), maxDataAgeMs);
     return rows.map((row, i) => imageSummary(row, data[i]!));
   };
 
@@ -206,12 +210,7 @@ export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
       const { digest } = request.params;
       const [contents, references] = await Promise.all([imageContents(pool, digest), imagesWithDigest(pool, digest)]);
       if (!contents) throw notFound(`image ${digest} is not known: scan it with POST /tarsier/v1/images`);
-      const data = imageData(
-        contents.coverage.map((c) => c.namespace),
-        new Map(contents.coverage.map((c) => [c.namespace, c])),
-        new Date(),
-        maxDataAgeMs,
-      );
+      const data = imageData(contents.coverage, new Date(), maxDataAgeMs);
       return {
         Image: {
           Digest: digest,

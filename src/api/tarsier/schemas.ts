@@ -144,6 +144,13 @@ const ImageData = Type.Object(
 );
 const UNKNOWN = ' Null when Data.State is missing: the image holds packages no data covers, so the count is unknown.';
 
+/** An image's counts and the data they rest on, in every answer about one image. */
+const ImageCounts = {
+  Summary: Type.Union([Summary, Type.Null()], { description: `${Summary.description}${UNKNOWN}` }),
+  KnownExploited: Type.Union([KnownExploited, Type.Null()], { description: `${KnownExploited.description}${UNKNOWN}` }),
+  Data: ImageData,
+};
+
 export const ImageSummary = Type.Object({
   Registry: Type.String(),
   Repository: Type.String(),
@@ -155,9 +162,7 @@ export const ImageSummary = Type.Object({
   FirstSeen: timestamp('When Tarsier first saw the image in this repository'),
   LastSeen: timestamp('When it last saw it (a scan or a push)'),
   ScannedAt: Type.Union([timestamp('When its contents were last assembled'), Type.Null()]),
-  Summary: Type.Union([Summary, Type.Null()], { description: `${Summary.description}${UNKNOWN}` }),
-  KnownExploited: Type.Union([KnownExploited, Type.Null()], { description: `${KnownExploited.description}${UNKNOWN}` }),
-  Data: ImageData,
+  ...ImageCounts,
 });
 
 export const ImageList = Type.Object({
@@ -235,9 +240,7 @@ export const ImageDetail = Type.Object({
     Digest: Type.String(),
     Layers: Type.Array(Type.String(), { description: 'Layer digests, bottom first.' }),
     References: Type.Array(ImageReference, { description: 'Where registries hold the image; empty for an image uploaded by a client.' }),
-    Summary: Type.Union([Summary, Type.Null()], { description: `${Summary.description}${UNKNOWN}` }),
-    KnownExploited: Type.Union([KnownExploited, Type.Null()], { description: `${KnownExploited.description}${UNKNOWN}` }),
-    Data: ImageData,
+    ...ImageCounts,
     Packages: Type.Array(ImagePackage),
   }),
 });

@@ -3,7 +3,14 @@ import { badRequest, notFound, unauthenticated } from '../../errors.js';
 import type { ImageQueue, QueuedScan } from '../../images/queue.js';
 import { recordDeletion, type Deletion } from '../../images/records.js';
 import { MEDIA_TYPES } from '../../registry/manifest.js';
-import { InvalidReference, isDigest, isTag, parseImageReference, type ImageReference } from '../../registry/reference.js';
+import {
+  formatImageReference,
+  InvalidReference,
+  isDigest,
+  isTag,
+  parseImageReference,
+  type ImageReference,
+} from '../../registry/reference.js';
 import type { Pool } from '../../store/pool.js';
 import type { RouteApp } from '../route-app.js';
 import { WebhookAccepted } from './schemas.js';
@@ -121,7 +128,8 @@ function referenceOf(event: { registry: string; repository: string; digest: stri
   written: string;
   reference: ImageReference;
 } {
-  const written = `${event.registry}/${event.repository}${event.tag ? `:${event.tag}` : ''}${event.digest ? `@${event.digest}` : ''}`;
+  const { registry, repository, tag, digest } = event;
+  const written = formatImageReference({ registry, repository, ...(tag ? { tag } : {}), ...(digest ? { digest } : {}) });
   try {
     return { written, reference: parseImageReference(written) };
   } catch (err) {

@@ -1,4 +1,4 @@
-import type { NamespaceData } from '../../model/coverage.js';
+import type { DataState, NamespaceData } from '../../model/coverage.js';
 import { SEVERITIES, type Severity } from '../../model/vulnerability.js';
 
 /**
@@ -113,6 +113,26 @@ export function kevBadge(kev: { DateAdded: string; KnownRansomwareCampaignUse?: 
 
 /** A number with thousands separators. */
 export const count = (n: number): string => n.toLocaleString('en');
+
+const DATA_STATE_BADGES: Readonly<Record<DataState, Html>> = {
+  current: html`current`,
+  stale: html`<span class="sev sev-medium">stale</span>`,
+  missing: html`<span class="sev sev-unknown">none</span>`,
+};
+
+/** What the pages that list namespaces' data (image, feeds) show of each: its state, who brought it, and when. */
+export function namespaceDataCells(n: NamespaceData, now: Date): { state: Html; sources: Html; updated: Html } {
+  return {
+    state: DATA_STATE_BADGES[n.state],
+    sources:
+      n.sources.length > 0
+        ? html`${n.sources.map((s) => s.name).join(', ')}`
+        : html`<span class="muted"
+            >${n.expectedSources.length > 0 ? `none yet (source: ${n.expectedSources.join(' or ')})` : 'no source covers it'}</span
+          >`,
+    updated: n.updatedAt ? html`${when(n.updatedAt)} <span class="muted">(${ago(n.updatedAt, now)})</span>` : html`—`,
+  };
+}
 
 /** Each namespace's data in words, for a tooltip: "debian:12: from debian, updated …; fedora:40: no vulnerability data". */
 export function dataTitle(namespaces: readonly NamespaceData[]): string {

@@ -1,9 +1,9 @@
 import { allCoverage } from '../../../coverage.js';
 import { SOURCE_CATALOG } from '../../../ecosystems/catalog.js';
-import { dataState } from '../../../model/coverage.js';
+import { namespaceData } from '../../../model/coverage.js';
 import { updaterStates } from '../../../store/updater-state.js';
 import type { PageContext } from '../index.js';
-import { ago, count, html, when } from '../html.js';
+import { ago, count, html, namespaceDataCells, when } from '../html.js';
 import type { Page } from '../layout.js';
 
 /**
@@ -30,7 +30,7 @@ export async function feedsPage(context: PageContext): Promise<Page> {
   const oldest = dataTimes.reduce<Date | null>((a, b) => (a === null || b < a ? b : a), null);
   const failing = rows.filter((r) => enabled.has(r.source.name) && (r.state?.consecutiveFailures ?? 0) > 0);
   const neverRun = vulnerabilitySources.filter((r) => !r.state?.lastSuccessAt);
-  const namespaces = coverage.map((c) => ({ ...c, state: dataState(c, context.now, context.maxDataAgeMs) }));
+  const namespaces = coverage.map((c) => namespaceData(c, context.now, context.maxDataAgeMs));
   return {
     title: 'Feeds',
     section: 'feeds',
@@ -106,26 +106,16 @@ export async function feedsPage(context: PageContext): Promise<Page> {
           </tr>
         </thead>
         <tbody>
-          ${namespaces.map(
-            (n) =>
-              html`<tr data-testid="namespace-row" data-namespace="${n.namespace}" data-state="${n.state}">
-                <th scope="row">${n.namespace}</th>
-                <td>
-                  ${n.state === 'missing' ? html`<span class="sev sev-unknown">none</span>` : n.state === 'stale' ? html`<span class="sev sev-medium">stale</span>` : 'current'}
-                </td>
-                <td>
-                  ${
-                    n.sources.length > 0
-                      ? n.sources.map((s) => s.name).join(', ')
-                      : html`<span class="muted"
-                          >${n.expectedSources.length > 0 ? `none yet (source: ${n.expectedSources.join(' or ')})` : 'no source covers it'}</span
-                        >`
-                  }
-                </td>
-                <td class="num">${count(n.sources.reduce((sum, s) => sum + (s.records ?? 0), 0))}</td>
-                <td>${n.updatedAt ? html`${when(n.updatedAt)} <span class="muted">(${ago(n.updatedAt, context.now)})</span>` : '—'}</td>
-              </tr>`,
-          )}
+          ${namespaces.map((n) => {
+            const cells = namespaceDataCells(n, context.now);
+            return html`<tr data-testid="namespace-row" data-namespace="${n.namespace}" data-state="${n.state}">
+              <th scope="row">${n.namespace}</th>
+              <td>${cells.state}</td>
+              <td>${cells.sources}</td>
+              <td class="num">${count(n.sources.reduce((sum, s) => sum + (s.records ?? 0), 0))}</td>
+              <td>${cells.updated}</td>
+            </tr>`;
+          })}
         </tbody>
       </table>`,
   };

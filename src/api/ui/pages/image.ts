@@ -23,17 +23,17 @@
 import { notFound } from '../../../errors.js';
 import { isVersionFormatName, versionFormat } from '../../../ecosystems/index.js';
 import { imageContents, type ImagePackage, type ImageVulnerability } from '../../../images/report.js';
-import { imageData, type DataState } from '../../../model/coverage.js';
+import { imageData, missingNamespaces } from '../../../model/coverage.js';
 import { riskMetadata, type RiskContext } from '../../../model/risk.js';
 import { severityRank, UNFIXED_WORDS, type FixState, type Severity } from '../../../model/vulnerability.js';
 import { imagesWithDigest } from '../../../store/images.js';
 import type { PageContext } from '../index.js';
 import {
-  ago,
   count,
   epssText,
   html,
   kevBadge,
+  namespaceDataCells,
   SEVERITIES_DOWN,
   severityBadge,
   shortDigest,
@@ -42,12 +42,6 @@ import {
   type Html,
 } from '../html.js';
 import type { Page } from '../layout.js';
-
-const DATA_STATE_BADGES: Readonly<Record<DataState, Html>> = {
-  current: html`current`,
-  stale: html`<span class="sev sev-medium">stale</span>`,
-  missing: html`<span class="sev sev-unknown">none</span>`,
-};
 
 /** Above this many packages, the packages table starts collapsed. */
 const OPEN_PACKAGES = 30;
@@ -197,12 +191,7 @@ export async function imagePage(context: PageContext, digest: string): Promise<P
     return { index: i + 1, digest: d, packages: added.length, vulnerabilities: severities.size, worst };
   });
 
-  const data = imageData(
-    contents.coverage.map((c) => c.namespace),
-    new Map(contents.coverage.map((c) => [c.namespace, c])),
-    context.now,
-    context.maxDataAgeMs,
-  );
+  const data = imageData(contents.coverage, context.now, context.maxDataAgeMs);
   // A namespace without data leaves the counts unknown: they are never shown as 0.
   const known = data.state !== 'missing';
   const shown = SEVERITIES_DOWN.filter((s) => s !== 'Defcon1' || contents.summary[s] !== undefined);
@@ -273,12 +262,8 @@ export async function imagePage(context: PageContext, digest: string): Promise<P
         known
           ? ''
           : html`<p class="notice" role="status" data-testid="data-missing">
-              Unknown: there is no vulnerability data for
-              ${data.namespaces
-                .filter((n) => n.state === 'missing')
-                .map((n) => n.namespace)
-                .join(', ')},
-              so its packages there were not matched and the counts are not known. The findings below are those of the other namespaces.
+              Unknown: there is no vulnerability data for ${missingNamespaces(data).join(', ')}, so its packages there were not matched and
+              the counts are not known. The findings below are those of the other namespaces.
             </p>`
       }
       <ul class="cards" aria-label="Vulnerabilities by severity">
@@ -312,23 +297,15 @@ export async function imagePage(context: PageContext, digest: string): Promise<P
           </tr>
         </thead>
         <tbody>
-          ${data.namespaces.map(
-            (n) =>
-              html`<tr data-testid="namespace-data" data-namespace="${n.namespace}" data-state="${n.state}">
-                <th scope="row">${n.namespace}</th>
-                <td>${DATA_STATE_BADGES[n.state]}</td>
-                <td>
-                  ${
-                    n.sources.length > 0
-                      ? n.sources.map((source) => source.name).join(', ')
-                      : html`<span class="muted"
-                          >${n.expectedSources.length > 0 ? `none yet (source: ${n.expectedSources.join(' or ')})` : 'no source covers it'}</span
-                        >`
-                  }
-                </td>
-                <td>${n.updatedAt ? html`${when(n.updatedAt)} <span class="muted">(${ago(n.updatedAt, context.now)})</span>` : '—'}</td>
-              </tr>`,
-          )}
+          ${data.namespaces.map((n) => {
+            const cells = namespaceDataCells(n, context.now);
+            return html`<tr data-testid="namespace-data" data-namespace="${n.namespace}" data-state="${n.state}">
+              <th scope="row">${n.namespace}</th>
+              <td>${cells.state}</td>
+              <td>${cells.sources}</td>
+              <td>${cells.updated}</td>
+            </tr>`;
+          })}
         </tbody>
       </table>
 

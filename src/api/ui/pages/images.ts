@@ -8,7 +8,8 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { badRequest } from '../../../errors.js';
-import { imagesData, namespacesWithoutData } from '../../../coverage.js';
+import { storeCoverage } from '../../../coverage.js';
+import { imageData, imagesData, missingNamespaces } from '../../../model/coverage.js';
 import { SEVERITIES, type Severity } from '../../../model/vulnerability.js';
 import {
   imagesByHighestSeverity,
@@ -56,13 +57,16 @@ export async function imagesPageOf(context: PageContext, query: ImagesQuery, lim
   const list = `ui images ${sort} ${JSON.stringify(filter)}`;
   const token = pageToken(context, query.page, list);
 
-  const [rows, distribution] = await Promise.all([
+  // The coverage of every namespace, read once: the chart's "no data" bucket and each row's data.
+  const [rows, [coverage, distribution]] = await Promise.all([
     sort === 'risk'
       ? listImagesByRisk(context.pool, filter, token?.Rank, limit)
       : listImages(context.pool, filter, token?.After ?? 0, limit),
-    namespacesWithoutData(context.pool).then((missing) => imagesByHighestSeverity(context.pool, missing)),
+    storeCoverage(context.pool).then(
+      async (all) => [all, await imagesByHighestSeverity(context.pool, missingNamespaces(imageData(all, context.now, 0)))] as const,
+    ),
   ]);
-  const data = await imagesData(context.pool, rows, context.now, context.maxDataAgeMs);
+  const data = imagesData(rows, coverage, context.now, context.maxDataAgeMs);
   // Every image is in one bucket. Counts are always current (a stale summary's are counted live):
   // only the order can lag, for the images being recounted.
   const total = distribution.reduce((sum, d) => sum + d.images, 0);
@@ -165,11 +169,7 @@ export async function imagesPageOf(context: PageContext, query: ImagesQuery, lim
                     ${
                       state === 'missing'
                         ? html`<td class="num" colspan="${shown.length + 1}" data-testid="counts-unknown" title="${dataTitle(namespaces)}">
-                            <span class="sev sev-unknown">unknown</span> no vulnerability data for
-                            ${namespaces
-                              .filter((n) => n.state === 'missing')
-                              .map((n) => n.namespace)
-                              .join(', ')}
+                            <span class="sev sev-unknown">unknown</span> no vulnerability data for ${missingNamespaces(data[i]!).join(', ')}
                           </td>`
                         : countCells(r, shown)
                     }
