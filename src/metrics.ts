@@ -115,6 +115,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly unhandledRejections = new Counter({
+    name: 'tarsier_unhandled_rejections_total',
+    help: 'Promise rejections no code handled: each is a defect, logged with its stack; the process goes on serving.',
+    registers: [this.registry],
+  });
+
   /** Where the image queue depth is read at scrape time (set by whoever runs the queue). */
   imageQueueDepth: (() => Promise<{ waiting: number; running: number }>) | undefined;
 

@@ -77,9 +77,18 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const database = await openDatabase(config, log);
   const { pool } = database;
   const started: FastifyInstance[] = [];
+  let stopWatching = (): void => undefined;
   try {
     const pageTokens = new PageTokens(await loadPageTokenKey(pool, config.api.paginationKey));
     const metrics = new Metrics();
+    // A rejection nothing handled is a defect in one piece of work (a request, a job), not a
+    // reason to drop every other request: Node's default would end the process.
+    const onUnhandledRejection = (reason: unknown): void => {
+      metrics.unhandledRejections.inc();
+      log.error({ err: reason }, 'unhandled promise rejection');
+    };
+    process.on('unhandledRejection', onUnhandledRejection);
+    stopWatching = () => process.off('unhandledRejection', onUnhandledRejection);
     const indexer = new Indexer({ pool, settings: indexerSettings(config), log, metrics });
     const runner = new UpdaterRunner({ pool, settings: runnerSettings(config), log, metrics });
     const scheduler =
@@ -166,6 +175,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
           await new Promise<void>((resolve) => grpcApi.server.tryShutdown(() => resolve()));
           await health.close();
           await database.close();
+          stopWatching();
           log.info('tarsier stopped');
         })();
         return stopping;
@@ -174,6 +184,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   } catch (err) {
     for (const app of started.reverse()) await app.close();
     await database.close();
+    stopWatching();
     throw err;
   }
 }

@@ -84,6 +84,10 @@ export async function verifiedRead<T>(
     }
   };
   const pumping = pump();
+  // The hashing side fails as soon as the source does, the consumer often only after its own I/O
+  // (a decompressor process): until the code below awaits it, that rejection has no handler, and
+  // an unhandled rejection ends the process.
+  pumping.catch(() => undefined);
   let result: T;
   try {
     result = await consume(forConsumer);

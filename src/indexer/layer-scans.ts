@@ -64,6 +64,10 @@ export class LayerScans {
   async scan(request: LayerScanRequest, signal?: AbortSignal): Promise<ScannedLayer> {
     const stored = await this.stored(request.hash);
     if (stored) return stored;
+    // An upload's bytes come from its own request alone: joining another upload of the same digest
+    // would fail with that client when it gives up, its own body unread. Uploads of one digest
+    // still take turns through the lease, and the later ones find the first one's scan stored.
+    if (request.body) return this.#scanOnce(request, signal ?? new AbortController().signal);
     return this.#inFlight.run(request.hash, signal, (shared) => this.#scanOnce(request, shared));
   }
 
