@@ -13,7 +13,7 @@ export interface AuthSettings {
   readonly requireExp: boolean;
 }
 
-/** Clock difference tolerated on exp/nbf between the token issuer and this server. */
+/** Clock difference tolerated on exp, nbf and iat between the token issuer and this server. */
 const CLOCK_SKEW_SECONDS = 60;
 
 export type Authenticate = (authorization: string | undefined) => Promise<void>;
@@ -22,6 +22,8 @@ export type Authenticate = (authorization: string | undefined) => Promise<void>;
  * undefined when no authentication is configured (every request is let through). JWTs are
  * checked by jose: the signature (HS256 only), and exp, nbf and iat as RFC 7519 NumericDates —
  * a claim that is present but not a number is refused, so `{"exp":"1795458091"}` never passes.
+ * A token issued in the future (iat past now and the clock skew) is refused too: jose checks iat
+ * only against a maximum token age, and a token dated ahead would outlive any such age.
  */
 export function createAuthenticator(settings: AuthSettings, now: () => number = Date.now): Authenticate | undefined {
   if (settings.tokens.length === 0 && settings.psk === null) return undefined;
@@ -34,17 +36,18 @@ export function createAuthenticator(settings: AuthSettings, now: () => number = 
     if (tokens.some((t) => t.length === presented.length && timingSafeEqual(t, presented))) return;
     if (key) {
       try {
-        await jwtVerify(match[1], key, {
+        const at = now();
+        const { payload } = await jwtVerify(match[1], key, {
           algorithms: ['HS256'],
           clockTolerance: CLOCK_SKEW_SECONDS,
-          currentDate: new Date(now()),
+          currentDate: new Date(at),
           ...(settings.requireExp ? { requiredClaims: ['exp'] } : {}),
         });
-        return;
+        if (payload.iat === undefined || payload.iat <= at / 1000 + CLOCK_SKEW_SECONDS) return;
       } catch {
         // Why the token failed is not the client's to learn: every failure reads the same.
       }
     }
-    throw unauthenticated('the bearer token is not valid: it is unknown, badly signed or expired');
+    throw unauthenticated('the bearer token is not valid: it is unknown, badly signed, expired or issued in the future');
   };
 }

@@ -14,7 +14,7 @@ export function loginPage(options: { next: string; open: boolean; refused?: bool
                 The dashboard reads the same data as the API and asks for the same token (a static token or a JWT). It is kept for this
                 browser session only.
               </p>
-              ${options.refused ? html`<p class="notice error" role="alert">That token was refused: it is unknown, badly signed or expired.</p>` : ''}
+              ${options.refused ? html`<p class="notice error" role="alert">That token was refused: it is unknown, badly signed, expired or issued in the future.</p>` : ''}
               <form method="post" action="/ui/login" class="filters">
                 <input type="hidden" name="next" value="${options.next}" />
                 <label for="token"
