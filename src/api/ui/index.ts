@@ -6,7 +6,7 @@ import type { RouteApp } from '../route-app.js';
 import type { Pool } from '../../store/pool.js';
 import { MAX_NAME_LENGTH } from '../limits.js';
 import { uiAsset } from './assets.js';
-import { badRequest } from '../../errors.js';
+import { badRequest, notFound } from '../../errors.js';
 import { HTML_CONTENT_TYPE, UI_PAGE_HEADERS, UI_PREFIX } from './errors.js';
 import { vulnerabilityHref } from './html.js';
 import { layout, type Page } from './layout.js';
@@ -150,7 +150,7 @@ export function registerUi(app: RouteApp, deps: UiDeps): void {
 
   app.get('/ui/assets/:name', { config, schema: { ...hidden, params: NameParams } }, async (request, reply) => {
     const asset = uiAsset(request.params.name);
-    if (!asset) return reply.code(404).type('text/plain; charset=utf-8').send('no such asset\n');
+    if (!asset) throw notFound(`the dashboard has no file named ${request.params.name}`);
     reply.header('etag', asset.etag).header('cache-control', 'public, max-age=3600');
     if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
     return reply.type(asset.type).send(asset.body);
