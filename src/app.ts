@@ -123,7 +123,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     routerOptions: { ...ROUTER_OPTIONS },
     genReqId: (request) => requestIdOf(request.headers['x-request-id']),
     schemaErrorFormatter: (errors, part) => new Error(validationMessage(errors, part)),
-    frameworkErrors: edge.onError,
+    frameworkErrors: edge.onFrameworkError,
     clientErrorHandler: edge.onClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
