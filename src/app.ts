@@ -7,6 +7,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { createAuthenticator } from './api/auth.js';
 import { Edge, requestIdOf, ROUTER_OPTIONS, RouteTable } from './api/edge.js';
 import { jsonBodyParser } from './api/json-body.js';
+import { registerMetricsRoutes } from './api/metrics-routes.js';
 import { SHARED_PORT_ALPN, shareWithGrpc } from './api/listener.js';
 import { BODY_LIMIT_BYTES } from './api/limits.js';
 import type { PageTokens } from './api/paging.js';
@@ -204,12 +205,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // described by it; the error handlers, parsers and hooks above apply to them unchanged.
   void app.register(async (plugin) => {
     const scope = plugin as unknown as RouteApp;
-    // Clair v2 served its metrics under /v1 too, and Quay pings GET /v1/metrics to check the scanner is up.
-    for (const url of ['/metrics', '/v1/metrics']) {
-      scope.get(url, { schema: { hide: true } }, async (_request, reply) =>
-        reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
-      );
-    }
+    registerMetricsRoutes(scope, metrics);
     const { indexer, pageTokens } = deps;
     registerV1Api(scope, {
       pool,
