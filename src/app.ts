@@ -166,13 +166,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     done();
   });
 
-  const authenticate = createAuthenticator(config.api.auth);
-  if (authenticate) {
+  const authenticator = createAuthenticator(config.api.auth);
+  if (authenticator) {
     app.addHook('onRequest', async (request) => {
       // Registry webhooks carry their own shared secret in Authorization (src/api/tarsier/webhooks.ts);
-      // the dashboard checks the same token from its session cookie (src/api/ui/index.ts).
+      // the dashboard has sessions of its own, opened with the same credentials (src/api/ui/index.ts).
       if ((request.routeOptions.config as { webhook?: boolean } | undefined)?.webhook || isUiUrl(request.url)) return;
-      await authenticate(request.headers.authorization);
+      await authenticator.authenticate(request.headers.authorization);
     });
   }
 
@@ -232,7 +232,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       registerUi(ui as unknown as RouteApp, {
         pool,
         pageTokens,
-        authenticate,
+        authenticator,
+        sessionIdleMs: config.api.auth.sessionIdleMs,
+        sessionLifetimeMs: config.api.auth.sessionLifetimeMs,
         secure: tls !== undefined,
         enabledSources: config.updater.enabledUpdaters,
         maxDataAgeMs: config.updater.maxDataAgeMs,

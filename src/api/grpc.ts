@@ -211,7 +211,7 @@ export interface GrpcApi {
 /** The gRPC server with the ancestry services, health and reflection; bound or given connections by the caller. */
 export function buildGrpcServer(deps: GrpcDeps): GrpcApi {
   const log = deps.log.child({ component: 'grpc' });
-  const authenticate = createAuthenticator(deps.api.auth);
+  const authenticator = createAuthenticator(deps.api.auth);
   const server = new grpc.Server();
 
   /** One unary method: authentication, cancellation, errors as status codes, a metric and a log line. */
@@ -240,7 +240,7 @@ export function buildGrpcServer(deps: GrpcDeps): GrpcApi {
       };
       const authorization = call.metadata.get('authorization')[0];
       const work = (async () => {
-        await authenticate?.(typeof authorization === 'string' ? authorization : undefined);
+        await authenticator?.authenticate(typeof authorization === 'string' ? authorization : undefined);
         const request = call.request as Message | UndecodableRequest;
         if (request instanceof UndecodableRequest) throw badRequest(request.problem);
         return handle(request, controller.signal);
