@@ -7,6 +7,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { createAuthenticator } from './api/auth.js';
 import { Edge, requestIdOf, ROUTER_OPTIONS, RouteTable } from './api/edge.js';
 import { jsonBodyParser } from './api/json-body.js';
+import { registerMetricsRoutes } from './api/metrics-routes.js';
 import { SHARED_PORT_ALPN, shareWithGrpc } from './api/listener.js';
 import { BODY_LIMIT_BYTES } from './api/limits.js';
 import type { PageTokens } from './api/paging.js';
@@ -123,7 +124,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     routerOptions: { ...ROUTER_OPTIONS },
     genReqId: (request) => requestIdOf(request.headers['x-request-id']),
     schemaErrorFormatter: (errors, part) => new Error(validationMessage(errors, part)),
-    frameworkErrors: edge.onError,
+    frameworkErrors: edge.onFrameworkError,
     clientErrorHandler: edge.onClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -165,13 +166,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     done();
   });
 
-  const authenticate = createAuthenticator(config.api.auth);
-  if (authenticate) {
+  const authenticator = createAuthenticator(config.api.auth);
+  if (authenticator) {
     app.addHook('onRequest', async (request) => {
       // Registry webhooks carry their own shared secret in Authorization (src/api/tarsier/webhooks.ts);
-      // the dashboard checks the same token from its session cookie (src/api/ui/index.ts).
+      // the dashboard has sessions of its own, opened with the same credentials (src/api/ui/index.ts).
       if ((request.routeOptions.config as { webhook?: boolean } | undefined)?.webhook || isUiUrl(request.url)) return;
-      await authenticate(request.headers.authorization);
+      await authenticator.authenticate(request.headers.authorization);
     });
   }
 
@@ -204,12 +205,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // described by it; the error handlers, parsers and hooks above apply to them unchanged.
   void app.register(async (plugin) => {
     const scope = plugin as unknown as RouteApp;
-    // Clair v2 served its metrics under /v1 too, and Quay pings GET /v1/metrics to check the scanner is up.
-    for (const url of ['/metrics', '/v1/metrics']) {
-      scope.get(url, { schema: { hide: true } }, async (_request, reply) =>
-        reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
-      );
-    }
+    registerMetricsRoutes(scope, metrics);
     const { indexer, pageTokens } = deps;
     registerV1Api(scope, {
       pool,
@@ -236,7 +232,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       registerUi(ui as unknown as RouteApp, {
         pool,
         pageTokens,
-        authenticate,
+        authenticator,
+        sessionIdleMs: config.api.auth.sessionIdleMs,
+        sessionLifetimeMs: config.api.auth.sessionLifetimeMs,
         secure: tls !== undefined,
         enabledSources: config.updater.enabledUpdaters,
         maxDataAgeMs: config.updater.maxDataAgeMs,

@@ -39,7 +39,15 @@ export interface Config {
     readonly paginationKey: Buffer | null;
     readonly v1Revision: 'A' | 'B';
     readonly localRoots: readonly string[];
-    readonly auth: { readonly tokens: readonly string[]; readonly psk: Buffer | null; readonly requireExp: boolean };
+    readonly auth: {
+      readonly tokens: readonly string[];
+      readonly psk: Buffer | null;
+      readonly requireExp: boolean;
+      /** A dashboard session unused this long ends. */
+      readonly sessionIdleMs: number;
+      /** A dashboard session ends this long after its sign-in, used or not. */
+      readonly sessionLifetimeMs: number;
+    };
     readonly tls: { readonly certFile: string; readonly keyFile: string; readonly caFile: string };
   };
   readonly database: {
@@ -505,6 +513,8 @@ const SCHEMA: SectionSpec = section({
       tokens: leaf(list(text(true)), []),
       psk: leaf(psk),
       requireexp: leaf(boolean, false),
+      sessionidle: leaf(positiveDuration, '30m'),
+      sessionlifetime: leaf(positiveDuration, '8h'),
     }),
   }),
   worker: section({
@@ -842,6 +852,8 @@ function build(vals: Values, env: Env): Config {
         tokens: vals.get<string[]>('api.auth.tokens'),
         psk: vals.opt<Buffer>('api.auth.psk') ?? null,
         requireExp: vals.get<boolean>('api.auth.requireexp'),
+        sessionIdleMs: vals.get<number>('api.auth.sessionidle'),
+        sessionLifetimeMs: vals.get<number>('api.auth.sessionlifetime'),
       },
       tls: { certFile: tls.certfile, keyFile: tls.keyfile, caFile: tls.cafile },
     },

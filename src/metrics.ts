@@ -1,5 +1,14 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
+const DEFAULT_METRICS_PREFIX = 'tarsier_';
+
+/**
+ * prom-client's default metrics that are gauges named with the `_total` suffix Prometheus keeps for
+ * counters (`promtool check metrics` fails the exposition over them). Each is the sum of the
+ * per-type gauge beside it (nodejs_active_handles{type}, ...), so they are not served.
+ */
+const MISNAMED_DEFAULT_GAUGES = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
 /**
  * Prometheus metrics of one Tarsier process. One registry per process (not prom-client's global
  * one) so tests can run several apps side by side.
@@ -138,6 +147,7 @@ export class Metrics {
   });
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'tarsier_' });
+    collectDefaultMetrics({ register: this.registry, prefix: DEFAULT_METRICS_PREFIX });
+    for (const name of MISNAMED_DEFAULT_GAUGES) this.registry.removeSingleMetric(DEFAULT_METRICS_PREFIX + name);
   }
 }

@@ -45,7 +45,7 @@ const DEFAULTS: Config = {
     paginationKey: null,
     v1Revision: 'B',
     localRoots: [],
-    auth: { tokens: [], psk: null, requireExp: false },
+    auth: { tokens: [], psk: null, requireExp: false, sessionIdleMs: 30 * 60_000, sessionLifetimeMs: 8 * 3_600_000 },
     tls: { certFile: '', keyFile: '', caFile: '' },
   },
   database: { connection: null, maxConnections: 10, dataDir: path.resolve(process.cwd(), 'data/postgres'), dataDirIsDefault: true },
@@ -266,7 +266,13 @@ describe('Tarsier keys', () => {
         paginationKey: KEY_BYTES,
         v1Revision: 'A',
         localRoots: [path.join(fixtures, 'layers'), '/srv/tarsier/layers'],
-        auth: { tokens: ['ci-token-1', 'dashboard-token-2'], psk: Buffer.from('0123456789abcdef0123456789abcdef'), requireExp: true },
+        auth: {
+          tokens: ['ci-token-1', 'dashboard-token-2'],
+          psk: Buffer.from('0123456789abcdef0123456789abcdef'),
+          requireExp: true,
+          sessionIdleMs: 15 * 60_000,
+          sessionLifetimeMs: 4 * 3_600_000,
+        },
         tls: {
           certFile: path.join(fixtures, 'tls/server.pem'),
           keyFile: path.join(fixtures, 'tls/server-key.pem'),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { maxHeaderSize, STATUS_CODES } from 'node:http';
+import { maxHeaderSize, METHODS, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
@@ -106,6 +106,11 @@ function refusedRequest(rawPacket: unknown): RefusedRequest {
   return { method: start[1], target: start[2], ...(end >= 0 ? { line: raw.slice(0, end) } : {}) };
 }
 
+/** A refused request's method as a metric label: one of HTTP's, else "other" (a client may send any word). */
+function methodLabel(method: string | undefined): string {
+  return method !== undefined && METHODS.includes(method) ? method : 'other';
+}
+
 /** Node's HTTP parser errors (llhttp codes) as our error codes and messages. */
 function describeParserError(
   err: Error & { code?: string; reason?: string },
@@ -178,9 +183,19 @@ export class Edge {
     return reply.send(body);
   }
 
-  /** Fastify's error handler (routes' errors) and frameworkErrors (router's errors). */
+  /** Fastify's error handler: errors of routes and their hooks, parsers and validation. */
   readonly onError = (err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply =>
     this.send(request, reply, classifyRequestError(err, request.log));
+
+  /**
+   * Fastify's frameworkErrors: the router refused the URL (bad percent-encoding, a name too long).
+   * Fastify runs no onResponse hook for these requests, so their answer is counted here.
+   */
+  readonly onFrameworkError = (err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    const sent = this.onError(err, request, reply);
+    this.#metrics.httpRequests.inc({ method: methodLabel(request.method), route: 'unmatched', status: String(reply.statusCode) });
+    return sent;
+  };
 
   /** No route for the method and path: 405 with Allow when the path has other methods, else 404. */
   readonly onNotFound = (request: FastifyRequest, reply: FastifyReply): FastifyReply =>
@@ -213,6 +228,8 @@ export class Edge {
     const text = typeof body === 'string' ? body : JSON.stringify(body);
     const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
     if (socket.writable && !inFlight?.headersSent) {
+      // Fastify never saw this request, so its onResponse hook does not count the answer: count it here.
+      this.#metrics.httpRequests.inc({ method: methodLabel(refused.method), route: 'unparsed', status: String(status) });
       socket.end(
         `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +
           `Content-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(text)}\r\n` +

@@ -7,10 +7,11 @@ import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation, type ServingStatus } from 'grpc-health-check';
 import type { Logger } from 'pino';
 import protobuf from 'protobufjs';
-import { TarsierError } from '../errors.js';
+import { badRequest, TarsierError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { Config } from '../config.js';
 import { createAuthenticator } from './auth.js';
+import { wireProblem } from './grpc-wire.js';
 import { DEFAULT_NOTIFICATION_PAGE, MAX_PAGE_LIMIT } from './limits.js';
 import { API_TIMEOUT_ERROR, classifyRequestError } from './request-errors.js';
 import { grpcCodeOf } from './v3/errors.js';
@@ -47,7 +48,7 @@ const serviceOf = (name: string): grpc.ServiceDefinition => (clair[name] as grpc
  * response type), so proto-loader makes them no (de)serializer: protobufjs, which proto-loader runs
  * on, reads and writes them, with proto-loader's object options.
  */
-const protoRoot = new protobuf.Root().loadSync(PROTO_FILE, { keepCase: true });
+const protoRoot = new protobuf.Root().loadSync(PROTO_FILE, { keepCase: true }).resolveAll();
 const clairEarlyRequest = protoRoot.lookupType('coreos.clair.ClairEarlyGetAncestryRequest');
 const clairEarlyResponse = protoRoot.lookupType('coreos.clair.ClairEarlyGetAncestryResponse');
 const ancestryService = serviceOf('AncestryService');
@@ -130,12 +131,52 @@ function ancestryAnswer(request: Message, response: Message): Buffer {
   return getAncestryMethod.responseSerialize(withClairPre1Layers(withClientSafeStatus(response)));
 }
 
+/** A request the server could not decode, with why: the call answers INVALID_ARGUMENT. */
+class UndecodableRequest {
+  constructor(readonly problem: string) {}
+}
+
+/**
+ * A request deserializer that never throws: bytes that are not a well-formed message of type
+ * (grpc-wire.ts), or that protobufjs cannot read, become an UndecodableRequest. grpc-js answers a
+ * deserializer's exception itself, with INTERNAL and no reason; a request the client got wrong is
+ * its own fault, and the call says what is wrong.
+ */
+function strictDeserializer(type: protobuf.Type, deserialize: (bytes: Buffer) => Message): (bytes: Buffer) => Message {
+  return (bytes) => {
+    let problem = wireProblem(type, bytes);
+    if (problem === undefined) {
+      try {
+        return deserialize(bytes);
+      } catch (err) {
+        problem = err instanceof Error ? err.message : String(err);
+      }
+    }
+    return new UndecodableRequest(
+      `the request is not a valid ${type.fullName.replace(/^\./, '')} message: ${problem}`,
+    ) as unknown as Message;
+  };
+}
+
+/** A service of the proto with every request read strictly. */
+function strictService(name: string): grpc.ServiceDefinition {
+  const methods = protoRoot.lookupService(`coreos.clair.${name}`).methods;
+  return Object.fromEntries(
+    Object.entries(serviceOf(name)).map(([method, definition]) => [
+      method,
+      { ...definition, requestDeserialize: strictDeserializer(methods[method]!.resolvedRequestType!, definition.requestDeserialize) },
+    ]),
+  );
+}
+
 /** The AncestryService, its GetAncestry reading every request as an early one and sending the bytes ancestryAnswer wrote. */
 function ancestryServiceDefinition(): grpc.ServiceDefinition {
   const objectOptions = { longs: Number, enums: String, defaults: false };
-  const requestDeserialize = (bytes: Buffer): Message => clairEarlyRequest.toObject(clairEarlyRequest.decode(bytes), objectOptions);
+  const requestDeserialize = strictDeserializer(clairEarlyRequest, (bytes) =>
+    clairEarlyRequest.toObject(clairEarlyRequest.decode(bytes), objectOptions),
+  );
   const responseSerialize = (bytes: Buffer): Buffer => bytes;
-  return { ...ancestryService, GetAncestry: { ...getAncestryMethod, requestDeserialize, responseSerialize } };
+  return { ...strictService('AncestryService'), GetAncestry: { ...getAncestryMethod, requestDeserialize, responseSerialize } };
 }
 
 /** GetNotificationRequest.limit: 0 is the default; otherwise 1 to MAX_PAGE_LIMIT, as the JSON route's. */
@@ -170,7 +211,7 @@ export interface GrpcApi {
 /** The gRPC server with the ancestry services, health and reflection; bound or given connections by the caller. */
 export function buildGrpcServer(deps: GrpcDeps): GrpcApi {
   const log = deps.log.child({ component: 'grpc' });
-  const authenticate = createAuthenticator(deps.api.auth);
+  const authenticator = createAuthenticator(deps.api.auth);
   const server = new grpc.Server();
 
   /** One unary method: authentication, cancellation, errors as status codes, a metric and a log line. */
@@ -199,8 +240,10 @@ export function buildGrpcServer(deps: GrpcDeps): GrpcApi {
       };
       const authorization = call.metadata.get('authorization')[0];
       const work = (async () => {
-        await authenticate?.(typeof authorization === 'string' ? authorization : undefined);
-        return handle(call.request, controller.signal);
+        await authenticator?.authenticate(typeof authorization === 'string' ? authorization : undefined);
+        const request = call.request as Message | UndecodableRequest;
+        if (request instanceof UndecodableRequest) throw badRequest(request.problem);
+        return handle(request, controller.signal);
       })();
       // Work that ignores the signal is not waited for: the answer goes when the call is stopped.
       work.catch(() => undefined);
@@ -230,7 +273,7 @@ export function buildGrpcServer(deps: GrpcDeps): GrpcApi {
       ancestryAnswer(request, await service.getAncestry(text(request.ancestry_name))),
     ),
   });
-  server.addService(serviceOf('NotificationService'), {
+  server.addService(strictService('NotificationService'), {
     GetNotification: unary('NotificationService/GetNotification', async (request) =>
       service.getNotification({
         name: text(request.name),
@@ -243,7 +286,7 @@ export function buildGrpcServer(deps: GrpcDeps): GrpcApi {
       service.markNotificationAsRead(text(request.name)),
     ),
   });
-  server.addService(serviceOf('StatusService'), {
+  server.addService(strictService('StatusService'), {
     GetStatus: unary('StatusService/GetStatus', async () => withStatusTimestamp(await service.getStatus())),
   });
 

@@ -27,6 +27,7 @@ export function openApiDocument(config: Config): NonNullable<Extract<SwaggerOpti
       { name: 'ancestry', description: 'AncestryService: scan an image as an ancestry of layers, read it back.' },
       { name: 'notifications', description: 'NotificationService: changes to vulnerabilities and the ancestries they affect.' },
       { name: 'status', description: 'StatusService.' },
+      { name: 'metrics', description: 'Prometheus metrics of this process.' },
     ],
     ...(auth
       ? {

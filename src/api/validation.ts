@@ -60,12 +60,16 @@ function shown(value: unknown): string {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
-/** What the failed schema expected, in words. */
-function expected(error: ErrorObject, siblings: readonly ErrorObject[]): string {
+/**
+ * What the failed schema asks of the value, in words that follow "must": "be a string", "match
+ * the pattern ^sha256:…$". Ajv's own messages all start with "must", so any keyword without words
+ * of its own reads as Ajv says it, without the "must" written twice.
+ */
+function requirement(error: ErrorObject, siblings: readonly ErrorObject[]): string {
   const schema = (error.parentSchema ?? {}) as Record<string, unknown>;
   const range =
     typeof schema.minimum === 'number' && typeof schema.maximum === 'number'
-      ? `${schema.type === 'integer' ? 'an integer' : 'a number'} from ${schema.minimum} to ${schema.maximum}`
+      ? `be ${schema.type === 'integer' ? 'an integer' : 'a number'} from ${schema.minimum} to ${schema.maximum}`
       : undefined;
   if (error.keyword === 'type' && range) return range;
   switch (error.keyword) {
@@ -75,21 +79,30 @@ function expected(error: ErrorObject, siblings: readonly ErrorObject[]): string 
       const types = siblings
         .filter((e) => e.keyword === 'type' && e.instancePath === error.instancePath)
         .map((e) => TYPE_NAMES[String(e.params.type)] ?? String(e.params.type));
-      return [...new Set(types)].join(' or ') || error.message || 'valid';
+      return types.length > 0 ? `be ${[...new Set(types)].join(' or ')}` : ajvRequirement(error);
     }
     case 'minimum':
     case 'maximum':
       if (range) return range;
-      return `${error.keyword === 'minimum' ? 'at least' : 'at most'} ${String(error.params.limit)}`;
+      return `be ${error.keyword === 'minimum' ? 'at least' : 'at most'} ${String(error.params.limit)}`;
     case 'maxLength':
-      return `at most ${String(error.params.limit)} characters long`;
+      return `be at most ${String(error.params.limit)} characters long`;
     case 'minLength':
-      return error.params.limit === 1 ? 'a non-empty string' : `at least ${String(error.params.limit)} characters long`;
+      return error.params.limit === 1 ? 'be a non-empty string' : `be at least ${String(error.params.limit)} characters long`;
     case 'enum':
-      return `one of ${(error.params.allowedValues as unknown[]).map(String).join(', ')}`;
+      return `be one of ${(error.params.allowedValues as unknown[]).map(String).join(', ')}`;
+    case 'pattern':
+      return `match the pattern ${String(error.params.pattern)}`;
+    case 'additionalProperties':
+      return `not have the field ${String(error.params.additionalProperty)}`;
     default:
-      return (error.message ?? 'valid').replace(/^must be /, '');
+      return ajvRequirement(error);
   }
+}
+
+/** Ajv's message for an error ("must NOT have fewer than 1 items") without its leading "must". */
+function ajvRequirement(error: ErrorObject): string {
+  return (error.message ?? 'be valid').replace(/^must\s+/, '');
 }
 
 /**
@@ -113,5 +126,5 @@ export function validationMessage(errors: readonly FastifySchemaValidationError[
   if (where === 'body' && path === '' && (error.data === undefined || error.data === null))
     return 'request body is empty: send a JSON object';
   const given = error.data === undefined || (typeof error.data === 'object' && error.data !== null) ? '' : ` (got ${shown(error.data)})`;
-  return `${label(where, path)} must be ${expected(error, all)}${given}`;
+  return `${label(where, path)} must ${requirement(error, all)}${given}`;
 }

@@ -9,8 +9,22 @@ import type { Queryable } from './pool.js';
  * renewing; its lease lapses and another replica takes over. A lease whose holder is a process of
  * this machine that has ended (a killed `tarsier update` or `import`) is taken over at once
  * instead of after it lapses.
+ *
+ * Most names are taken once (one layer's indexing), so the lease of a holder that died would stay
+ * in the table for good: every acquisition also deletes the leases that lapsed more than
+ * LAPSED_LEASE_GRACE_MS ago. Within that grace a holder that was only late (a stalled process, a
+ * database outage) still finds its row and renews it, as before; past it, nothing is lost by
+ * deleting the row, since a lapsed lease holds nothing. Rows another transaction has locked are
+ * skipped, so acquisitions never wait on each other's clean-up.
  */
+export const LAPSED_LEASE_GRACE_MS = 10 * 60_000;
+
 const ACQUIRE = `
+  WITH lapsed AS (
+    DELETE FROM lock WHERE name IN (
+      SELECT name FROM lock WHERE until < now() - $4 * interval '1 millisecond' AND name <> $1 FOR UPDATE SKIP LOCKED
+    )
+  )
   INSERT INTO lock (name, owner, until) VALUES ($1, $2, now() + $3 * interval '1 millisecond')
   ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, until = EXCLUDED.until
     WHERE lock.until < now() OR lock.owner = EXCLUDED.owner
@@ -72,9 +86,12 @@ export async function leaseHolder(db: Queryable, name: string): Promise<LeaseHol
   return (await db.query<LeaseHolder>(HOLDER, [name])).rows[0];
 }
 
-/** Takes the lease when it is free, lapsed, or held by a process of this machine that has ended; true when owner now holds it. */
+/**
+ * Takes the lease when it is free, lapsed, or held by a process of this machine that has ended;
+ * true when owner now holds it. Deletes the leases of other names that lapsed long ago.
+ */
 export async function acquireLease(db: Queryable, name: string, owner: string, ttlMs: number): Promise<boolean> {
-  if (((await db.query(ACQUIRE, [name, owner, ttlMs])).rowCount ?? 0) > 0) return true;
+  if (((await db.query(ACQUIRE, [name, owner, ttlMs, LAPSED_LEASE_GRACE_MS])).rowCount ?? 0) > 0) return true;
   const holder = await leaseHolder(db, name);
   if (!holder || !ownerIsGone(holder.owner)) return false;
   return ((await db.query(TAKE_OVER, [name, holder.owner, owner, ttlMs])).rowCount ?? 0) > 0;

@@ -123,6 +123,28 @@ describe('API authentication', () => {
     const body = `${Buffer.from(JSON.stringify({ alg: 'HS512', typ: 'JWT' })).toString('base64url')}.${Buffer.from(JSON.stringify({ sub: 'ci' })).toString('base64url')}`;
     expect((await get(`${body}.${createHmac('sha512', psk).update(body).digest('base64url')}`)).statusCode).toBe(401);
   });
+
+  it('refuses a JWT issued in the future beyond the 60 s clock skew, in each API dialect', async () => {
+    const { app } = await testApp({ yaml });
+    const now = Math.floor(Date.now() / 1000);
+    const ahead = jwt({ sub: 'ci', iat: now + 3600, exp: now + 7200 });
+    const skewed = jwt({ sub: 'ci', iat: now + 10, exp: now + 7200 });
+    const get = (url: string, token: string) => app.inject({ url, headers: { authorization: `Bearer ${token}` } });
+
+    const v1 = await get('/v1/namespaces', ahead);
+    expect(v1.statusCode).toBe(401);
+    expect(json(v1).Error.Message).toMatch(/issued in the future/);
+    const ancestry = await get('/status', ahead);
+    expect(ancestry.statusCode).toBe(401);
+    expect(json(ancestry)).toMatchObject({ code: 16, message: expect.stringMatching(/issued in the future/) });
+    const images = await get('/tarsier/v1/images', ahead);
+    expect(images.statusCode).toBe(401);
+    expect(json(images).Error.Message).toMatch(/issued in the future/);
+
+    // A clock a few seconds ahead of this server's is within the tolerated skew.
+    expect((await get('/v1/namespaces', skewed)).statusCode).toBe(200);
+    expect((await get('/status', skewed)).statusCode).toBe(200);
+  });
 });
 
 describe('metrics', () => {

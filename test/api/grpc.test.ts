@@ -240,9 +240,12 @@ describe('gRPC on the API port', () => {
     // Each call's log line names the client as it names itself.
     const completed = await server.logged((e) => e.msg === 'grpc call completed' && e.method === 'AncestryService/GetAncestry');
     expect(completed.userAgent).toMatch(/^grpc-node-js\/\d/);
-    // A request that does not decode (field 5 with wire type 7, which protobuf does not have) is an error.
+    // A request that does not decode (field 5 with wire type 7, which protobuf does not have) is the client's error.
     const undecodable = await failure(getAncestry(Buffer.from([0x2f])));
-    expect(undecodable.code).toBe(grpc.status.INTERNAL);
+    expect([undecodable.code, undecodable.details]).toEqual([
+      grpc.status.INVALID_ARGUMENT,
+      'the request is not a valid coreos.clair.ClairEarlyGetAncestryRequest message: the message at byte 0: field 5 has wire type 7, which does not exist',
+    ]);
   });
 
   it('GetNotification pages each side as GET /notifications does; MarkNotificationAsRead marks it read', async () => {
@@ -353,6 +356,83 @@ describe('gRPC on the API port', () => {
     expect(listed).toEqual(
       expect.arrayContaining(['coreos.clair.AncestryService', 'coreos.clair.NotificationService', 'coreos.clair.StatusService']),
     );
+  });
+
+  it('answers every request message it cannot decode with INVALID_ARGUMENT and why, on every method', async () => {
+    const methods = {
+      GetAncestry: '/coreos.clair.AncestryService/GetAncestry',
+      PostAncestry: '/coreos.clair.AncestryService/PostAncestry',
+      GetNotification: '/coreos.clair.NotificationService/GetNotification',
+      MarkNotificationAsRead: '/coreos.clair.NotificationService/MarkNotificationAsRead',
+      GetStatus: '/coreos.clair.StatusService/GetStatus',
+    };
+    const identity = (bytes: Buffer) => bytes;
+    const Raw = grpc.makeGenericClientConstructor(
+      Object.fromEntries(
+        Object.entries(methods).map(([name, path]) => [
+          name,
+          { path, requestStream: false, responseStream: false, requestSerialize: identity, responseDeserialize: identity },
+        ]),
+      ) as grpc.ServiceDefinition,
+      'Raw',
+    );
+    const raw = new Raw(`127.0.0.1:${server.apiPort}`, grpc.credentials.createInsecure());
+    afterAll(() => raw.close());
+    const bytes = (...b: number[]) => Buffer.from(b);
+    // Field 15 is no field of any request: these bytes are broken whatever the message.
+    const anyMessage: Array<[string, Buffer]> = [
+      ['a tag cut short', bytes(0x80)],
+      ['a length past the end', bytes(0x0a, 0x05, 0x61, 0x62)],
+      ['wire type 6', bytes(0x0e, 0x00)],
+      ['wire type 7', bytes(0x0f)],
+      ['field number 0', bytes(0x02, 0x00)],
+      ['a varint cut short', bytes(0x78, 0xff)],
+      ['a varint of 11 bytes', bytes(0x78, ...Array<number>(10).fill(0xff), 0x01)],
+      ['a varint over 64 bits', bytes(0x78, ...Array<number>(9).fill(0xff), 0x02)],
+      ['a 32-bit value cut short', bytes(0x7d, 0x01, 0x02)],
+      ['a 64-bit value cut short', bytes(0x79, 0x01)],
+      ['a group that never ends', bytes(0x7b, 0x08, 0x01)],
+      ['an end-group without its start', bytes(0x7c)],
+    ];
+    // Field 1 is a string in every request but GetStatus's.
+    const stringAtField1: Array<[string, Buffer]> = [
+      ['a string sent as a varint', bytes(0x08, 0x01)],
+      ['a string sent as 32 bits', bytes(0x0d, 0x01, 0x02, 0x03, 0x04)],
+      ['a string of invalid UTF-8', bytes(0x0a, 0x02, 0xc3, 0x28)],
+      ['a string with an overlong encoding', bytes(0x0a, 0x02, 0xc0, 0x80)],
+      ['a string with a UTF-16 surrogate', bytes(0x0a, 0x03, 0xed, 0xa0, 0x80)],
+    ];
+    const cases: Array<[keyof typeof methods, string, Buffer]> = [
+      ...Object.keys(methods).flatMap((m) => anyMessage.map(([what, b]) => [m, what, b] as [keyof typeof methods, string, Buffer])),
+      ...(['GetAncestry', 'PostAncestry', 'GetNotification', 'MarkNotificationAsRead'] as const).flatMap((m) =>
+        stringAtField1.map(([what, b]) => [m, what, b] as [keyof typeof methods, string, Buffer]),
+      ),
+      ['GetAncestry', 'with_features sent length-delimited', bytes(0x1a, 0x00)],
+      ['GetNotification', 'limit sent length-delimited', bytes(0x1a, 0x00)],
+      ['GetNotification', 'limit cut short', bytes(0x18, 0x80)],
+      ['PostAncestry', 'a layer whose hash is cut short', bytes(0x1a, 0x02, 0x0a, 0x05)],
+      ['PostAncestry', 'a layer sent as a varint', bytes(0x18, 0x01)],
+      ['PostAncestry', 'a header name of invalid UTF-8', bytes(0x1a, 0x06, 0x1a, 0x04, 0x0a, 0x02, 0xc3, 0x28)],
+      ['PostAncestry', 'a header value of invalid UTF-8', bytes(0x1a, 0x05, 0x1a, 0x03, 0x12, 0x01, 0xff)],
+    ];
+    expect(cases.length).toBeGreaterThan(80);
+    for (const [method, what, request] of cases) {
+      const err = await failure(call(raw, method, request as unknown as Message));
+      expect([err.code, grpc.status[err.code]], `${method}: ${what}`).toEqual([grpc.status.INVALID_ARGUMENT, 'INVALID_ARGUMENT']);
+      expect(err.details, `${method}: ${what}`).toMatch(/^the request is not a valid coreos\.clair\.\w+ message: \S/);
+    }
+    const invalidUtf8 = await failure(call(raw, 'MarkNotificationAsRead', bytes(0x0a, 0x02, 0xc3, 0x28) as unknown as Message));
+    expect(invalidUtf8.details).toBe(
+      'the request is not a valid coreos.clair.MarkNotificationAsReadRequest message: name is not valid UTF-8',
+    );
+
+    // Fields a message does not declare are skipped, as by every protobuf parser: these are well-formed.
+    const unknownFields = bytes(0x78, 0x01, 0x7a, 0x01, 0xff, 0x7b, 0x08, 0x01, 0x7c, 0x7d, 1, 2, 3, 4, 0x79, 1, 2, 3, 4, 5, 6, 7, 8);
+    await call(raw, 'GetStatus', unknownFields as unknown as Message);
+    const named = Buffer.concat([bytes(0x0a, 0x04), Buffer.from('nope'), unknownFields]);
+    expect((await failure(call(raw, 'GetAncestry', named as unknown as Message))).code).toBe(grpc.status.NOT_FOUND);
+    const metrics = await (await fetch(`${api}/metrics`)).text();
+    expect(metrics).toMatch(/tarsier_grpc_requests_total\{method="NotificationService\/GetNotification",code="INVALID_ARGUMENT"\} \d+/);
   });
 
   it('counts calls by method and code', async () => {

@@ -11,13 +11,13 @@ import { describe, expect, it } from 'vitest';
 import { json, testApp } from '../helpers/app.js';
 
 async function documentOf(yaml?: string) {
-  const routes: Array<{ method: string; url: string; hidden: boolean }> = [];
+  const routes: Route[] = [];
   const t = await testApp({
     ...(yaml ? { yaml } : {}),
     routes: (app) =>
       app.addHook('onRoute', (route) => {
         for (const method of [route.method].flat()) {
-          routes.push({ method, url: route.url, hidden: Boolean((route.schema as { hide?: boolean } | undefined)?.hide) });
+          routes.push({ method, url: route.url });
         }
       }),
   });
@@ -40,6 +40,20 @@ async function problems(text: string): Promise<string[]> {
 /** Fastify's /v1/layers/:name as OpenAPI's /v1/layers/{name}. */
 const openApiPath = (url: string): string => url.replace(/:([A-Za-z_]+)/g, '{$1}');
 
+/** Pages for browsers, not API routes: the dashboard's, and this document's own (/docs). */
+const BROWSER_PAGES = /^\/(ui|docs)(\/|$)/;
+
+type Route = { method: string; url: string };
+
+/**
+ * The routes the document must describe: every route but the browser pages, less the HEAD that
+ * Fastify adds to each GET route (the GET's operation stands for it).
+ */
+function apiRoutes(routes: readonly Route[]): Route[] {
+  const gets = new Set(routes.filter((r) => r.method === 'GET').map((r) => r.url));
+  return routes.filter((r) => !BROWSER_PAGES.test(r.url) && !(r.method === 'HEAD' && gets.has(r.url)));
+}
+
 describe('the OpenAPI document', () => {
   it('is valid OpenAPI 3.1: no error and no warning from Redocly (recommended-strict) or the specification schema', async () => {
     const { text, doc } = await documentOf();
@@ -47,10 +61,24 @@ describe('the OpenAPI document', () => {
     expect(await problems(text)).toEqual([]);
   });
 
+  it('lists every route the server has: each method of each path, whatever its schema says', async () => {
+    const { doc, routes } = await documentOf();
+    const registered = apiRoutes(routes).map((r) => `${r.method} ${openApiPath(r.url)}`);
+    const listed = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((key) => ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'].includes(key))
+        .map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(registered.length).toBeGreaterThan(30);
+    expect(registered.filter((r) => !listed.includes(r))).toEqual([]);
+    expect(listed.filter((r) => !registered.includes(r))).toEqual([]);
+    expect(registered).toContain('HEAD /tarsier/v1/layers/{digest}');
+  });
+
   it('describes every route the server has, with its path, query and header parameters', async () => {
     const { doc, routes } = await documentOf();
-    const documented = routes.filter((r) => !r.hidden && r.method !== 'HEAD' && !r.url.startsWith('/docs'));
-    expect(documented.length).toBe(31);
+    const documented = apiRoutes(routes);
+    expect(documented.length).toBe(34);
     for (const route of documented) {
       const operation = doc.paths[openApiPath(route.url)]?.[route.method.toLowerCase()];
       expect(operation, `${route.method} ${route.url}`).toBeDefined();
@@ -66,11 +94,14 @@ describe('the OpenAPI document', () => {
       for (const p of parameters.filter((p) => p.in === 'path')) {
         expect(p.schema.maxLength, `${route.url} ${p.name}`).toBe(p.name === 'digest' ? 71 : 1024);
       }
-      if (route.url.startsWith('/v1/')) expect(parameters.some((p) => p.in === 'header' && p.name === 'x-clair-api-revision')).toBe(true);
+      // Every route of the v1 API reads X-Clair-Api-Revision; /v1/metrics is only Clair v2's address of /metrics.
+      if (route.url.startsWith('/v1/') && route.url !== '/v1/metrics') {
+        expect(parameters.some((p) => p.in === 'header' && p.name === 'x-clair-api-revision')).toBe(true);
+      }
       expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['4XX', '5XX']));
       const error = operation.responses['4XX'].content['application/json'].schema;
-      // Each API's own error envelope: v1's (also /tarsier), Harbor's Pluggable Scanner API's, the ancestry API's.
-      const envelope = /^\/(v1|tarsier)\//.test(route.url)
+      // Each API's own error envelope: v1's (also /tarsier and /metrics), Harbor's Pluggable Scanner API's, the ancestry API's.
+      const envelope = /^\/(v1|tarsier|metrics)(\/|$)/.test(route.url)
         ? ['Error']
         : route.url.startsWith('/api/v1/')
           ? ['error']

@@ -6,7 +6,15 @@ import { spawn } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { acquireLease, describeOwner, leaseHolder, leaseOwner, ownerIsGone } from '../../src/store/locks.js';
+import {
+  acquireLease,
+  describeOwner,
+  LAPSED_LEASE_GRACE_MS,
+  leaseHolder,
+  leaseOwner,
+  ownerIsGone,
+  renewLease,
+} from '../../src/store/locks.js';
 import { freshPool } from '../helpers/db.js';
 
 /** An owner name for a process, the way leaseOwner writes one for itself. */
@@ -60,6 +68,34 @@ describe('leases', () => {
       expect(await acquireLease(pool, `lease/${owner}`, owner, 60_000)).toBe(true);
       expect(await acquireLease(pool, `lease/${owner}`, leaseOwner('updater'), 60_000)).toBe(false);
     }
+  });
+
+  it('that lapsed long ago are deleted when any lease is taken: a killed process leaves none behind, live ones stay', async () => {
+    const pool = await freshPool();
+    const dead = await endedProcessOwner();
+    const live = leaseOwner('indexer');
+    const lapsedLongAgo = LAPSED_LEASE_GRACE_MS + 60_000;
+    await pool.query("INSERT INTO lock (name, owner, until) VALUES ($1, $2, now() - $3 * interval '1 millisecond')", [
+      'layer/sha256:killed',
+      dead,
+      lapsedLongAgo,
+    ]);
+    await pool.query("INSERT INTO lock (name, owner, until) VALUES ($1, $2, now() - $3 * interval '1 millisecond')", [
+      'layer/sha256:elsewhere',
+      'indexer x other-host/pid:[1]/42/1',
+      lapsedLongAgo,
+    ]);
+    // Lapsed a moment ago: its holder may only be late, and still renews it.
+    await pool.query("INSERT INTO lock (name, owner, until) VALUES ($1, $2, now() - interval '1 second')", ['layer/sha256:late', live]);
+    expect(await acquireLease(pool, 'layer/sha256:held', live, 60_000)).toBe(true);
+    const names = async () => (await pool.query<{ name: string }>('SELECT name FROM lock ORDER BY name')).rows.map((r) => r.name);
+    expect(await names()).toEqual(['layer/sha256:held', 'layer/sha256:late']);
+    expect(await renewLease(pool, 'layer/sha256:late', live, 60_000)).toBe(true);
+
+    // Taking a lease does not touch the live ones, whoever holds them.
+    expect(await acquireLease(pool, 'updater/debian', leaseOwner('updater'), 60_000)).toBe(true);
+    expect(await names()).toEqual(['layer/sha256:held', 'layer/sha256:late', 'updater/debian']);
+    expect((await leaseHolder(pool, 'layer/sha256:held'))?.owner).toBe(live);
   });
 
   it('count a reused PID as another process: same PID, other start time', async () => {

@@ -29,6 +29,7 @@ describe('migrations', () => {
       'ancestry_feature',
       'ancestry_layer',
       'ancestry_summary',
+      'dashboard_session',
       'epss',
       'feature',
       'feature_version',

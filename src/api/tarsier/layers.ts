@@ -2,6 +2,7 @@ import { INDEXER_VERSION } from '../../ecosystems/index.js';
 import type { LayerScans } from '../../indexer/layer-scans.js';
 import { whileClientWaits } from '../edge.js';
 import type { RouteApp } from '../route-app.js';
+import { ErrorBody } from '../v1/schemas.js';
 import { DigestParams, UploadedLayer } from './schemas.js';
 
 export interface LayerRouteDeps {
@@ -28,12 +29,21 @@ export function registerLayerUploadRoutes(app: RouteApp, deps: LayerRouteDeps): 
   app.head(
     '/tarsier/v1/layers/:digest',
     {
+      // @fastify/swagger leaves HEAD routes out unless asked: this one has no GET beside it to stand for it.
+      config: { swagger: { exposeHeadRoute: true } },
       schema: {
         tags: TAGS,
         operationId: 'layerScanned',
         summary: 'Whether a layer is scanned',
         description: '200 when the current indexer has scanned the layer with this digest, else 404 (upload it with PUT).',
         params: DigestParams,
+        // Declared here: @fastify/swagger copies a HEAD route's schema before this scope adds its error answers.
+        response: {
+          200: { description: 'The current indexer has scanned the layer.', type: 'null' },
+          404: { description: 'The layer is not scanned, or not by the current indexer: upload it with PUT.', type: 'null' },
+          '4xx': ErrorBody,
+          '5xx': ErrorBody,
+        },
       },
     },
     async (request, reply) => reply.code((await scanned(request.params.digest)) ? 200 : 404).send(),

@@ -1,12 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Authenticate } from '../auth.js';
+import type { Authenticator, Credential } from '../auth.js';
 import type { PageTokens } from '../paging.js';
 import type { RouteApp } from '../route-app.js';
 import type { Pool } from '../../store/pool.js';
 import { MAX_NAME_LENGTH } from '../limits.js';
 import { uiAsset } from './assets.js';
-import { badRequest } from '../../errors.js';
+import { badRequest, notFound } from '../../errors.js';
 import { HTML_CONTENT_TYPE, UI_PAGE_HEADERS, UI_PREFIX } from './errors.js';
 import { vulnerabilityHref } from './html.js';
 import { layout, type Page } from './layout.js';
@@ -16,6 +16,7 @@ import { imagePage } from './pages/image.js';
 import { ImagesQuery, imagesPage } from './pages/images.js';
 import { loginPage } from './pages/login.js';
 import { vulnerabilityPage } from './pages/vulnerability.js';
+import { DashboardSessions } from './sessions.js';
 
 /**
  * The dashboard (SPEC §13): pages rendered here from the same store reads as the images API, so
@@ -23,9 +24,9 @@ import { vulnerabilityPage } from './pages/vulnerability.js';
  * opened by URL; a little script for the charts only.
  *
  * Authentication: when the API requires a token (clair.api.auth), a browser cannot send it on a
- * link, so the token is entered once on /ui/login and kept in a session cookie (HttpOnly,
- * SameSite=Strict, gone when the browser closes), checked on every page exactly as the API checks
- * the Authorization header.
+ * link, so the token is entered once on /ui/login, checked as the API checks the Authorization
+ * header, and a session opened (src/api/ui/sessions.ts): the cookie (HttpOnly, SameSite=Strict,
+ * gone when the browser closes) carries the session's random id, never the token.
  */
 
 export interface PageContext {
@@ -42,14 +43,17 @@ export interface UiDeps {
   pool: Pool;
   pageTokens: PageTokens;
   /** The API's authenticator; undefined when the API is open (so is the dashboard). */
-  authenticate: Authenticate | undefined;
+  authenticator: Authenticator | undefined;
+  /** clair.api.auth.sessionidle and sessionlifetime. */
+  sessionIdleMs: number;
+  sessionLifetimeMs: number;
   /** Cookies are marked Secure when the server speaks TLS. */
   secure: boolean;
   enabledSources: readonly string[];
   maxDataAgeMs: number;
 }
 
-const COOKIE = 'tarsier_ui_token';
+const COOKIE = 'tarsier_session';
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 const MAX_FORM_BYTES = 16_384;
 
@@ -93,21 +97,20 @@ const SearchQuery = Type.Object({ name: Type.Optional(Type.String({ maxLength: M
 const LoginQuery = Type.Object({ next: Type.Optional(Type.String({ maxLength: 2048 })) });
 
 export function registerUi(app: RouteApp, deps: UiDeps): void {
-  const { authenticate } = deps;
+  const { authenticator } = deps;
+  const sessions = authenticator
+    ? new DashboardSessions({ pool: deps.pool, authenticator, idleMs: deps.sessionIdleMs, lifetimeMs: deps.sessionLifetimeMs })
+    : undefined;
+  const cookie = (value: string, extra = '') =>
+    `${COOKIE}=${value}; Path=/ui; HttpOnly; SameSite=Strict${extra}${deps.secure ? '; Secure' : ''}`;
   /** Routes of the dashboard (every URL under /ui) skip the API's header check (src/app.ts) and use the session cookie. */
   const config = { ui: true };
   const hidden = { hide: true };
 
   const signedIn = async (request: FastifyRequest): Promise<boolean> => {
-    if (!authenticate) return true;
-    const token = cookieValue(request.headers.cookie, COOKIE);
-    if (!token) return false;
-    try {
-      await authenticate(`Bearer ${token}`);
-      return true;
-    } catch {
-      return false;
-    }
+    if (!sessions) return true;
+    const id = cookieValue(request.headers.cookie, COOKIE);
+    return id !== undefined && (await sessions.valid(id));
   };
 
   /** Sends a page, or the sign-in page's address when a token is needed and missing. */
@@ -125,7 +128,7 @@ export function registerUi(app: RouteApp, deps: UiDeps): void {
       enabledSources: deps.enabledSources,
       maxDataAgeMs: deps.maxDataAgeMs,
     });
-    return sendHtml(reply, layout({ ...page, signedIn: authenticate !== undefined }).text);
+    return sendHtml(reply, layout({ ...page, signedIn: sessions !== undefined }).text);
   };
 
   app.get('/ui', { config, schema: { ...hidden, querystring: ImagesQuery } }, (request, reply) =>
@@ -150,43 +153,43 @@ export function registerUi(app: RouteApp, deps: UiDeps): void {
 
   app.get('/ui/assets/:name', { config, schema: { ...hidden, params: NameParams } }, async (request, reply) => {
     const asset = uiAsset(request.params.name);
-    if (!asset) return reply.code(404).type('text/plain; charset=utf-8').send('no such asset\n');
+    if (!asset) throw notFound(`the dashboard has no file named ${request.params.name}`);
     reply.header('etag', asset.etag).header('cache-control', 'public, max-age=3600');
     if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
     return reply.type(asset.type).send(asset.body);
   });
 
-  // Signing in: a form posting the token; it is checked as the API checks it, then kept in a session cookie.
+  // Signing in: a form posting the token; it is checked as the API checks it, and a session opened.
   app.addContentTypeParser(FORM_TYPE, { parseAs: 'string', bodyLimit: MAX_FORM_BYTES }, (_request, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
   app.get('/ui/login', { config, schema: { ...hidden, querystring: LoginQuery } }, async (request, reply) =>
-    sendHtml(reply, layout(loginPage({ next: safeNext(request.query.next), open: authenticate === undefined })).text),
+    sendHtml(reply, layout(loginPage({ next: safeNext(request.query.next), open: sessions === undefined })).text),
   );
   app.post('/ui/login', { config, bodyLimit: MAX_FORM_BYTES, schema: hidden }, async (request, reply) => {
     if (!sameOrigin(request)) throw badRequest('sign in from this server’s own page');
     const form = (request.body ?? {}) as Record<string, unknown>;
     const next = safeNext(form.next);
     const token = typeof form.token === 'string' ? form.token.trim() : '';
-    if (!authenticate) return reply.code(303).header('location', next).send();
+    if (!authenticator || !sessions) return reply.code(303).header('location', next).send();
+    let credential: Credential;
     try {
       if (token === '') throw new Error('no token');
-      await authenticate(`Bearer ${token}`);
+      credential = await authenticator.authenticate(`Bearer ${token}`);
     } catch {
       request.log.info({ reason: 'unauthenticated' }, 'dashboard sign-in refused');
       reply.code(401);
       return sendHtml(reply, layout(loginPage({ next, open: false, refused: true })).text);
     }
-    const cookie = `${COOKIE}=${encodeURIComponent(token)}; Path=/ui; HttpOnly; SameSite=Strict${deps.secure ? '; Secure' : ''}`;
-    return reply.code(303).header('set-cookie', cookie).header('location', next).send();
+    const id = await sessions.open(credential);
+    return reply.code(303).header('set-cookie', cookie(id)).header('location', next).send();
   });
+  // Signing out ends the session on the server: its cookie opens nothing any more, on any replica.
   app.post('/ui/logout', { config, schema: hidden }, async (request, reply) => {
     if (!sameOrigin(request)) throw badRequest('sign out from this server’s own page');
-    return reply
-      .code(303)
-      .header('set-cookie', `${COOKIE}=; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=0${deps.secure ? '; Secure' : ''}`)
-      .header('location', '/ui/login')
-      .send();
+    const id = cookieValue(request.headers.cookie, COOKIE);
+    if (sessions && id !== undefined) await sessions.end(id);
+    return reply.code(303).header('set-cookie', cookie('', '; Max-Age=0')).header('location', '/ui/login').send();
   });
 }
 

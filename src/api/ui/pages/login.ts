@@ -11,10 +11,10 @@ export function loginPage(options: { next: string; open: boolean; refused?: bool
         options.open
           ? html`<p class="notice">This server's API needs no token: <a href="${options.next}">go on</a>.</p>`
           : html`<p class="lead">
-                The dashboard reads the same data as the API and asks for the same token (a static token or a JWT). It is kept for this
-                browser session only.
+                The dashboard reads the same data as the API and asks for the same token (a static token or a JWT). Signing in opens a
+                session: this browser keeps its id, not the token, until you sign out, leave it unused for a while or close the browser.
               </p>
-              ${options.refused ? html`<p class="notice error" role="alert">That token was refused: it is unknown, badly signed or expired.</p>` : ''}
+              ${options.refused ? html`<p class="notice error" role="alert">That token was refused: it is unknown, badly signed, expired or issued in the future.</p>` : ''}
               <form method="post" action="/ui/login" class="filters">
                 <input type="hidden" name="next" value="${options.next}" />
                 <label for="token"
