@@ -22,7 +22,11 @@ async function relay(target: { host: string; port: number }) {
     upstream.on('error', drop).on('close', drop);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  whenDone(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  whenDone(() => {
+    // Connections still open through it (a pool not ended yet) would keep close() waiting.
+    for (const s of sockets) s.destroy();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
   const address = server.address();
   return {
     port: typeof address === 'object' && address ? address.port : 0,
