@@ -3,6 +3,8 @@
  * backends are terminated and which is then stopped and started again while clients read and
  * write and an update is downloading. The process must stay up, answer 503 in each API's
  * envelope while the database is away, and serve, write and deliver again once it is back.
+ * Queued image scans whose workers lose the database in the middle of a scan all run once it is
+ * back, without a restart of Tarsier.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,9 +14,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import pino from 'pino';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/store/embedded.js';
-import { databaseUrl, startTarsier } from './helpers/process.js';
+import { debianLayer, layer, ociLayout, pushImage } from './helpers/oci-image.js';
+import { whenDone } from './helpers/when-done.js';
+import { databaseUrl, startTarsier, type TarsierProcess } from './helpers/process.js';
+import { missingRegistryPrograms, startRegistry, startRegistryProxy } from './helpers/registry.js';
 
 const TRACKER = fileURLToPath(new URL('./fixtures/feeds/debian/security-tracker-excerpt.json', import.meta.url));
 
@@ -24,6 +29,37 @@ async function freePort(): Promise<number> {
   const port = (server.address() as AddressInfo).port;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
+}
+
+/** An embedded PostgreSQL of the test's own on a fixed port, to be stopped and started again where clients expect it. */
+async function ownDatabase(name: string) {
+  const dir = await mkdtemp(join(tmpdir(), `tarsier-${name}-`));
+  await chmod(dir, 0o755); // the embedded PostgreSQL runs as another user when the tests run as root
+  whenDone(() => rm(dir, { recursive: true, force: true }));
+  const dataDir = join(dir, 'pg');
+  const port = await freePort();
+  const log = pino({ level: 'silent' });
+  let database: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir, log, port, ephemeral: true });
+  whenDone(() => database.stop());
+  return {
+    dir,
+    get current(): EmbeddedPostgres {
+      return database;
+    },
+    stop: () => database.stop(),
+    async start(): Promise<void> {
+      database = await startEmbeddedPostgres({ dataDir, log, port, ephemeral: true });
+    },
+  };
+}
+
+/** Waits for condition, failing at once if the server process ends meanwhile. */
+async function until(server: TarsierProcess, condition: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await condition())) {
+    if (server.child.exitCode !== null || server.child.signalCode !== null)
+      throw new Error(`tarsier exited: ${JSON.stringify(server.logs.slice(-3))}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 /** One HTTP listener standing in for the Debian tracker (held until released) and a webhook receiver. */
@@ -49,7 +85,7 @@ async function upstream() {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  afterAll(() => {
+  whenDone(() => {
     releaseFeed();
     server.closeAllConnections();
     return new Promise<void>((resolve) => server.close(() => resolve()));
@@ -69,15 +105,8 @@ async function upstream() {
 
 describe('a PostgreSQL restart under load', () => {
   it('leaves the process running: in-flight work fails with 503, and everything works once the database is back', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'tarsier-pg-restart-'));
-    await chmod(dir, 0o755); // the embedded PostgreSQL runs as another user when the tests run as root
-    afterAll(() => rm(dir, { recursive: true, force: true }));
-    const dataDir = join(dir, 'pg');
-    const port = await freePort();
-    const log = pino({ level: 'silent' });
-    let database: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir, log, port, ephemeral: true });
-    afterAll(() => database.stop());
-
+    const own = await ownDatabase('pg-restart');
+    const { dir } = own;
     const feeds = await upstream();
     const config = join(dir, 'config.yaml');
     await writeFile(
@@ -94,16 +123,8 @@ describe('a PostgreSQL restart under load', () => {
         '',
       ].join('\n'),
     );
-    const server = await startTarsier({ DATABASE_URL: databaseUrl(database.connection), TARSIER_CONFIG: config });
+    const server = await startTarsier({ DATABASE_URL: databaseUrl(own.current.connection), TARSIER_CONFIG: config });
     const api = `http://127.0.0.1:${server.apiPort}`;
-    /** Waits for condition, failing at once if the server process ends meanwhile. */
-    const until = async (condition: () => boolean | Promise<boolean>): Promise<void> => {
-      while (!(await condition())) {
-        if (server.child.exitCode !== null || server.child.signalCode !== null)
-          throw new Error(`tarsier exited: ${JSON.stringify(server.logs.slice(-3))}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    };
 
     // Four clients, reading and writing in both APIs, until told to stop.
     const statuses: number[] = [];
@@ -126,23 +147,23 @@ describe('a PostgreSQL restart under load', () => {
 
     // The update is downloading (the feed is held): terminate every backend of the server, then stop PostgreSQL.
     await feeds.feedArrived;
-    const admin = new pg.Client(database.adminConnection);
+    const admin = new pg.Client(own.current.adminConnection);
     await admin.connect();
     const terminated = await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'tarsier'");
     await admin.end();
     expect(terminated.rowCount).toBeGreaterThan(0);
-    await database.stop();
+    await own.stop();
     feeds.releaseFeed();
 
     // While it is down: the process answers, with 503s, and /health says so.
     const seen = statuses.length;
-    await until(() => statuses.slice(seen).filter((s) => s === 503).length >= 8);
+    await until(server, () => statuses.slice(seen).filter((s) => s === 503).length >= 8);
     expect((await fetch(`http://127.0.0.1:${server.healthPort}/health`)).status).toBe(503);
-    await until(() => server.logs.some((l) => l.msg === 'updater run failed'));
+    await until(server, () => server.logs.some((l) => l.msg === 'updater run failed'));
 
     // Back on the same port: requests succeed again without a restart of Tarsier.
-    database = await startEmbeddedPostgres({ dataDir, log, port, ephemeral: true });
-    await until(async () => (await fetch(`http://127.0.0.1:${server.healthPort}/health`)).status === 200);
+    await own.start();
+    await until(server, async () => (await fetch(`http://127.0.0.1:${server.healthPort}/health`)).status === 200);
     loading = false;
     await Promise.all(clients);
 
@@ -169,7 +190,7 @@ describe('a PostgreSQL restart under load', () => {
     }
     expect(after.every((s) => s === 200 || s === 201)).toBe(true);
     // The notifier listens again: a change made now is delivered.
-    const check = new pg.Client(database.connection);
+    const check = new pg.Client(own.current.connection);
     await check.connect();
     const { rows } = await check.query(
       "SELECT n.name FROM notification n JOIN vulnerability v ON v.id = n.new_vulnerability_id WHERE v.name = 'CVE-AFTER-19'",
@@ -185,3 +206,91 @@ describe('a PostgreSQL restart under load', () => {
     expect(await server.exited).toBe(0);
   });
 });
+
+const missing = missingRegistryPrograms();
+
+describe.skipIf(missing.length > 0)(
+  `queued image scans across a PostgreSQL restart${missing.length > 0 ? ` (skipped: ${missing.join(', ')} not installed)` : ''}`,
+  () => {
+    it(
+      'runs every accepted scan once the database is back, also those whose workers lost it in the middle of a scan',
+      { timeout: 180_000 },
+      async () => {
+        const own = await ownDatabase('queue-restart');
+        const registry = await startRegistry();
+        whenDone(() => registry.stop());
+        // Holds the blob downloads of the scans under way until the database has gone.
+        const held = new Set<string>();
+        let heldChanged = (): void => undefined;
+        let releaseBlobs!: () => void;
+        const blobsReleased = new Promise<void>((resolve) => (releaseBlobs = resolve));
+        whenDone(() => releaseBlobs());
+        const proxy = await startRegistryProxy(registry, {
+          blob: async (blob, body) => {
+            held.add(blob.repository);
+            heldChanged();
+            await blobsReleased;
+            return body;
+          },
+        });
+        whenDone(() => proxy.close());
+
+        const images = 6;
+        const workers = 2;
+        const digests: string[] = [];
+        for (let i = 0; i < images; i++) {
+          const top = layer({ [`srv/app-${i}`]: `app ${i}` });
+          const layout = await ociLayout(join(own.dir, `layout-${i}`), { layers: [debianLayer(9), top] });
+          digests.push(await pushImage(registry, layout.dir, `queue/app-${i}`, 'v1'));
+        }
+        const config = join(own.dir, 'config.yaml');
+        await writeFile(
+          config,
+          [
+            'clair:',
+            '  updater:',
+            '    interval: 0',
+            '  images:',
+            `    workers: ${workers}`,
+            '  registries:',
+            `    "${proxy.host}": { insecure: true }`,
+            '',
+          ].join('\n'),
+        );
+        const server = await startTarsier({ DATABASE_URL: databaseUrl(own.current.connection), TARSIER_CONFIG: config });
+        const api = `http://127.0.0.1:${server.apiPort}`;
+        for (let i = 0; i < images; i++) {
+          const res = await fetch(`${api}/tarsier/v1/images?wait=false`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ reference: `${proxy.host}/queue/app-${i}:v1` }),
+          });
+          expect(res.status, await res.clone().text()).toBe(202);
+        }
+
+        // Every worker is in the middle of a scan (a download held): stop PostgreSQL, then let the
+        // scans go on. Their writes fail, and so does recording the failure of their jobs.
+        await new Promise<void>((resolve) => {
+          heldChanged = () => held.size >= workers && resolve();
+          heldChanged();
+        });
+        await own.stop();
+        releaseBlobs();
+        await until(server, () => server.logs.filter((l) => String(l.msg).startsWith('Failed to release job')).length >= workers);
+
+        // PostgreSQL is back on the same port: every accepted scan runs, without a restart of Tarsier.
+        await own.start();
+        const scanned = async (): Promise<string[]> => {
+          const res = await fetch(`${api}/tarsier/v1/images?registry=${proxy.host}`);
+          if (res.status !== 200) return [];
+          return ((await res.json()) as { Images: Array<{ Digest: string }> }).Images.map((i) => i.Digest).sort();
+        };
+        await expect.poll(scanned, { timeout: 60_000, interval: 250 }).toEqual([...digests].sort());
+        expect(server.logs.some((l) => l.msg === 'image queue workers restarted')).toBe(true);
+
+        server.child.kill('SIGTERM');
+        expect(await server.exited).toBe(0);
+      },
+    );
+  },
+);

@@ -78,8 +78,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('pgRunPrefix', `tarsier_t_${process.pid}_`);
 
   return async () => {
-    // A test file's own afterAll drops its database, but not one registered inside a hook (vitest
-    // runs no hook registered while hooks run): every database of this run is dropped here.
+    // Each test file drops its databases when it ends; a file that never reached its end (its
+    // worker killed or timed out) leaves them: every database of this run is dropped here.
     await dropRunDatabases(adminClient, (pid) => pid === process.pid);
     await adminClient.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`).catch(() => undefined);
     await adminClient.end();

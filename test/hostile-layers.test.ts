@@ -7,9 +7,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { freshDatabase } from './helpers/db.js';
 import { databaseUrl, startTarsier } from './helpers/process.js';
+import { whenDone } from './helpers/when-done.js';
 
 /** Peak resident memory of a process so far (VmHWM), in MiB. */
 function peakRssMiB(pid: number): number {
@@ -43,7 +44,7 @@ describe('a gzip stream of 10 GiB of zeros', () => {
       next();
     });
     await new Promise<void>((resolve) => layers.listen(0, '127.0.0.1', resolve));
-    afterAll(() => new Promise<void>((resolve) => layers.close(() => resolve())));
+    whenDone(() => new Promise<void>((resolve) => layers.close(() => resolve())));
     const url = `http://127.0.0.1:${(layers.address() as AddressInfo).port}/zeros.tar.gz`;
 
     const server = await startTarsier({ DATABASE_URL: databaseUrl(await freshDatabase()) });

@@ -9,7 +9,8 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { whenDone } from './helpers/when-done.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const NO_UPDATES_CONFIG = fileURLToPath(new URL('./fixtures/config/no-updates.yaml', import.meta.url));
@@ -35,7 +36,7 @@ describe('npm start', () => {
   it('starts the server with its embedded database, and a SIGTERM to npm stops everything', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tarsier-npm-start-'));
     await chmod(dir, 0o755);
-    afterAll(() => rm(dir, { recursive: true, force: true }));
+    whenDone(() => rm(dir, { recursive: true, force: true }));
     const dataDir = join(dir, `postgres-${randomUUID()}`);
     const marker = `TARSIER_TEST_RUN=${randomUUID()}`;
     const npm = spawn('npm', ['start', '--silent'], {
@@ -51,7 +52,7 @@ describe('npm start', () => {
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    afterAll(() => {
+    whenDone(() => {
       for (const pid of [...processesWith(marker), ...processesWith(dataDir)]) process.kill(pid, 'SIGKILL');
     });
     const exited = new Promise<number | string>((resolve) => npm.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));

@@ -11,8 +11,9 @@ import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RUNTIME_DIR } from '../src/store/embedded.js';
+import { whenDone } from './helpers/when-done.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const NO_UPDATES_CONFIG = fileURLToPath(new URL('./fixtures/config/no-updates.yaml', import.meta.url));
@@ -21,7 +22,7 @@ describe.runIf(process.getuid?.() === 0)('as root, in a checkout inside a privat
   it('starts its embedded PostgreSQL where the postgres user can reach it, and answers /health', async () => {
     const home = await mkdtemp(join(tmpdir(), 'tarsier-home-')); // mode 0700, like /root
     expect((await stat(home)).mode & 0o777).toBe(0o700);
-    afterAll(() => rm(home, { recursive: true, force: true }));
+    whenDone(() => rm(home, { recursive: true, force: true }));
     const checkout = join(home, 'tarsier');
     // The checkout's files as a clone has them (hard links: the directories are new, under the private one).
     await mkdir(checkout);
@@ -37,7 +38,7 @@ describe.runIf(process.getuid?.() === 0)('as root, in a checkout inside a privat
         .digest('hex')
         .slice(0, 12)}`,
     );
-    afterAll(() => rm(dataDir, { recursive: true, force: true }));
+    whenDone(() => rm(dataDir, { recursive: true, force: true }));
 
     const child = spawn(process.execPath, ['--import', 'tsx', join(checkout, 'src', 'cli.ts'), 'serve'], {
       cwd: checkout,
@@ -45,7 +46,7 @@ describe.runIf(process.getuid?.() === 0)('as root, in a checkout inside a privat
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
-    afterAll(() => void (child.exitCode === null && child.kill('SIGKILL')));
+    whenDone(() => void (child.exitCode === null && child.kill('SIGKILL')));
     const logs: Array<Record<string, unknown>> = [];
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));

@@ -2,11 +2,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { VERSION_FORMATS } from '../src/ecosystems/index.js';
 import { freshDatabase } from './helpers/db.js';
 import { relayedDatabase } from './helpers/relay.js';
 import { databaseUrl, runTarsier, startTarsier } from './helpers/process.js';
+import { whenDone } from './helpers/when-done.js';
 
 async function get(port: number, path: string): Promise<{ status: number; body: string }> {
   const res = await fetch(`http://127.0.0.1:${port}${path}`);
@@ -17,7 +18,7 @@ async function tempDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'tarsier-server-'));
   // mkdtemp makes it private; the embedded PostgreSQL runs as another user and must reach into it.
   await chmod(dir, 0o755);
-  afterAll(() => rm(dir, { recursive: true, force: true }));
+  whenDone(() => rm(dir, { recursive: true, force: true }));
   return dir;
 }
 

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   Logger as WorkerLogger,
   makeWorkerUtils,
@@ -27,6 +28,12 @@ import { isRetryable, type ImageScanner, type ImageScanRequest } from './images.
  * Each worker of ours therefore holds a lease in the lock table while it runs, and every replica
  * unlocks the jobs of workers whose lease lapsed or whose process has ended, so another worker
  * picks them up within seconds.
+ *
+ * A graphile-worker worker that cannot record how its job ended (the database went away in the
+ * middle of the job: a restart, a failover) stops for good, its job still locked, and its pool
+ * never replaces it: once every worker has met that fate the queue stands still. Whenever a worker
+ * stops on an error, the workers are therefore started again, as a new runner, retrying with
+ * backoff until the database answers; the stopped workers' jobs are unlocked at once.
  */
 
 export const SCAN_IMAGE_TASK = 'scan-image';
@@ -49,6 +56,9 @@ const UNREGISTERED_GRACE_SECONDS = 60;
 /** How often a worker that found no job asks again (jobs that come due after a backoff); new jobs wake it at once. */
 const POLL_INTERVAL_MS = 1_000;
 const WORKER_LEASE_PREFIX = 'image-worker/';
+/** Delays between attempts to start the workers again while the database is away: doubling from the first up to the last. */
+const RESTART_FIRST_DELAY_MS = 250;
+const RESTART_MAX_DELAY_MS = 5_000;
 
 const SELECT_LOCKED_WORKERS = `
   SELECT DISTINCT j.locked_by, l.owner, l.until < now() AS lapsed,
@@ -77,6 +87,10 @@ export class ImageQueue {
   readonly #workers = new Set<string>();
   #utils: Promise<WorkerUtils> | undefined;
   #runner: Runner | undefined;
+  /** The runner whose workers' deaths count: a runner being replaced or stopped is no longer current. */
+  #current: object | undefined;
+  #restarting: Promise<void> | undefined;
+  #stopped = new AbortController();
   #timers: NodeJS.Timeout[] = [];
 
   constructor(deps: { pool: Pool; scanner: ImageScanner; log: Logger; metrics?: Metrics; concurrency: number; attempts: number }) {
@@ -90,24 +104,9 @@ export class ImageQueue {
 
   /** Starts the workers (and the sweep for jobs of dead workers). */
   async start(): Promise<void> {
-    const logger = workerLogger(this.#log);
+    this.#stopped = new AbortController();
     await this.#sweep();
-    // Subscribed before run(): it creates its workers (and says so) before it returns.
-    const events = new EventEmitter() as WorkerEvents;
-    events.on('worker:create', ({ worker }) => void this.#register(worker.workerId));
-    events.on('worker:stop', ({ worker }) => {
-      this.#workers.delete(worker.workerId);
-      void releaseLease(this.#pool, WORKER_LEASE_PREFIX + worker.workerId, this.#owner).catch(() => undefined);
-    });
-    this.#runner = await run({
-      pgPool: this.#pool,
-      logger,
-      events,
-      concurrency: this.#concurrency,
-      noHandleSignals: true,
-      pollInterval: POLL_INTERVAL_MS,
-      taskList: { [SCAN_IMAGE_TASK]: this.#task },
-    });
+    this.#runner = await this.#run();
     const renew = setInterval(() => void this.#renewLeases(), WORKER_LEASE_RENEW_MS);
     const sweep = setInterval(() => void this.#sweep(), SWEEP_INTERVAL_MS);
     this.#timers = [renew, sweep];
@@ -134,18 +133,85 @@ export class ImageQueue {
 
   /** Stops taking jobs; a scan under way is aborted and its job released to run again (here after a restart, or elsewhere). */
   async stop(): Promise<void> {
+    this.#stopped.abort();
     for (const timer of this.#timers) clearInterval(timer);
     this.#timers = [];
-    await this.#runner?.stop();
+    await this.#restarting;
+    this.#current = undefined;
+    const runner = this.#runner;
     this.#runner = undefined;
+    await runner?.stop();
     const utils = this.#utils;
     this.#utils = undefined;
     await (await utils)?.release();
   }
 
-  /** One set of worker utils, made on first use (concurrent first uses share it). */
+  /** One set of worker utils, made on first use (concurrent first uses share it); made again after a failed attempt (the database was away). */
   #workerUtils(): Promise<WorkerUtils> {
-    return (this.#utils ??= makeWorkerUtils({ pgPool: this.#pool, logger: workerLogger(this.#log) }));
+    if (this.#utils) return this.#utils;
+    const utils = makeWorkerUtils({ pgPool: this.#pool, logger: workerLogger(this.#log) });
+    this.#utils = utils;
+    utils.catch(() => {
+      if (this.#utils === utils) this.#utils = undefined;
+    });
+    return utils;
+  }
+
+  /** Starts a runner of this.#concurrency workers; one of them stopping on an error starts the workers again. */
+  async #run(): Promise<Runner> {
+    const current = {};
+    this.#current = current;
+    // Subscribed before run(): it creates its workers (and says so) before it returns.
+    const events = new EventEmitter() as WorkerEvents;
+    events.on('worker:create', ({ worker }) => void this.#register(worker.workerId));
+    events.on('worker:stop', ({ worker, error }) => {
+      this.#workers.delete(worker.workerId);
+      void releaseLease(this.#pool, WORKER_LEASE_PREFIX + worker.workerId, this.#owner).catch(() => undefined);
+      if (error !== undefined && this.#current === current) this.#restart(error);
+    });
+    const runner = await run({
+      pgPool: this.#pool,
+      logger: workerLogger(this.#log),
+      events,
+      concurrency: this.#concurrency,
+      noHandleSignals: true,
+      pollInterval: POLL_INTERVAL_MS,
+      taskList: { [SCAN_IMAGE_TASK]: this.#task },
+    });
+    runner.promise.catch((err: unknown) => {
+      if (this.#current === current) this.#restart(err);
+    });
+    return runner;
+  }
+
+  /**
+   * Replaces the current runner, one of whose workers stopped on an error: stops it (its other
+   * workers finish or abort their scans), then starts a new one, again and again with backoff
+   * while the database is away, and unlocks the stopped workers' jobs once it runs.
+   */
+  #restart(cause: unknown): void {
+    if (this.#restarting || this.#stopped.signal.aborted) return;
+    this.#log.warn({ err: cause }, 'an image worker stopped on an error; restarting the image workers');
+    this.#current = undefined;
+    const failed = this.#runner;
+    this.#runner = undefined;
+    const { signal } = this.#stopped;
+    this.#restarting = (async () => {
+      await failed?.stop().catch((err: unknown) => this.#log.warn({ err }, 'stopping the failed image workers failed'));
+      for (let attempt = 1; !signal.aborted; attempt++) {
+        try {
+          this.#runner = await this.#run();
+          this.#log.info({ attempts: attempt }, 'image queue workers restarted');
+          return;
+        } catch (err) {
+          const delayMs = Math.min(RESTART_MAX_DELAY_MS, RESTART_FIRST_DELAY_MS * 2 ** (attempt - 1));
+          this.#log.warn({ err, attempt, delayMs }, 'image queue workers could not start; trying again');
+          await sleep(delayMs, undefined, { signal }).catch(() => undefined);
+        }
+      }
+    })().finally(() => (this.#restarting = undefined));
+    // Once the new runner runs (and a worker of it may stop and restart them again), not before.
+    void this.#restarting.then(() => (signal.aborted ? undefined : this.#sweep()));
   }
 
   readonly #task: Task = async (payload, helpers) => {
@@ -185,7 +251,10 @@ export class ImageQueue {
     }
   }
 
-  /** Unlocks the jobs of workers that are gone: lease lapsed, process ended, or never registered. */
+  /**
+   * Unlocks the jobs of workers that are gone: lease lapsed, process ended, never registered, or
+   * one of ours that stopped on an error without releasing its job.
+   */
   async #sweep(): Promise<void> {
     try {
       const { rows } = await this.#pool.query<{ locked_by: string; owner: string | null; lapsed: boolean | null; old: boolean }>(
@@ -194,7 +263,7 @@ export class ImageQueue {
       );
       const dead = rows
         .filter((r) => !this.#workers.has(r.locked_by))
-        .filter((r) => (r.owner === null ? r.old : r.lapsed || ownerIsGone(r.owner)))
+        .filter((r) => r.owner === this.#owner || (r.owner === null ? r.old : r.lapsed || ownerIsGone(r.owner)))
         .map((r) => r.locked_by);
       if (dead.length === 0) return;
       await (await this.#workerUtils()).forceUnlockWorkers(dead);

@@ -1,10 +1,11 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildHealthApp } from '../../src/app.js';
 import { createPool } from '../../src/store/pool.js';
 import { json, testApp } from '../helpers/app.js';
 import { freshDatabase, silentLog } from '../helpers/db.js';
 import { relayedDatabase } from '../helpers/relay.js';
+import { whenDone } from '../helpers/when-done.js';
 
 describe('errors and routing', () => {
   it('answers unknown routes with the v1 error envelope', async () => {
@@ -18,10 +19,12 @@ describe('errors and routing', () => {
   it('answers 503 while the database is unreachable and recovers when it returns', async () => {
     const relay = await relayedDatabase(await freshDatabase());
     const pool = createPool({ ...relay.connection, connectionTimeoutMillis: 1000 }, 4, silentLog);
-    afterAll(() => pool.end());
+    whenDone(() => pool.end());
     const { app } = await testApp({ pool });
     const health = buildHealthApp({ pool, log: silentLog });
-    afterAll(() => health.close());
+    whenDone(() => health.close());
+    const queueScan = () =>
+      app.inject({ method: 'POST', url: '/tarsier/v1/images?wait=false', payload: { reference: 'registry.example/team/app:1' } });
 
     expect((await app.inject({ url: '/v1/namespaces' })).statusCode).toBe(200);
     expect(json(await health.inject({ url: '/health' }))).toEqual({ status: 'ok' });
@@ -36,6 +39,9 @@ describe('errors and routing', () => {
       payload: { Vulnerability: { Name: 'CVE-1', Severity: 'Low' } },
     });
     expect(write.statusCode).toBe(503);
+    const queued = await queueScan();
+    expect(queued.statusCode).toBe(503);
+    expect(json(queued)).toEqual({ Error: { Message: 'the database is unavailable; retry shortly' } });
     const status = await app.inject({ url: '/status' });
     expect(status.statusCode).toBe(503);
     expect(json(status)).toEqual({
@@ -50,6 +56,8 @@ describe('errors and routing', () => {
     relay.restore();
     expect((await app.inject({ url: '/v1/namespaces' })).statusCode).toBe(200);
     expect((await health.inject({ url: '/health' })).statusCode).toBe(200);
+    // Scans are queued again: the queue's first use, which failed, is no answer for good.
+    expect((await queueScan()).statusCode).toBe(202);
   });
 
   it('answers 503 when a request outlives api.timeout, and keeps serving', async () => {

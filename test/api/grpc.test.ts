@@ -12,7 +12,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import pino from 'pino';
 import protobuf from 'protobufjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { freshDatabase } from '../helpers/db.js';
@@ -21,6 +21,7 @@ import { startLayerServer, type LayerServer } from '../helpers/layer-server.js';
 import { databaseUrl } from '../helpers/process.js';
 import { relayedDatabase } from '../helpers/relay.js';
 import { gzip, tarball } from '../helpers/tarball.js';
+import { whenDone } from '../helpers/when-done.js';
 
 const PROTO = fileURLToPath(new URL('../../proto/ancestry.proto', import.meta.url));
 const HEALTH_PROTO = fileURLToPath(new URL('../../node_modules/grpc-health-check/proto/health/v1/health.proto', import.meta.url));
@@ -61,7 +62,7 @@ function clairEarlyGetAncestry(target: string): (request: Message | Buffer) => P
     'AncestryService',
   );
   const client = new Client(target, grpc.credentials.createInsecure());
-  afterAll(() => client.close());
+  whenDone(() => client.close());
   return (message) => call(client, 'GetAncestry', message);
 }
 
@@ -153,7 +154,7 @@ async function running(api = '', connection?: Awaited<ReturnType<typeof freshDat
     },
   );
   const server = await startServer(config, log);
-  afterAll(() => server.stop());
+  whenDone(() => server.stop());
   const logged = (match: (entry: Message) => boolean) =>
     new Promise<Message>((resolve) => {
       const seen = logs.find(match);
@@ -184,7 +185,7 @@ describe('gRPC on the API port', () => {
     ancestries = new clair.AncestryService!(target, grpc.credentials.createInsecure());
     notifications = new clair.NotificationService!(target, grpc.credentials.createInsecure());
     status = new clair.StatusService!(target, grpc.credentials.createInsecure());
-    afterAll(() => [ancestries, notifications, status].forEach((c) => c.close()));
+    whenDone(() => [ancestries, notifications, status].forEach((c) => c.close()));
     const vulnerability = { Name: 'CVE-2024-0727', Severity: 'Low', FixedIn: [{ Name: 'openssl', Version: '3.0.14-1~deb12u1' }] };
     await fetch(`${api}/v1/namespaces/debian%3A12/vulnerabilities`, {
       method: 'POST',
@@ -340,14 +341,14 @@ describe('gRPC on the API port', () => {
       `127.0.0.1:${server.apiPort}`,
       grpc.credentials.createInsecure(),
     );
-    afterAll(() => health.close());
+    whenDone(() => health.close());
     expect(await call(health, 'check', { service: '' })).toEqual({ status: 'SERVING' });
     expect(await call(health, 'check', { service: 'coreos.clair.AncestryService' })).toEqual({ status: 'SERVING' });
     const reflection = new ((load(REFLECTION_PROTO).grpc as any).reflection.v1.ServerReflection as grpc.ServiceClientConstructor)(
       `127.0.0.1:${server.apiPort}`,
       grpc.credentials.createInsecure(),
     );
-    afterAll(() => reflection.close());
+    whenDone(() => reflection.close());
     const stream = (reflection as any).ServerReflectionInfo();
     const answer = new Promise<Message>((resolve, reject) => stream.once('data', resolve).once('error', reject));
     stream.write({ list_services: '' });
@@ -459,7 +460,7 @@ describe('gRPC at the edges of the shared port', () => {
     const server = await running('    auth:\n      tokens: [grpc-token]\n');
     const target = `127.0.0.1:${server.apiPort}`;
     const status = new clair.StatusService!(target, grpc.credentials.createInsecure());
-    afterAll(() => status.close());
+    whenDone(() => status.close());
     const refused = await failure(call(status, 'GetStatus', {}));
     expect(refused.code).toBe(grpc.status.UNAUTHENTICATED);
     const viaJson = (await (await fetch(`http://${target}/status`)).json()) as Message;
@@ -474,7 +475,7 @@ describe('gRPC at the edges of the shared port', () => {
       target,
       grpc.credentials.createInsecure(),
     );
-    afterAll(() => health.close());
+    whenDone(() => health.close());
     expect(await call(health, 'check', { service: '' })).toEqual({ status: 'SERVING' });
   });
 
@@ -483,7 +484,7 @@ describe('gRPC at the edges of the shared port', () => {
     layers.serve('/stalled', gzip(BASE), { stall: true });
     const server = await running();
     const ancestries = new clair.AncestryService!(`127.0.0.1:${server.apiPort}`, grpc.credentials.createInsecure());
-    afterAll(() => ancestries.close());
+    whenDone(() => ancestries.close());
     const request = { ancestry_name: 'slow/app', format: 'Docker', layers: [{ hash: 'sha256:stalled', path: layers.url('/stalled') }] };
     const deadline = new Date(Date.now() + 1500);
     const err = await failure(call(ancestries, 'PostAncestry', request, { deadline }));
@@ -501,7 +502,7 @@ describe('gRPC at the edges of the shared port', () => {
     layers.serve('/stalled', gzip(BASE), { stall: true });
     const server = await running('    timeout: 1s\n');
     const ancestries = new clair.AncestryService!(`127.0.0.1:${server.apiPort}`, grpc.credentials.createInsecure());
-    afterAll(() => ancestries.close());
+    whenDone(() => ancestries.close());
     const request = { ancestry_name: 'slow/app', format: 'Docker', layers: [{ hash: 'sha256:stalled', path: layers.url('/stalled') }] };
     const err = await failure(call(ancestries, 'PostAncestry', request));
     expect([err.code, err.details]).toEqual([
@@ -516,7 +517,7 @@ describe('gRPC at the edges of the shared port', () => {
     const relay = await relayedDatabase(database);
     const server = await running('', relay.connection);
     const ancestries = new clair.AncestryService!(`127.0.0.1:${server.apiPort}`, grpc.credentials.createInsecure());
-    afterAll(() => ancestries.close());
+    whenDone(() => ancestries.close());
     expect((await failure(call(ancestries, 'GetAncestry', { ancestry_name: 'a' }))).code).toBe(grpc.status.NOT_FOUND);
 
     relay.cut();
@@ -529,7 +530,7 @@ describe('gRPC at the edges of the shared port', () => {
     const pg = (await import('pg')).default;
     const admin = new pg.Client({ connectionString: databaseUrl(database) });
     await admin.connect();
-    afterAll(() => admin.end());
+    whenDone(() => admin.end());
     await admin.query('ALTER TABLE ancestry RENAME TO ancestry_moved');
     const fault = await failure(call(ancestries, 'GetAncestry', { ancestry_name: 'a' }));
     expect([fault.code, fault.details]).toEqual([grpc.status.INTERNAL, 'internal server error; the server log has the details']);
@@ -553,17 +554,17 @@ describe('gRPC at the edges of the shared port', () => {
     expect(server.grpcPort).toBeGreaterThan(0);
     expect(server.grpcPort).not.toBe(server.apiPort);
     const status = new clair.StatusService!(`127.0.0.1:${server.grpcPort}`, grpc.credentials.createInsecure());
-    afterAll(() => status.close());
+    whenDone(() => status.close());
     expect((await call(status, 'GetStatus', {})).status.listers).toContain('dpkg');
   });
 
   it('stops with gRPC channels and HTTP keep-alive connections open; calls after that fail UNAVAILABLE', async () => {
     const server = await running();
     const status = new clair.StatusService!(`127.0.0.1:${server.apiPort}`, grpc.credentials.createInsecure());
-    afterAll(() => status.close());
+    whenDone(() => status.close());
     await call(status, 'GetStatus', {});
     const agent = new http.Agent({ keepAlive: true });
-    afterAll(() => agent.destroy());
+    whenDone(() => agent.destroy());
     await new Promise<void>((resolve, reject) =>
       http
         .get({ host: '127.0.0.1', port: server.apiPort, path: '/status', agent }, (res) => res.resume().on('end', resolve))

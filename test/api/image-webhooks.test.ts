@@ -20,6 +20,7 @@ import { debianLayer, layer, ociLayout, pushImage, type OciLayout } from '../hel
 import { addVulnerability } from '../helpers/vulnerabilities.js';
 import { databaseUrl, startTarsier } from '../helpers/process.js';
 import { missingRegistryPrograms, startRegistry, startRegistryProxy, type Registry, type RegistryProxy } from '../helpers/registry.js';
+import { whenDone } from '../helpers/when-done.js';
 
 const missing = missingRegistryPrograms();
 const skipped = missing.length > 0 ? ` (skipped: ${missing.join(', ')} not installed)` : '';
@@ -418,7 +419,7 @@ describe.skipIf(missing.length > 0)(`queued scans across restarts${skipped}`, ()
     const digest = await push(registry, 'restart/killed', 'v1');
     const database = await freshDatabase();
     const pool: pg.Pool = createPool(database, 4, silentLog);
-    afterAll(() => pool.end());
+    whenDone(() => pool.end());
     const config = join(scratch, 'killed.yaml');
     await writeFile(config, `clair:\n  updater:\n    interval: 0\n${registriesYaml}\n`);
 

@@ -4,12 +4,13 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import pino from 'pino';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
 import { startServer } from '../../src/server.js';
 import { freshDatabase } from '../helpers/db.js';
 import { testCertificates } from '../helpers/certificates.js';
 import { databaseUrl } from '../helpers/process.js';
+import { whenDone } from '../helpers/when-done.js';
 
 /** A CA, a server certificate for 127.0.0.1 and a client certificate. */
 const certificates = () => testCertificates(['server', 'client'], 'IP:127.0.0.1');
@@ -64,7 +65,7 @@ async function tlsServer(certs: Awaited<ReturnType<typeof certificates>>, withCa
     ].join('\n'),
   );
   const server = await startServer(config, pino({ level: 'silent' }));
-  afterAll(() => server.stop());
+  whenDone(() => server.stop());
   return server.apiPort;
 }
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { afterAll } from 'vitest';
+import { whenDone } from './when-done.js';
 import { PageTokens } from '../../src/api/paging.js';
 import type { ReportCache } from '../../src/api/v1/report-cache.js';
 import { buildGrpcServer } from '../../src/api/grpc.js';
@@ -65,7 +65,7 @@ export async function testApp(
   options.routes?.(app);
   await app.ready();
   if (options.imageQueue) await images.queue.start();
-  afterAll(async () => {
+  whenDone(async () => {
     await app.close();
     grpc?.server.forceShutdown();
   });

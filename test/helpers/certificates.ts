@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
+import { whenDone } from './when-done.js';
 
 export interface KeyPair {
   key: Buffer;
@@ -12,15 +12,15 @@ export interface KeyPair {
 
 /**
  * A test CA and, for each name, a key and a certificate it signed (CN=name) valid for
- * subjectAltName, made with openssl in a directory removed after the file's tests. The files are
- * in dir as ca.pem, NAME.key and NAME.pem, for configurations that take paths.
+ * subjectAltName, made with openssl in a directory removed when the test (or file) that made them
+ * ends. The files are in dir as ca.pem, NAME.key and NAME.pem, for configurations that take paths.
  */
 export async function testCertificates(
   names: readonly string[],
   subjectAltName: string,
 ): Promise<{ dir: string; ca: Buffer; pairs: Record<string, KeyPair> }> {
   const dir = await mkdtemp(join(tmpdir(), 'tarsier-certs-'));
-  afterAll(() => rm(dir, { recursive: true, force: true }));
+  whenDone(() => rm(dir, { recursive: true, force: true }));
   const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
   writeFileSync(join(dir, 'ext.cnf'), `subjectAltName=${subjectAltName}\n`);
   ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=test-ca');

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Browser } from 'playwright-core';
-import { afterAll, expect } from 'vitest';
+import { expect } from 'vitest';
+import { whenDone } from './when-done.js';
 import { parseConfig } from '../../src/config.js';
 import { SummaryRefresher } from '../../src/images/summaries.js';
 import { runnerSettings, UpdaterRunner } from '../../src/updater/runner.js';
@@ -68,12 +69,12 @@ export interface Dashboard {
 
 /**
  * A server with images and vulnerabilities seeded through the API (and EPSS/KEV through their
- * updaters over HTTP), listening on loopback, and a headless Chromium. Everything is stopped after
- * the file's tests.
+ * updaters over HTTP), listening on loopback, and a headless Chromium. Everything is stopped when
+ * the test (or file) that started it ends.
  */
 export async function startDashboard(): Promise<Dashboard> {
   const registry = await startRegistry();
-  afterAll(() => registry.stop());
+  whenDone(() => registry.stop());
   const t = await testApp({
     yaml: `  api:\n    auth:\n      tokens: [${TOKEN}]\n  registries:\n    "${registry.host}": { insecure: true }`,
   });
@@ -95,7 +96,7 @@ export async function startDashboard(): Promise<Dashboard> {
     expect(await runner.run(source)).toMatchObject({ status: 'updated' });
 
   const scratch = await mkdtemp(join(tmpdir(), 'tarsier-dashboard-'));
-  afterAll(() => rm(scratch, { recursive: true, force: true }));
+  whenDone(() => rm(scratch, { recursive: true, force: true }));
   const digests = new Map<string, string>();
   for (const [i, image] of IMAGES.entries()) {
     const layout = await ociLayout(join(scratch, String(i)), { layers: image.layers() });
@@ -113,12 +114,12 @@ export async function startDashboard(): Promise<Dashboard> {
   // As the server runs it: image summaries recomputed after each change.
   const refresher = new SummaryRefresher({ pool: t.pool, connection: t.pool.options, log: silentLog });
   await refresher.start();
-  afterAll(() => refresher.stop());
+  whenDone(() => refresher.stop());
 
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   const origin = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
   const browser = await launchChromium();
-  afterAll(() => browser.close());
+  whenDone(() => browser.close());
   return {
     t,
     origin,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll } from 'vitest';
+import { whenDone } from './when-done.js';
 
 /**
  * A real HTTP server on 127.0.0.1 serving feed files the way upstream sources do: with an ETag and
@@ -55,7 +55,7 @@ export async function startFeedServer(): Promise<FeedServer> {
     answer(200, entry.body, { etag: entry.etag, 'last-modified': entry.lastModified, 'content-length': String(entry.body.length) });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  afterAll(() => {
+  whenDone(() => {
     server.closeAllConnections();
     return new Promise<void>((resolve) => server.close(() => resolve()));
   });

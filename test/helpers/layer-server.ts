@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll } from 'vitest';
+import { whenDone } from './when-done.js';
 
 /** How one path is answered. Everything but the body is optional. */
 export interface ServeOptions {
@@ -42,8 +42,8 @@ type Route =
 
 /**
  * A real HTTP server on 127.0.0.1 serving in-memory blobs, for tests of layer downloads. It closes
- * itself after the test file (afterAll), destroying open sockets, so stalled answers never keep
- * the process alive.
+ * itself when the test (or file) that started it ends, destroying open sockets, so stalled answers
+ * never keep the process alive.
  */
 export async function startLayerServer(): Promise<LayerServer> {
   const routes = new Map<string, Route>();
@@ -64,7 +64,7 @@ export async function startLayerServer(): Promise<LayerServer> {
     });
     return closed;
   };
-  afterAll(close);
+  whenDone(close);
 
   return {
     origin,

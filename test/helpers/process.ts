@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
-import { afterAll } from 'vitest';
+import { whenDone } from './when-done.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 const NO_UPDATES_CONFIG = fileURLToPath(new URL('../fixtures/config/no-updates.yaml', import.meta.url));
@@ -27,8 +27,8 @@ export function databaseUrl(conn: pg.PoolConfig): string {
  * Runs `tarsier <args>` as a real process (through tsx, so no build step) and waits until it
  * logs that it listens (options.waitFor: null, a command that does not listen, does not wait).
  * options.onLog sees every log line as it comes, to act on an event.
- * Ports default to 0 (free ports, read back from the log). The process is killed after the test
- * file if it is still running.
+ * Ports default to 0 (free ports, read back from the log). The process is killed when the test (or
+ * file) that started it ends if it is still running.
  */
 export async function startTarsier(
   env: Record<string, string>,
@@ -42,13 +42,14 @@ export async function startTarsier(
     env: { PATH: process.env.PATH, TARSIER_API_PORT: '0', TARSIER_HEALTH_PORT: '0', TARSIER_LOG_LEVEL: 'info', ...config, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  afterAll(() => {
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  whenDone(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
   });
   const logs: Array<Record<string, unknown>> = [];
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   const listening = new Promise<Record<string, unknown>>((resolve, reject) => {
     let buffer = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -77,7 +78,7 @@ export async function startTarsier(
   return { child, apiPort: entry.apiPort as number, healthPort: entry.healthPort as number, logs, exited };
 }
 
-/** Runs `tarsier <args>` to completion; returns its exit code and output. */
+/** Runs `tarsier <args>` to completion; returns its exit code and output. Killed if still running when its test ends. */
 export function runTarsier(env: Record<string, string>, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
@@ -88,6 +89,12 @@ export function runTarsier(env: Record<string, string>, args: string[]): Promise
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<void>((ended) => child.once('exit', () => ended()));
+    // A test that gives up on it (a timeout) does not leave it running.
+    whenDone(async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    });
     child.once('exit', (code) => resolve({ code, stdout, stderr }));
   });
 }

@@ -1,6 +1,6 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type pg from 'pg';
-import { afterAll } from 'vitest';
+import { whenDone } from './when-done.js';
 
 /**
  * A TCP relay in front of the test database that can be cut and restored, to show what clients
@@ -22,7 +22,11 @@ async function relay(target: { host: string; port: number }) {
     upstream.on('error', drop).on('close', drop);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  whenDone(() => {
+    // Connections still open through it (a pool not ended yet) would keep close() waiting.
+    for (const s of sockets) s.destroy();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
   const address = server.address();
   return {
     port: typeof address === 'object' && address ? address.port : 0,

@@ -4,7 +4,7 @@
  * retired, a KEV change), and computed again by the refresher, woken by the triggers' NOTIFY.
  */
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SummaryRefresher } from '../../src/images/summaries.js';
 import { refreshStaleSummaries } from '../../src/store/summaries.js';
 import { json, testApp, type TestApp } from '../helpers/app.js';
@@ -12,6 +12,7 @@ import { silentLog } from '../helpers/db.js';
 import { addVulnerability } from '../helpers/vulnerabilities.js';
 import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
 import { debianLayer } from '../helpers/oci-image.js';
+import { whenDone } from '../helpers/when-done.js';
 
 interface SummaryRow {
   counts: Record<string, { total: number; fixable: number }>;
@@ -62,7 +63,7 @@ describe('image summaries', () => {
     await postDebianImage(t, feeds);
     refresher = new SummaryRefresher({ pool: t.pool, connection: t.pool.options, log: silentLog });
     await refresher.start();
-    afterAll(() => refresher.stop());
+    whenDone(() => refresher.stop());
   });
 
   it('are computed with the ancestry, counted as the images API counts', async () => {

@@ -8,10 +8,11 @@ import type { AddressInfo } from 'node:net';
 import { readdirSync, readFileSync } from 'node:fs';
 import * as zlib from 'node:zlib';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { testApp, type TestApp } from '../helpers/app.js';
 import { debian12, dpkgStatus } from '../helpers/dpkg-status.js';
 import { compressWith, gzip, tarball } from '../helpers/tarball.js';
+import { whenDone } from '../helpers/when-done.js';
 
 /** Waits for condition, checking it whenever the event loop turns. */
 async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
@@ -43,7 +44,7 @@ async function heldServer() {
     void released.then(() => res.end(blob.subarray(half)));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  afterAll(() => {
+  whenDone(() => {
     release();
     server.closeAllConnections();
     return new Promise<void>((resolve) => server.close(() => resolve()));

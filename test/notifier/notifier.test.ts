@@ -2,11 +2,12 @@ import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Notifier, retryDelay, type NotifierSettings } from '../../src/notifier/notifier.js';
 import { json, testApp, type TestApp } from '../helpers/app.js';
 import { freshDatabase, silentLog } from '../helpers/db.js';
 import { createPool } from '../../src/store/pool.js';
+import { whenDone } from '../helpers/when-done.js';
 
 /** A webhook receiver on loopback: records deliveries, answers with the statuses it is given. */
 async function receiver(port = 0) {
@@ -27,7 +28,7 @@ async function receiver(port = 0) {
     });
   const bound = await listen(port);
   const close = () => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  afterAll(close);
+  whenDone(close);
   return { url: `http://127.0.0.1:${bound}/hook`, port: bound, deliveries, statuses, close, reopen: () => listen(bound) };
 }
 
@@ -35,7 +36,7 @@ async function receiver(port = 0) {
 async function appWithConnection(): Promise<TestApp & { connection: pg.PoolConfig }> {
   const connection = await freshDatabase();
   const pool = createPool(connection, 10, silentLog);
-  afterAll(() => pool.end());
+  whenDone(() => pool.end());
   return { ...(await testApp({ pool })), connection };
 }
 
@@ -48,7 +49,7 @@ async function notifierFor(t: TestApp & { connection: pg.PoolConfig }, url: stri
     metrics: t.metrics,
   });
   await notifier.start();
-  afterAll(() => notifier.stop());
+  whenDone(() => notifier.stop());
   return notifier;
 }
 

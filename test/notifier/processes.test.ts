@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase } from '../helpers/db.js';
 import { databaseUrl, startTarsier, type TarsierProcess } from '../helpers/process.js';
 import { gzip, tarball } from '../helpers/tarball.js';
+import { whenDone } from '../helpers/when-done.js';
 
 /** A webhook receiver process-level tests share: every delivered name, in order. */
 async function receiver() {
@@ -26,7 +27,7 @@ async function receiver() {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  whenDone(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     names,

@@ -1,11 +1,12 @@
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Notifier } from '../../src/notifier/notifier.js';
 import { createPool } from '../../src/store/pool.js';
 import { testApp } from '../helpers/app.js';
 import { testCertificates } from '../helpers/certificates.js';
 import { freshDatabase, silentLog } from '../helpers/db.js';
+import { whenDone } from '../helpers/when-done.js';
 
 describe('webhook delivery over mutual TLS (notifier.http.cafile, certfile, keyfile, servername)', () => {
   it('presents the client certificate, trusts the configured CA and checks the configured server name', async () => {
@@ -23,12 +24,12 @@ describe('webhook delivery over mutual TLS (notifier.http.cafile, certfile, keyf
       });
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
+    whenDone(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
     const url = `https://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
     const connection = await freshDatabase();
     const pool = createPool(connection, 10, silentLog);
-    afterAll(() => pool.end());
+    whenDone(() => pool.end());
     const t = await testApp({ pool });
     const settings = { endpoints: [url], attempts: 5, renotifyIntervalMs: 3600_000, secret: '', retentionMs: 3600_000 };
     const start = async (tls: ConstructorParameters<typeof Notifier>[0]['tls']) => {
@@ -58,7 +59,7 @@ describe('webhook delivery over mutual TLS (notifier.http.cafile, certfile, keyf
     expect(received).toEqual([]);
 
     const mutual = await start({ ca, cert, key, serverName: 'hooks.internal' });
-    afterAll(() => mutual.stop());
+    whenDone(() => mutual.stop());
     await pool.query('UPDATE notification SET next_delivery_at = now()');
     mutual.wake();
     await expect.poll(() => received.length).toBe(1);

@@ -1,7 +1,8 @@
 import type pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ReportChanges, type ReportChangeKind } from '../../src/store/report-changes.js';
 import { freshPool, silentLog } from '../helpers/db.js';
+import { whenDone } from '../helpers/when-done.js';
 
 /** What a ReportChanges heard, in order. */
 class Heard {
@@ -30,7 +31,7 @@ async function listening(pool: pg.Pool): Promise<{ heard: Heard; caughtUp: () =>
   const heard = new Heard();
   const changes = new ReportChanges({ pool, connection: pool.options, log: silentLog, events: heard });
   await changes.start();
-  afterAll(() => changes.stop());
+  whenDone(() => changes.stop());
   expect(heard.listenings).toBe(1);
   return { heard, caughtUp: () => changes.caughtUp(5_000) };
 }

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
 import { runnerSettings, UpdaterRunner } from '../../src/updater/runner.js';
 import { enabledSources } from '../../src/updater/sources.js';
@@ -28,6 +28,7 @@ import { layerTar, rpmLayerTar, type RpmImage } from '../helpers/image-archives.
 import { ociLayout, pushImage } from '../helpers/oci-image.js';
 import { missingRegistryPrograms, startRegistry } from '../helpers/registry.js';
 import { compressWith, gzip, tarball } from '../helpers/tarball.js';
+import { whenDone } from '../helpers/when-done.js';
 
 const fixture = (path: string): Buffer => readFileSync(new URL(`../fixtures/${path}`, import.meta.url));
 
@@ -954,14 +955,14 @@ describe('the rhel-vex source', () => {
     `shows each vulnerability's FixState in the images API${missing.length > 0 ? ` (skipped: ${missing.join(', ')} not installed)` : ''}`,
     async () => {
       const registry = await startRegistry();
-      afterAll(() => registry.stop());
+      whenDone(() => registry.stop());
       const t = await testApp({ yaml: `  registries:\n    "${registry.host}": { insecure: true }` });
       const server = await startFeedServer();
       serveVex(server);
       expect(await updaterFor(t.pool, 'rhel-vex', server.url('/vex/'))()).toMatchObject({ status: 'updated', records: 7 });
 
       const scratch = await mkdtemp(join(tmpdir(), 'tarsier-new-sources-'));
-      afterAll(() => rm(scratch, { recursive: true, force: true }));
+      whenDone(() => rm(scratch, { recursive: true, force: true }));
       const layout = await ociLayout(join(scratch, 'ubi8'), { layers: [gzip(rpmLayerTar('rhel8'))] });
       const digest = await pushImage(registry, layout.dir, 'ubi8/minimal', '8');
       const scan = await t.app.inject({

@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { freshDatabase } from '../helpers/db.js';
 import { startFeedServer } from '../helpers/feed-server.js';
 import { databaseUrl, startTarsier } from '../helpers/process.js';
+import { whenDone } from '../helpers/when-done.js';
 
 const excerpt = readFileSync(fileURLToPath(new URL('../fixtures/feeds/debian/security-tracker-excerpt.json', import.meta.url)));
 
@@ -18,7 +19,7 @@ describe('two server processes on one database', () => {
     feeds.put('/tracker/json', excerpt);
     const dir = await mkdtemp(join(tmpdir(), 'tarsier-replicas-'));
     await chmod(dir, 0o755);
-    afterAll(() => rm(dir, { recursive: true, force: true }));
+    whenDone(() => rm(dir, { recursive: true, force: true }));
     const config = join(dir, 'config.yaml');
     await writeFile(
       config,
@@ -29,7 +30,7 @@ describe('two server processes on one database', () => {
 
     const client = new pg.Client({ connectionString: url });
     await client.connect();
-    afterAll(() => client.end());
+    whenDone(() => client.end());
     const deadline = Date.now() + 20_000;
     let state;
     do {

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
 import { runScan, type ScanOptions } from '../../src/scanner/command.js';
 import type { ScanReport } from '../../src/scanner/report.js';
@@ -34,6 +34,7 @@ import { dockerSaveArchive, rpmLayerTar } from '../helpers/image-archives.js';
 import { ociLayout, pushImage } from '../helpers/oci-image.js';
 import { missingRegistryPrograms, startRegistry } from '../helpers/registry.js';
 import { gzip } from '../helpers/tarball.js';
+import { whenDone } from '../helpers/when-done.js';
 
 const fixture = (path: string): Buffer => readFileSync(new URL(`../fixtures/${path}`, import.meta.url));
 
@@ -203,6 +204,15 @@ async function reportedVulnerabilities(t: TestApp, layer: string): Promise<Map<s
   return found;
 }
 
+/**
+ * Waits until the layer's v1 report shows what expected says of it. The updaters here write behind
+ * the app's back, as a `tarsier update` process or another replica does: the app's report cache
+ * drops what they change once the database's notification of the commit reaches it, a moment later.
+ */
+async function reportShows(t: TestApp, layer: string, expected: (found: Map<string, Record<string, any>>) => unknown, value: unknown) {
+  await expect.poll(async () => expected(await reportedVulnerabilities(t, layer)), { timeout: 10_000, interval: 50 }).toEqual(value);
+}
+
 const ADVISORY_NVD = {
   CVSSv3: { Score: 10, Vectors: V3_CRITICAL, CVE: 'CVE-2021-44228' },
   CVSSv2: { Score: 10, Vectors: V2_TEN, CVE: 'CVE-1999-0005' },
@@ -343,15 +353,13 @@ describe('EPSS, KEV and NVD scores for advisories', () => {
     expect((await reportedVulnerabilities(t, 'al2023')).get('bash ALAS2023-2099-001')!.Metadata.EPSS).toEqual(ADVISORY_EPSS);
     feeds.put('/epss/epss_scores-current.csv.gz', gzipSync(fixture('feeds/epss/epss-scores-excerpt-2.csv')));
     expect(await updaters.run('epss')).toMatchObject({ status: 'updated', records: 5 });
-    const found = await reportedVulnerabilities(t, 'al2023');
-    expect(found.get('bash ALAS2023-2099-001')!.Metadata.EPSS).toEqual({
-      Score: 0.91963,
-      Percentile: 0.99214,
-      Date: '2025-02-20',
-      CVE: 'CVE-1999-0005',
-    });
-    // CVE-1999-0006 is not in the new file: its score is gone.
-    expect(found.get('ncurses-libs CVE-1999-0006')!.Metadata).toBeUndefined();
+    // The new score, and CVE-1999-0006, not in the new file, without its score.
+    await reportShows(
+      t,
+      'al2023',
+      (found) => [found.get('bash ALAS2023-2099-001')!.Metadata.EPSS, found.get('ncurses-libs CVE-1999-0006')!.Metadata],
+      [{ Score: 0.91963, Percentile: 0.99214, Date: '2025-02-20', CVE: 'CVE-1999-0005' }, undefined],
+    );
     // A vulnerability's EPSS moving is no change of the vulnerability: no version, no notification.
     expect(await notifications()).toBe(notified);
     feeds.put('/epss/epss_scores-current.csv.gz', gzipSync(fixture('feeds/epss/epss-scores-excerpt.csv')));
@@ -385,7 +393,7 @@ describe('EPSS, KEV and NVD scores for advisories', () => {
     expect(images.New.Vulnerability).toMatchObject({ Name: 'CVE-1999-0006', EPSS: epss, KEV: kev });
 
     // The report shows the entry now.
-    expect((await reportedVulnerabilities(t, 'al2023')).get('ncurses-libs CVE-1999-0006')!.Metadata).toEqual({ EPSS: epss, KEV: kev });
+    await reportShows(t, 'al2023', (found) => found.get('ncurses-libs CVE-1999-0006')!.Metadata, { EPSS: epss, KEV: kev });
   });
 
   it('notifies nothing of a KEV change when notifier.onenrichment is off (the default)', async () => {
@@ -395,12 +403,12 @@ describe('EPSS, KEV and NVD scores for advisories', () => {
     feeds.put('/kev/known_exploited_vulnerabilities.json', fixture(`feeds/${KEV_EXCERPT}`));
     expect(await quiet.run('kev')).toMatchObject({ status: 'updated', records: 2, changed: 1 });
     expect(await notifications()).toBe(before);
-    expect((await reportedVulnerabilities(t, 'al2023')).get('ncurses-libs CVE-1999-0006')!.Metadata.KEV).toBeUndefined();
+    await reportShows(t, 'al2023', (found) => found.get('ncurses-libs CVE-1999-0006')!.Metadata.KEV, undefined);
   });
 
   it('carries EPSS, KEV, NVD and the advisories’ CVE lists through export and import', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tarsier-risk-bundle-'));
-    afterAll(() => rm(dir, { recursive: true, force: true }));
+    whenDone(() => rm(dir, { recursive: true, force: true }));
     const bundle = join(dir, 'bundle.jsonl.gz');
     await exportBundle(t.pool, updaters.sources, bundle);
     const target = await freshPool();
@@ -431,7 +439,7 @@ describe('EPSS, KEV and NVD scores for advisories', () => {
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     const server = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
     const dir = await mkdtemp(join(tmpdir(), 'tarsier-risk-scan-'));
-    afterAll(() => rm(dir, { recursive: true, force: true }));
+    whenDone(() => rm(dir, { recursive: true, force: true }));
     const archive = join(dir, 'al2023.tar');
     await dockerSaveArchive(archive, [{ layers: [rpmLayerTar('amazonlinux2023')], repoTags: ['team/al2023:1'] }], { style: 'legacy' });
     const scan = async (options: Partial<ScanOptions>) => {
@@ -485,10 +493,10 @@ describe('EPSS, KEV and NVD scores for advisories', () => {
     `shows EPSS and KEV in the images API and filters images by them${missing.length > 0 ? ` (skipped: ${missing.join(', ')} not installed)` : ''}`,
     async () => {
       const registry = await startRegistry();
-      afterAll(() => registry.stop());
+      whenDone(() => registry.stop());
       const app = await testApp({ pool: t.pool, yaml: `  registries:\n    "${registry.host}": { insecure: true }` });
       const scratch = await mkdtemp(join(tmpdir(), 'tarsier-risk-images-'));
-      afterAll(() => rm(scratch, { recursive: true, force: true }));
+      whenDone(() => rm(scratch, { recursive: true, force: true }));
       const layout = await ociLayout(join(scratch, 'al2023'), { layers: [gzip(rpmLayerTar('amazonlinux2023'))] });
       const digest = await pushImage(registry, layout.dir, 'team/al2023', '1');
       const scan = await app.app.inject({

@@ -3,9 +3,10 @@ import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { json, testApp } from '../../helpers/app.js';
 import { gzip, tarball, type TarEntry } from '../../helpers/tarball.js';
+import { whenDone } from '../../helpers/when-done.js';
 
 /**
  * A real Debian system: this machine's own release files and dpkg database, packed as a layer the
@@ -39,7 +40,7 @@ describe.runIf(isDebian)("this machine's Debian system as a layer", () => {
   it('lists exactly the source packages dpkg-query reports, under the release os-release names', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tarsier-debian-'));
     await chmod(dir, 0o755);
-    afterAll(() => rm(dir, { recursive: true, force: true }));
+    whenDone(() => rm(dir, { recursive: true, force: true }));
     const entries: TarEntry[] = [
       { path: 'etc/os-release', type: 'symlink', target: readlinkSync('/etc/os-release') },
       { path: 'usr/lib/os-release', content: readFileSync('/usr/lib/os-release') },

@@ -3,13 +3,14 @@
  * whole package list overflowed the stack, and a lock per package exhausted PostgreSQL's shared
  * lock table), and its report lists every package, with a vulnerability matched among them.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { json, testApp } from '../../helpers/app.js';
 import { debian12 } from '../../helpers/dpkg-status.js';
 import { gzip, tarball } from '../../helpers/tarball.js';
+import { whenDone } from '../../helpers/when-done.js';
 
 const PACKAGES = 300_000;
 
@@ -17,7 +18,7 @@ describe('a layer with 300,000 packages', () => {
   it('is indexed, and reports every package and the vulnerability affecting one of them', { timeout: 180_000 }, async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tarsier-large-'));
     await chmod(dir, 0o755);
-    afterAll(() => rm(dir, { recursive: true, force: true }));
+    whenDone(() => rm(dir, { recursive: true, force: true }));
     const stanzas = [];
     for (let i = 0; i < PACKAGES; i++)
       stanzas.push(`Package: pkg${i}\nStatus: install ok installed\nVersion: 1.${i}-1\nArchitecture: amd64\n`);
