@@ -378,7 +378,7 @@ describe('gRPC on the API port', () => {
       'Raw',
     );
     const raw = new Raw(`127.0.0.1:${server.apiPort}`, grpc.credentials.createInsecure());
-    afterAll(() => raw.close());
+    whenDone(() => raw.close());
     const bytes = (...b: number[]) => Buffer.from(b);
     // Field 15 is no field of any request: these bytes are broken whatever the message.
     const anyMessage: Array<[string, Buffer]> = [

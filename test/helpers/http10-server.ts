@@ -1,6 +1,6 @@
 import { createServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { afterAll } from 'vitest';
+import { whenDone } from './when-done.js';
 
 export interface Http10Server {
   /** http://127.0.0.1:PORT */
@@ -47,7 +47,7 @@ export async function startHttp10Server(): Promise<Http10Server> {
     socket.on('data', onData);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  afterAll(async () => {
+  whenDone(async () => {
     for (const socket of sockets) socket.destroy();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });

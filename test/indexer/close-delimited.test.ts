@@ -10,12 +10,13 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openLayer, type FetchSettings } from '../../src/indexer/fetch.js';
 import { RegistryClient } from '../../src/registry/client.js';
 import { MEDIA_TYPES } from '../../src/registry/manifest.js';
 import { Downloader } from '../../src/updater/download.js';
 import { startHttp10Server } from '../helpers/http10-server.js';
+import { whenDone } from '../helpers/when-done.js';
 
 const SETTINGS: FetchSettings = { localRoots: [], downloadTimeoutMs: 60_000, maxLayerBytes: 1 << 30, denyPrivate: false };
 /** Large enough that the body is still being read when the server's close arrives. */
@@ -79,7 +80,7 @@ describe('an HTTP/1.0 server that closes after the body', () => {
     server.serve('/feed.json', feed, { contentType: 'application/json' });
     server.serve('/index.html', Buffer.from('<a href="feed.json">feed.json</a>'), { contentType: 'text/html', contentLength: false });
     const dir = await mkdtemp(join(tmpdir(), 'tarsier-close-delimited-'));
-    afterAll(() => rm(dir, { recursive: true, force: true }));
+    whenDone(() => rm(dir, { recursive: true, force: true }));
     const downloader = new Downloader(dir, 60_000);
 
     expect(await downloader.text(server.url('/index.html'))).toBe('<a href="feed.json">feed.json</a>');
