@@ -26,6 +26,7 @@ import type { RouteApp } from './api/route-app.js';
 import type { Config } from './config.js';
 import { indexerSettings, type Indexer } from './indexer/indexer.js';
 import { ImageScanner } from './images/images.js';
+import { HarborScans } from './images/harbor-scans.js';
 import { ImageQueue } from './images/queue.js';
 import { RegistryClient } from './registry/client.js';
 import { registerTarsierApi } from './api/tarsier/index.js';
@@ -150,7 +151,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   const images = deps.images ?? imageServices({ pool, indexer: deps.indexer, config, log: deps.log, metrics });
   metrics.imageQueueDepth = () => images.queue.depth();
-  app.addHook('onClose', () => images.queue.stop());
+  app.addHook('onClose', async () => {
+    await images.queue.stop();
+    // After the queue: this process's Harbor scans go to other processes only once it runs none.
+    await images.harbor.close();
+  });
 
   app.setValidatorCompiler(compileValidator);
   app.setErrorHandler(edge.onError);
@@ -226,7 +231,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       webhookSecret: config.webhooks.secret,
       maxDataAgeMs: config.updater.maxDataAgeMs,
     });
-    registerHarborApi(scope, { pool, scanner: images.scanner, log: deps.log, bodyTimeoutMs: config.api.bodyTimeoutMs });
+    registerHarborApi(scope, {
+      pool,
+      scanner: images.scanner,
+      scans: images.harbor,
+      log: deps.log,
+      bodyTimeoutMs: config.api.bodyTimeoutMs,
+    });
     // Its own scope: the sign-in form's body parser applies to the dashboard's routes only.
     void plugin.register(async (ui) =>
       registerUi(ui as unknown as RouteApp, {
@@ -247,6 +258,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 export interface ImageServices {
   scanner: ImageScanner;
   queue: ImageQueue;
+  /** Harbor's scans, run by the queue. */
+  harbor: HarborScans;
   scans: LayerScans;
 }
 
@@ -263,8 +276,10 @@ export function imageServices(deps: { pool: Pool; indexer: Indexer; config: Conf
     downloadTimeoutMs: config.indexer.downloadTimeoutMs,
   });
   const scanner = new ImageScanner({ pool, registry, scans, log, metrics });
-  const queue = new ImageQueue({ pool, scanner, log, metrics, concurrency: config.images.workers, attempts: config.images.attempts });
-  return { scanner, queue, scans };
+  const { workers: concurrency, attempts } = config.images;
+  const harbor = new HarborScans({ pool, scanner, log, attempts });
+  const queue = new ImageQueue({ pool, scanner, harbor, log, metrics, concurrency, attempts });
+  return { scanner, queue, harbor, scans };
 }
 
 /** The ancestry API's operations over this database, with the image services' layer scans. */

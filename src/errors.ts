@@ -16,6 +16,7 @@ export type ErrorCode =
   | 'unprocessable' // valid request, but the layer cannot be used (422)
   | 'headers_too_large' // the request headers are over the limit (431)
   | 'cancelled' // the client went away before the answer was ready (499, as nginx logs it)
+  | 'not_implemented' // a valid request for something this server does not do (501)
   | 'unavailable' // the database cannot be reached; retry later (503)
   | 'internal'; // a server fault (500)
 

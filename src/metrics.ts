@@ -119,7 +119,7 @@ export class Metrics {
 
   readonly imageJobs = new Counter({
     name: 'tarsier_image_jobs_total',
-    help: 'Queued image scan attempts (webhooks, ?wait=false), by outcome: done, retry (failed, will run again), given_up.',
+    help: 'Queued image scan attempts (webhooks, ?wait=false, Harbor), by outcome: done, retry (failed, will run again), given_up.',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });

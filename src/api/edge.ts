@@ -36,7 +36,7 @@ function errorResponse(dialect: Dialect, problem: RequestError): { status: numbe
     case 'ancestry':
       return { ...ancestryErrorResponse(problem), type: JSON_CONTENT_TYPE };
     case 'harbor':
-      return { ...harborErrorResponse(problem), type: JSON_CONTENT_TYPE };
+      return harborErrorResponse(problem);
     case 'ui':
       return { ...uiErrorResponse(problem), type: HTML_CONTENT_TYPE };
     default:
@@ -168,7 +168,8 @@ export class Edge {
   #record(log: FastifyBaseLogger | Logger, route: string, status: number, problem: RequestError): void {
     this.#metrics.httpErrors.inc({ route, status: String(status), reason: problem.code });
     // Server faults were logged with their cause where they were classified.
-    if (status < 500) log.info({ reason: problem.code, status, message: problem.message }, 'request rejected');
+    if (status < 500 || problem.code === 'not_implemented')
+      log.info({ reason: problem.code, status, message: problem.message }, 'request rejected');
   }
 
   /** Answers request with problem in its route's dialect. */
@@ -180,7 +181,9 @@ export class Edge {
     if (problem.allow) reply.header('allow', problem.allow.join(', '));
     // A body left unread (too large, too slow) is not worth waiting for: close the connection.
     if (!request.raw.complete) reply.header('connection', 'close');
-    return reply.send(body);
+    // Bytes under any other type, which goes out exactly as given: Fastify would serialize an
+    // object as plain JSON, and add a charset to a string's type.
+    return reply.send(type === JSON_CONTENT_TYPE || typeof body === 'string' ? body : Buffer.from(JSON.stringify(body)));
   }
 
   /** Fastify's error handler: errors of routes and their hooks, parsers and validation. */

@@ -104,6 +104,18 @@ export class ImageScanner {
     this.#metrics = deps.metrics;
   }
 
+  /**
+   * Checks a request before anything is stored, queued or fetched: its reference and platform
+   * (checkImageRequest), and that it does not ask for plain HTTP to a registry whose credentials
+   * would then travel in clear. A 400 that names what is wrong.
+   */
+  check(request: ImageScanRequest): CheckedImageRequest {
+    const checked = checkImageRequest(request);
+    const problem = this.#registry.cleartextProblem(checked.reference.registry, checked.access);
+    if (problem) throw badRequest(problem);
+    return checked;
+  }
+
   /** Scans the image; tarsier_image_scans_total counts each scan by outcome, whoever asked (API, queue, Harbor). */
   async scan(request: ImageScanRequest, signal: AbortSignal = new AbortController().signal): Promise<ScannedImage[]> {
     const checked = checkImageRequest(request);

@@ -14,15 +14,18 @@ import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.js';
 import { acquireLease, leaseOwner, ownerIsGone, releaseLease, renewLease } from '../store/locks.js';
 import type { Pool } from '../store/pool.js';
-import { isRetryable, type ImageScanner, type ImageScanRequest } from './images.js';
+import { HARBOR_SCAN_TASK, type HarborScanPayload, type HarborScans } from './harbor-scans.js';
+import { isRetryable, type CheckedImageRequest, type ImageScanner, type ImageScanRequest } from './images.js';
 
 /**
- * The durable queue of image scans (registry webhooks, `POST /tarsier/v1/images?wait=false`):
- * graphile-worker's jobs in PostgreSQL, so a scan outlives a restart, runs on one replica
- * (`FOR UPDATE SKIP LOCKED`), starts at once (LISTEN/NOTIFY) and is retried with exponential
- * backoff when the registry or the network failed. A scan the request itself dooms (a missing
- * manifest, refused credentials) is not retried. Jobs carry no credentials: queued scans use the
- * configured ones (`clair.registries`).
+ * The durable queue of image scans (registry webhooks, `POST /tarsier/v1/images?wait=false`, and
+ * Harbor's scans, src/images/harbor-scans.ts): graphile-worker's jobs in PostgreSQL, so a scan
+ * outlives a restart, runs on one replica (`FOR UPDATE SKIP LOCKED`), starts at once
+ * (LISTEN/NOTIFY) and is retried with exponential backoff when the registry or the network failed.
+ * A scan the request itself dooms (a missing manifest, refused credentials) is not retried, and a
+ * scan whose attempts are used up ends there: no job is left failed in the table. Jobs carry no
+ * credentials: queued scans use the configured ones (`clair.registries`), Harbor's scans the
+ * authorization their process holds in memory.
  *
  * graphile-worker keeps the jobs of a worker that died (a killed process) locked for four hours.
  * Each worker of ours therefore holds a lease in the lock table while it runs, and every replica
@@ -37,6 +40,8 @@ import { isRetryable, type ImageScanner, type ImageScanRequest } from './images.
  */
 
 export const SCAN_IMAGE_TASK = 'scan-image';
+/** The tasks of this queue, as SQL lists them. */
+const TASKS = `'${SCAN_IMAGE_TASK}', '${HARBOR_SCAN_TASK}'`;
 
 /** A queued scan: the request without credentials, and where it came from. */
 export interface QueuedScan {
@@ -65,11 +70,11 @@ const SELECT_LOCKED_WORKERS = `
          j.locked_at < now() - $2 * interval '1 second' AS old
   FROM graphile_worker.jobs j
   LEFT JOIN lock l ON l.name = $1 || j.locked_by
-  WHERE j.locked_by IS NOT NULL AND j.task_identifier = '${SCAN_IMAGE_TASK}'`;
+  WHERE j.locked_by IS NOT NULL AND j.task_identifier IN (${TASKS})`;
 const SELECT_DEPTH = `
   SELECT count(*) FILTER (WHERE locked_by IS NULL AND attempts < max_attempts) AS waiting,
          count(*) FILTER (WHERE locked_by IS NOT NULL) AS running
-  FROM graphile_worker.jobs WHERE task_identifier = '${SCAN_IMAGE_TASK}'`;
+  FROM graphile_worker.jobs WHERE task_identifier IN (${TASKS})`;
 
 /** Creates or updates graphile-worker's schema (part of `tarsier migrate`). */
 export async function migrateQueue(pool: Pool, log: Logger): Promise<void> {
@@ -79,6 +84,7 @@ export async function migrateQueue(pool: Pool, log: Logger): Promise<void> {
 export class ImageQueue {
   readonly #pool: Pool;
   readonly #scanner: ImageScanner;
+  readonly #harbor: HarborScans;
   readonly #log: Logger;
   readonly #metrics: Metrics | undefined;
   readonly #concurrency: number;
@@ -93,9 +99,18 @@ export class ImageQueue {
   #stopped = new AbortController();
   #timers: NodeJS.Timeout[] = [];
 
-  constructor(deps: { pool: Pool; scanner: ImageScanner; log: Logger; metrics?: Metrics; concurrency: number; attempts: number }) {
+  constructor(deps: {
+    pool: Pool;
+    scanner: ImageScanner;
+    harbor: HarborScans;
+    log: Logger;
+    metrics?: Metrics;
+    concurrency: number;
+    attempts: number;
+  }) {
     this.#pool = deps.pool;
     this.#scanner = deps.scanner;
+    this.#harbor = deps.harbor;
     this.#log = deps.log.child({ component: 'image-queue' });
     this.#metrics = deps.metrics;
     this.#concurrency = deps.concurrency;
@@ -113,12 +128,26 @@ export class ImageQueue {
     for (const timer of this.#timers) timer.unref();
   }
 
-  /** Queues a scan; returns the job id. The same reference and platform queued twice while waiting is one job. */
+  /** Checks a scan before it is queued (ImageScanner.check): a 400 naming what is wrong. */
+  check(scan: QueuedScan): CheckedImageRequest {
+    return this.#scanner.check({ reference: scan.reference, platform: scan.platform, insecure: scan.insecure });
+  }
+
+  /**
+   * Queues a scan (checked first); returns the job id. The same reference and platform queued again
+   * while waiting is one job. A reference pinned to a digest joins its job while it runs too (20
+   * deliveries of one push are one scan): what such a scan pulls cannot change, and the tag is
+   * asked of the registry when the scan records (src/images/records.ts), so a request arriving
+   * before then adds nothing. A reference by tag alone starts another scan once the first has
+   * begun, since the tag may have moved since it was read.
+   */
   async enqueue(scan: QueuedScan): Promise<string> {
+    const { reference } = this.check(scan);
     const job = await (
       await this.#workerUtils()
     ).addJob(SCAN_IMAGE_TASK, scan, {
       jobKey: `${scan.reference}|${scan.platform ?? ''}`,
+      jobKeyMode: reference.digest !== undefined ? 'unsafe_dedupe' : 'replace',
       maxAttempts: this.#attempts,
     });
     this.#log.info({ job: job.id, reference: scan.reference, source: scan.source }, 'image scan queued');
@@ -176,7 +205,9 @@ export class ImageQueue {
       concurrency: this.#concurrency,
       noHandleSignals: true,
       pollInterval: POLL_INTERVAL_MS,
-      taskList: { [SCAN_IMAGE_TASK]: this.#task },
+      // Harbor scans whose authorization another live process holds are left to it.
+      forbiddenFlags: () => this.#harbor.foreignHolders(),
+      taskList: { [SCAN_IMAGE_TASK]: this.#task, [HARBOR_SCAN_TASK]: this.#harborTask },
     });
     runner.promise.catch((err: unknown) => {
       if (this.#current === current) this.#restart(err);
@@ -223,15 +254,30 @@ export class ImageQueue {
       this.#metrics?.imageJobs.inc({ outcome: 'done' });
     } catch (err) {
       const context = { job: id, reference: scan.reference, attempt: attempts, err };
-      if (!isRetryable(err)) {
-        // Running it again cannot help: the job ends here, its reason in the log and the metric.
+      const retryable = isRetryable(err);
+      if (!retryable || attempts >= maxAttempts) {
+        // Running it again cannot help, or may not: the job ends here, its reason in the log and
+        // the metric. (A job left failed would keep its key, and later pushes would join it.)
         this.#metrics?.imageJobs.inc({ outcome: 'given_up' });
-        this.#log.warn(context, 'image scan failed; not retried');
+        this.#log.warn(context, retryable ? 'image scan failed; attempts used up' : 'image scan failed; not retried');
         return;
       }
-      const last = attempts >= maxAttempts;
-      this.#metrics?.imageJobs.inc({ outcome: last ? 'given_up' : 'retry' });
-      this.#log.warn(context, last ? 'image scan failed; attempts used up' : 'image scan failed; will retry');
+      this.#metrics?.imageJobs.inc({ outcome: 'retry' });
+      this.#log.warn(context, 'image scan failed; will retry');
+      throw err;
+    }
+  };
+
+  readonly #harborTask: Task = async (payload, helpers) => {
+    const scan = payload as HarborScanPayload;
+    const { attempts, max_attempts: maxAttempts, id, flags } = helpers.job;
+    try {
+      const attempt = { attempt: attempts, maxAttempts, flags: Object.keys(flags ?? {}) };
+      const outcome = await this.#harbor.run(scan, attempt, helpers.abortSignal);
+      this.#metrics?.imageJobs.inc({ outcome: outcome === 'failed' ? 'given_up' : 'done' });
+    } catch (err) {
+      this.#metrics?.imageJobs.inc({ outcome: 'retry' });
+      this.#log.warn({ job: id, scan: scan.scan, attempt: attempts, err }, 'harbor scan failed; will retry');
       throw err;
     }
   };

@@ -19,7 +19,7 @@ export interface RegistryHostSettings {
   readonly password?: string | undefined;
   /** A Bearer token sent as is (a registry's personal access token). */
   readonly token?: string | undefined;
-  /** Plain HTTP instead of HTTPS. */
+  /** Plain HTTP instead of HTTPS; the only way credentials go to the registry without TLS. */
   readonly insecure: boolean;
 }
 
@@ -27,7 +27,10 @@ export interface RegistryHostSettings {
 export interface RegistryAccess {
   /** A whole Authorization header value: `Basic …` (credentials) or `Bearer …` (a token for the registry). */
   readonly authorization?: string | undefined;
-  /** Plain HTTP for this pull (a request's `insecure: true`). */
+  /**
+   * Plain HTTP for this pull (a request's `insecure: true`, a webhook's or Harbor's http: URL): without
+   * credentials only, unless the host is configured insecure (see {@link RegistryClient.cleartextProblem}).
+   */
   readonly insecure?: boolean | undefined;
 }
 
@@ -36,6 +39,11 @@ export interface RegistryClientSettings {
   readonly fetch: FetchSettings;
   /** The configured settings of a registry host (as written in references: `localhost:5000`, `docker.io`). */
   readonly hosts: (registry: string) => RegistryHostSettings | undefined;
+  /**
+   * A request's insecure counts as the host's configuration: for the CI scanner pulling by itself,
+   * whose command line (--insecure) is its operator's own. Servers leave it off.
+   */
+  readonly requestsConfigure?: boolean;
 }
 
 /** Per-request settings. */
@@ -113,18 +121,56 @@ export class RegistryClient {
     this.#settings = settings;
   }
 
+  /**
+   * Why this pull may not happen as asked, or undefined when it may: credentials (configured, or
+   * given with the request) travel only over TLS unless the configuration marks the host insecure,
+   * so a request, a webhook or a Harbor call asking for plain HTTP cannot have them sent in clear.
+   * Throws a RegistryError for an authorization that is neither Basic nor Bearer.
+   */
+  cleartextProblem(registry: string, access: RegistryAccess = {}): string | undefined {
+    return cleartextProblem(registry, access, this.#plan(registry, access));
+  }
+
   /** A session for one repository: it keeps the token the registry hands out for it. */
   repository(reference: Pick<ImageReference, 'registry' | 'repository'>, access: RegistryAccess = {}): RegistryRepository {
-    const host = this.#settings.hosts(reference.registry);
-    const insecure = access.insecure ?? host?.insecure ?? false;
+    const plan = this.#plan(reference.registry, access);
+    const problem = cleartextProblem(reference.registry, access, plan);
+    if (problem) throw new RegistryError(problem, false);
+    const { credentials, insecure, insecureAllowed } = plan;
     return new RegistryRepository({
       baseUrl: `${insecure ? 'http' : 'https'}://${registryApiHost(reference.registry)}`,
       registry: reference.registry,
       repository: reference.repository,
-      credentials: credentialsFrom(access, host),
+      credentials,
+      insecureAllowed,
       fetch: this.#settings.fetch,
     });
   }
+
+  /** The credentials of a pull, whether it goes over plain HTTP, and whether credentials may. */
+  #plan(registry: string, access: RegistryAccess): PullPlan {
+    const host = this.#settings.hosts(registry);
+    const insecure = access.insecure ?? host?.insecure ?? false;
+    const insecureAllowed = (host?.insecure ?? false) || (this.#settings.requestsConfigure === true && insecure);
+    return { credentials: credentialsFrom(access, host), insecure, insecureAllowed };
+  }
+}
+
+interface PullPlan {
+  credentials: Credentials;
+  /** Plain HTTP. */
+  insecure: boolean;
+  /** Credentials may go over plain HTTP. */
+  insecureAllowed: boolean;
+}
+
+function cleartextProblem(registry: string, access: RegistryAccess, plan: PullPlan): string | undefined {
+  if (!plan.insecure || plan.insecureAllowed || plan.credentials.kind === 'none') return undefined;
+  const whose = access.authorization?.trim() ? 'the credentials given with the request' : 'the credentials configured in clair.registries';
+  return (
+    `plain HTTP to the registry ${registry} was asked for, but ${whose} are sent only over TLS: pull over HTTPS, or mark the ` +
+    `registry insecure in the server's configuration (clair.registries."${registry}".insecure)`
+  );
 }
 
 /** A request's own authorization wins over the configured credentials of the host. */
@@ -152,17 +198,27 @@ export class RegistryRepository {
   readonly #registry: string;
   readonly #repository: string;
   readonly #credentials: Credentials;
+  /** Credentials may go over plain HTTP (the host is configured insecure). */
+  readonly #insecureAllowed: boolean;
   readonly #fetch: FetchSettings;
   /** The Authorization header the registry accepted last (or will be tried first). */
   #authorization: string | undefined;
   #tokenExpiresAt = Infinity;
   #challenge: BearerChallenge | undefined;
 
-  constructor(deps: { baseUrl: string; registry: string; repository: string; credentials: Credentials; fetch: FetchSettings }) {
+  constructor(deps: {
+    baseUrl: string;
+    registry: string;
+    repository: string;
+    credentials: Credentials;
+    insecureAllowed: boolean;
+    fetch: FetchSettings;
+  }) {
     this.#baseUrl = deps.baseUrl;
     this.#registry = deps.registry;
     this.#repository = deps.repository;
     this.#credentials = deps.credentials;
+    this.#insecureAllowed = deps.insecureAllowed;
     this.#fetch = deps.fetch;
     // A token given as such is sent from the first request; credentials wait for the challenge
     // (the registry may want a token from a realm instead).
@@ -329,6 +385,15 @@ export class RegistryRepository {
     const url = new URL(challenge.realm);
     if (url.protocol !== 'https:' && url.protocol !== 'http:') {
       throw new RegistryError(`the registry ${this.#registry} names a token realm that is not an http(s) URL`, false);
+    }
+    // The realm gets the credentials: over TLS like the registry itself, whatever URL the registry names.
+    if (url.protocol === 'http:' && this.#credentials.kind === 'basic' && !this.#insecureAllowed) {
+      throw new RegistryError(
+        `the registry ${this.#registry} names a token service over plain HTTP (${url.origin}), but credentials are sent only over ` +
+          `TLS: serve the token service over HTTPS, or mark the registry insecure in the server's configuration ` +
+          `(clair.registries."${this.#registry}".insecure)`,
+        false,
+      );
     }
     if (challenge.service !== undefined) url.searchParams.set('service', challenge.service);
     url.searchParams.set('scope', `repository:${this.#repository}:pull`);

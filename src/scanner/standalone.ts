@@ -59,7 +59,8 @@ export class StandaloneBackend implements ScanBackend {
     const settings = indexerSettings(config);
     const indexer = new Indexer({ pool, settings, log });
     this.#scans = new LayerScans({ pool, indexer, downloadTimeoutMs: config.indexer.downloadTimeoutMs });
-    const registry = new RegistryClient({ fetch: settings.fetch, hosts: (host) => config.registries[host] });
+    // No server between the user and the registry: --insecure is the user's own choice, as configuration is.
+    const registry = new RegistryClient({ fetch: settings.fetch, hosts: (host) => config.registries[host], requestsConfigure: true });
     this.#images = new ImageScanner({ pool, registry, scans: this.#scans, log });
   }
 

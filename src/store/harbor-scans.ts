@@ -2,8 +2,9 @@ import type { Queryable } from './pool.js';
 
 /**
  * Scans Harbor asked for through the Pluggable Scanner API (migrations/0004_images.sql,
- * 0005_harbor_scan_artifact.sql), by the id the scan answer gave. What Harbor sent to authorize the
- * pull is never written here: only the artifact, the state and which process runs the scan.
+ * 0005_harbor_scan_artifact.sql), by the id the scan answer gave, and the job of the durable queue
+ * (graphile-worker) that runs each. What Harbor sent to authorize the pull is never written here,
+ * in the row or in the job: only the artifact, the state and which process holds the authorization.
  */
 
 export type HarborScanState = 'pending' | 'done' | 'failed';
@@ -16,76 +17,72 @@ export interface NewHarborScan {
   digest: string;
   tag: string | null;
   mimeType: string | null;
-  /** The lease-owner name of the process running the scan (src/store/locks.ts). */
+  /** The lease-owner name of the process that accepted the scan and holds Harbor's authorization in memory (src/store/locks.ts). */
   owner: string;
 }
 
 export interface HarborScanRow extends NewHarborScan {
   state: HarborScanState;
   error: string | null;
-  /** Pending, and not touched by its owner for longer than the staleness limit it was read with. */
-  stale: boolean;
+  /** A job that may still run the scan is queued (or running). */
+  queued: boolean;
 }
 
-const COLUMNS = `id, registry, repository, digest, tag, mime_type AS "mimeType", state, error, owner`;
-
-export async function insertHarborScan(db: Queryable, scan: NewHarborScan): Promise<void> {
-  await db.query(
-    `INSERT INTO harbor_scan (id, registry, repository, digest, tag, mime_type, state, owner)
-     VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7)`,
-    [scan.id, scan.registry, scan.repository, scan.digest, scan.tag, scan.mimeType, scan.owner],
-  );
+/** The queued job that runs a scan: its task, what it carries (no credentials), and its flags. */
+export interface HarborScanJob {
+  task: string;
+  payload: Record<string, unknown>;
+  maxAttempts: number;
+  flags: readonly string[];
 }
 
-/** The scan with this id (a UUID); stale judged against staleAfterMs of the database's clock. */
-export async function findHarborScan(db: Queryable, id: string, staleAfterMs: number): Promise<HarborScanRow | undefined> {
-  const { rows } = await db.query<HarborScanRow>(
-    `SELECT ${COLUMNS}, state = 'pending' AND updated_at < now() - $2 * interval '1 millisecond' AS stale
-     FROM harbor_scan WHERE id = $1`,
-    [id, staleAfterMs],
-  );
-  return rows[0];
+/** A scan's job is keyed by the scan id after this: one job per scan, found again by it. */
+const JOB_KEY_PREFIX = 'harbor-scan/';
+
+const INSERT_SCAN = `
+  INSERT INTO harbor_scan (id, registry, repository, digest, tag, mime_type, state, owner)
+  VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7)`;
+const ADD_JOB = `
+  SELECT id FROM graphile_worker.add_job($1, $2::json, job_key => $3, max_attempts => $4, flags => $5::text[])`;
+/** A job may still run the scan: it is running, or has attempts left (one that used them up stays, locked by no one). */
+const JOB_QUEUED = `
+  EXISTS (SELECT 1 FROM graphile_worker.jobs j
+          WHERE j.key = '${JOB_KEY_PREFIX}' || s.id AND (j.locked_at IS NOT NULL OR j.attempts < j.max_attempts))`;
+const COLUMNS = `s.id, s.registry, s.repository, s.digest, s.tag, s.mime_type AS "mimeType", s.state, s.error, s.owner`;
+const SELECT_SCAN = `SELECT ${COLUMNS}, ${JOB_QUEUED} AS queued FROM harbor_scan s WHERE s.id = $1`;
+const FINISH_SCAN = `UPDATE harbor_scan SET state = $2, error = $3, updated_at = now() WHERE id = $1 AND state = 'pending'`;
+const FAIL_LOST_SCAN = `
+  UPDATE harbor_scan s SET state = 'failed', error = $2, updated_at = now()
+  WHERE s.id = $1 AND s.state = 'pending' AND NOT ${JOB_QUEUED}
+  RETURNING ${COLUMNS}, false AS queued`;
+const DELETE_OLD_SCANS = `DELETE FROM harbor_scan WHERE created_at < now() - $1 * interval '1 millisecond'`;
+
+/** Records a pending scan and queues its job; run both in one transaction, so neither is ever without the other. */
+export async function insertHarborScan(db: Queryable, scan: NewHarborScan, job: HarborScanJob): Promise<void> {
+  await db.query(INSERT_SCAN, [scan.id, scan.registry, scan.repository, scan.digest, scan.tag, scan.mimeType, scan.owner]);
+  await db.query(ADD_JOB, [job.task, JSON.stringify(job.payload), JOB_KEY_PREFIX + scan.id, job.maxAttempts, job.flags]);
 }
 
-/** Records a running scan's outcome; a scan already judged interrupted keeps that verdict. */
+/** The scan with this id (a UUID). */
+export async function findHarborScan(db: Queryable, id: string): Promise<HarborScanRow | undefined> {
+  return (await db.query<HarborScanRow>(SELECT_SCAN, [id])).rows[0];
+}
+
+/** Records a running scan's outcome; a scan already ended keeps its outcome. */
 export async function finishHarborScan(
   db: Queryable,
   id: string,
   outcome: { state: 'done' } | { state: 'failed'; error: string },
 ): Promise<void> {
-  await db.query(`UPDATE harbor_scan SET state = $2, error = $3, updated_at = now() WHERE id = $1 AND state = 'pending'`, [
-    id,
-    outcome.state,
-    outcome.state === 'failed' ? outcome.error : null,
-  ]);
+  await db.query(FINISH_SCAN, [id, outcome.state, outcome.state === 'failed' ? outcome.error : null]);
 }
 
-/**
- * Marks a pending scan failed when its owner is known to be gone, or has not touched it for
- * staleAfterMs (checked again here, so a heartbeat that landed since the read wins). Returns the
- * row when it was marked.
- */
-export async function failInterruptedHarborScan(
-  db: Queryable,
-  id: string,
-  judgement: { ownerIsGone: boolean; staleAfterMs: number; error: string },
-): Promise<HarborScanRow | undefined> {
-  const { rows } = await db.query<HarborScanRow>(
-    `UPDATE harbor_scan SET state = 'failed', error = $2, updated_at = now()
-     WHERE id = $1 AND state = 'pending' AND ($3 OR updated_at < now() - $4 * interval '1 millisecond')
-     RETURNING ${COLUMNS}, false AS stale`,
-    [id, judgement.error, judgement.ownerIsGone, judgement.staleAfterMs],
-  );
-  return rows[0];
-}
-
-/** The owner's heartbeat: these scans are still running. */
-export async function touchHarborScans(db: Queryable, ids: readonly string[]): Promise<void> {
-  await db.query(`UPDATE harbor_scan SET updated_at = now() WHERE id = ANY($1::uuid[]) AND state = 'pending'`, [ids]);
+/** Marks a pending scan failed when no job can run it any more; returns the row when it was marked. */
+export async function failLostHarborScan(db: Queryable, id: string, error: string): Promise<HarborScanRow | undefined> {
+  return (await db.query<HarborScanRow>(FAIL_LOST_SCAN, [id, error])).rows[0];
 }
 
 /** Forgets scans created more than maxAgeMs ago (Harbor reads a report once, soon after the scan). */
 export async function deleteHarborScansOlderThan(db: Queryable, maxAgeMs: number): Promise<number> {
-  const { rowCount } = await db.query(`DELETE FROM harbor_scan WHERE created_at < now() - $1 * interval '1 millisecond'`, [maxAgeMs]);
-  return rowCount ?? 0;
+  return (await db.query(DELETE_OLD_SCANS, [maxAgeMs])).rowCount ?? 0;
 }

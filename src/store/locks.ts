@@ -33,6 +33,7 @@ const RENEW = `UPDATE lock SET until = now() + $3 * interval '1 millisecond' WHE
 const RELEASE = 'DELETE FROM lock WHERE name = $1 AND owner = $2';
 
 const HOLDER = 'SELECT owner, until FROM lock WHERE name = $1';
+const LIVE_OWNERS = 'SELECT owner FROM lock WHERE starts_with(name, $1) AND until > now()';
 const TAKE_OVER = `UPDATE lock SET owner = $3, until = now() + $4 * interval '1 millisecond' WHERE name = $1 AND owner = $2`;
 
 /** This process, as lease owners name it: host, PID namespace, PID and start time (a reused PID is another process). */
@@ -104,4 +105,9 @@ export async function renewLease(db: Queryable, name: string, owner: string, ttl
 
 export async function releaseLease(db: Queryable, name: string, owner: string): Promise<void> {
   await db.query(RELEASE, [name, owner]);
+}
+
+/** The owners of the unexpired leases whose names start with prefix (a process judged gone may still be among them). */
+export async function liveLeaseOwners(db: Queryable, prefix: string): Promise<string[]> {
+  return (await db.query<{ owner: string }>(LIVE_OWNERS, [prefix])).rows.map((r) => r.owner);
 }

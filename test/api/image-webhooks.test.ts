@@ -19,7 +19,14 @@ import { freshDatabase, silentLog } from '../helpers/db.js';
 import { debianLayer, layer, ociLayout, pushImage, type OciLayout } from '../helpers/oci-image.js';
 import { addVulnerability } from '../helpers/vulnerabilities.js';
 import { databaseUrl, startTarsier } from '../helpers/process.js';
-import { missingRegistryPrograms, startRegistry, startRegistryProxy, type Registry, type RegistryProxy } from '../helpers/registry.js';
+import {
+  distributionPushEvent,
+  missingRegistryPrograms,
+  startRegistry,
+  startRegistryProxy,
+  type Registry,
+  type RegistryProxy,
+} from '../helpers/registry.js';
 import { whenDone } from '../helpers/when-done.js';
 
 const missing = missingRegistryPrograms();
@@ -65,24 +72,34 @@ async function exposed(t: TestApp): Promise<string[]> {
   return json(res).Images.map((i: any) => `${i.Repository}@${i.Digest}`);
 }
 
-/** A Docker Distribution notification of a manifest push, as the registry sends it. */
-function pushEvent(registry: string, repository: string, digest: string, tag: string) {
+/** A proxy in front of the registry whose blob answers wait while held. */
+async function holdingProxy(registry: Registry) {
+  let holding: { arrived: () => void; released: Promise<void> } | undefined;
+  const proxy = await startRegistryProxy(registry, {
+    blob: async (_blob, body) => {
+      if (holding) {
+        holding.arrived();
+        await holding.released;
+      }
+      return body;
+    },
+  });
   return {
-    events: [
-      {
-        id: 'event-1',
-        timestamp: new Date().toISOString(),
-        action: 'push',
-        target: {
-          mediaType: 'application/vnd.oci.image.manifest.v1+json',
-          digest,
-          repository,
-          url: `http://${registry}/v2/${repository}/manifests/${digest}`,
-          tag,
+    proxy,
+    /** Holds blob downloads through the proxy; downloading resolves once one is held. */
+    hold(): { downloading: Promise<void>; release: () => void } {
+      let arrived!: () => void;
+      const downloading = new Promise<void>((resolve) => (arrived = resolve));
+      let release!: () => void;
+      holding = { arrived, released: new Promise<void>((resolve) => (release = resolve)) };
+      return {
+        downloading,
+        release: () => {
+          holding = undefined;
+          release();
         },
-        request: { host: registry, method: 'PUT' },
-      },
-    ],
+      };
+    },
   };
 }
 
@@ -172,7 +189,7 @@ describe.skipIf(missing.length > 0)(`registry webhooks and queued scans${skipped
   it('queues nothing for a wrong or missing secret (401), and answers 404 when no secret is configured', async () => {
     // No worker runs here, so whatever is queued stays to be counted.
     const idle = await testApp({ yaml: WEBHOOKS_YAML });
-    const event = pushEvent(registry.host, 'hooked/app', `sha256:${'a'.repeat(64)}`, 'v9');
+    const event = distributionPushEvent(registry.host, 'hooked/app', `sha256:${'a'.repeat(64)}`, 'v9');
     for (const headers of [{ authorization: 'Bearer wrong' }, { authorization: `${SECRET} ` }, {}] as Array<Record<string, string>>) {
       const refused = await webhook(idle, event, headers);
       expect(refused.statusCode, JSON.stringify(headers)).toBe(401);
@@ -277,7 +294,7 @@ describe.skipIf(missing.length > 0)(`a tag pushed twice in a row${skipped}`, () 
 
       // The first push's event delivered again (a retry) scans it again: the tag stays where the registry has it.
       const seenBefore = json(await t.app.inject({ url: `/tarsier/v1/images?digest=${firstDigest}` })).Images[0].LastSeen;
-      const again = await webhook(t, pushEvent(proxy.host, 'race/app', firstDigest, 'v1'), { authorization: SECRET });
+      const again = await webhook(t, distributionPushEvent(proxy.host, 'race/app', firstDigest, 'v1'), { authorization: SECRET });
       expect(again.statusCode, again.body).toBe(202);
       await expect
         .poll(async () => json(await t.app.inject({ url: `/tarsier/v1/images?digest=${firstDigest}` })).Images[0].LastSeen, {
@@ -294,6 +311,49 @@ describe.skipIf(missing.length > 0)(`a tag pushed twice in a row${skipped}`, () 
     } finally {
       slow.release();
     }
+  });
+});
+
+describe.skipIf(missing.length > 0)(`the same push announced many times${skipped}`, () => {
+  let registry: Registry;
+  let held: Awaited<ReturnType<typeof holdingProxy>>;
+  let t: TestApp;
+  beforeAll(async () => {
+    registry = await startRegistry();
+    held = await holdingProxy(registry);
+    // Workers enough to run every copy at once, were each its own job.
+    t = await testApp({ imageQueue: true, yaml: `${WEBHOOKS_YAML}\n  images:\n    workers: 8` });
+  });
+  afterAll(async () => {
+    await held?.proxy.close();
+    await registry?.stop();
+  });
+
+  /** tarsier_image_scans_total{outcome="scanned"}: the scans run to their end. */
+  async function scansRun(): Promise<number> {
+    const metric = await t.metrics.registry.getSingleMetric('tarsier_image_scans_total')!.get();
+    return metric.values.find((v) => v.labels.outcome === 'scanned')?.value ?? 0;
+  }
+
+  it('scans it once: 20 identical events, 19 of them while its scan runs, are one job', async () => {
+    const digest = await push(registry, 'burst/app', 'v1');
+    const event = distributionPushEvent(held.proxy.host, 'burst/app', digest, 'v1');
+    const hold = held.hold();
+    try {
+      const first = await webhook(t, event, { authorization: SECRET });
+      expect(first.statusCode, first.body).toBe(202);
+      // Its scan is under way, downloading a layer (held): the other 19 come now, together.
+      await hold.downloading;
+      const rest = await Promise.all(Array.from({ length: 19 }, () => webhook(t, event, { authorization: SECRET })));
+      for (const res of rest) expect(res.statusCode, res.body).toBe(202);
+      const jobs = [first, ...rest].map((res) => json(res).Queued.map((q: { Job: string }) => q.Job));
+      expect(new Set(jobs.flat()).size).toBe(1);
+    } finally {
+      hold.release();
+    }
+    await expect.poll(() => imagesOf(t, 'burst/app'), { timeout: APPEARS_MS, interval: 200 }).toEqual([[digest, ['v1']]]);
+    await expect.poll(() => t.images.queue.depth(), { timeout: 5_000 }).toEqual({ waiting: 0, running: 0 });
+    expect(await scansRun()).toBe(1);
   });
 });
 
@@ -354,21 +414,14 @@ describe.skipIf(missing.length > 0)(`Harbor's delete events${skipped}`, () => {
 
 describe.skipIf(missing.length > 0)(`queued scans across restarts${skipped}`, () => {
   let registry: Registry;
-  /** Holds the answers of blob downloads while holding is set (a layer download under way). */
+  /** Holds the answers of blob downloads while held (a layer download under way). */
+  let held: Awaited<ReturnType<typeof holdingProxy>>;
   let proxy: RegistryProxy;
-  let holding: { arrived: () => void; released: Promise<void> } | undefined;
   let registriesYaml: string;
   beforeAll(async () => {
     registry = await startRegistry({ auth: 'basic' });
-    proxy = await startRegistryProxy(registry, {
-      blob: async (_blob, body) => {
-        if (holding) {
-          holding.arrived();
-          await holding.released;
-        }
-        return body;
-      },
-    });
+    held = await holdingProxy(registry);
+    proxy = held.proxy;
     registriesYaml = [
       '  registries:',
       `    "${registry.host}": { username: ${registry.username}, password: ${registry.password}, insecure: true }`,
@@ -397,21 +450,6 @@ describe.skipIf(missing.length > 0)(`queued scans across restarts${skipped}`, ()
     await expect.poll(() => after.images.queue.depth(), { timeout: 5_000 }).toEqual({ waiting: 0, running: 0 });
   });
 
-  /** Holds blob downloads through the proxy; resolves downloading once one is held. */
-  function holdDownloads(): { downloading: Promise<void>; release: () => void } {
-    let arrived!: () => void;
-    const downloading = new Promise<void>((resolve) => (arrived = resolve));
-    let release!: () => void;
-    holding = { arrived, released: new Promise<void>((resolve) => (release = resolve)) };
-    return {
-      downloading,
-      release: () => {
-        holding = undefined;
-        release();
-      },
-    };
-  }
-
   const lockedBy = async (pool: pg.Pool): Promise<Array<string | null>> =>
     (await pool.query<{ locked_by: string | null }>('SELECT locked_by FROM graphile_worker.jobs ORDER BY id')).rows.map((r) => r.locked_by);
 
@@ -423,7 +461,7 @@ describe.skipIf(missing.length > 0)(`queued scans across restarts${skipped}`, ()
     const config = join(scratch, 'killed.yaml');
     await writeFile(config, `clair:\n  updater:\n    interval: 0\n${registriesYaml}\n`);
 
-    const hold = holdDownloads();
+    const hold = held.hold();
     try {
       const server = await startTarsier({ DATABASE_URL: databaseUrl(database), TARSIER_CONFIG: config });
       const res = await fetch(`http://127.0.0.1:${server.apiPort}/tarsier/v1/images?wait=false`, {
@@ -458,7 +496,7 @@ describe.skipIf(missing.length > 0)(`queued scans across restarts${skipped}`, ()
   // with its worker, and is not run a second time by another replica's sweep.
   it('keeps a long scan with its live worker: another replica does not take it', async () => {
     const digest = await push(registry, 'restart/long', 'v1');
-    const hold = holdDownloads();
+    const hold = held.hold();
     try {
       const worker = await testApp({ yaml: registriesYaml, imageQueue: true });
       const res = await worker.app.inject({

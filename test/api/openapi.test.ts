@@ -99,7 +99,9 @@ describe('the OpenAPI document', () => {
         expect(parameters.some((p) => p.in === 'header' && p.name === 'x-clair-api-revision')).toBe(true);
       }
       expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['4XX', '5XX']));
-      const error = operation.responses['4XX'].content['application/json'].schema;
+      // Harbor's under the spec's error media type.
+      const errorType = route.url.startsWith('/api/v1/') ? 'application/vnd.scanner.adapter.error+json; version=1.0' : 'application/json';
+      const error = operation.responses['4XX'].content[errorType].schema;
       // Each API's own error envelope: v1's (also /tarsier and /metrics), Harbor's Pluggable Scanner API's, the ancestry API's.
       const envelope = /^\/(v1|tarsier|metrics)(\/|$)/.test(route.url)
         ? ['Error']

@@ -413,3 +413,24 @@ export async function startRegistryProxy(registry: Pick<Registry, 'url'>, option
     },
   };
 }
+
+/** A Docker Distribution notification of a manifest push, as the registry sends it (its URL on registry, plain HTTP). */
+export function distributionPushEvent(registry: string, repository: string, digest: string, tag: string) {
+  return {
+    events: [
+      {
+        id: 'event-1',
+        timestamp: new Date().toISOString(),
+        action: 'push',
+        target: {
+          mediaType: 'application/vnd.oci.image.manifest.v1+json',
+          digest,
+          repository,
+          url: `http://${registry}/v2/${repository}/manifests/${digest}`,
+          tag,
+        },
+        request: { host: registry, method: 'PUT' },
+      },
+    ],
+  };
+}

@@ -149,7 +149,7 @@ describe.skipIf(missing.length > 0)(`the registry client against real registries
       const access = { authorization: basic(registry.username, registry.password), insecure: true };
       let digest: string | undefined;
       const requests = await tokenRequestsOf(async () => {
-        digest = (await session(registry.host, 'team/app', undefined, access).manifest('v1')).digest;
+        digest = (await session(registry.host, 'team/app', { insecure: true }, access).manifest('v1')).digest;
       });
       expect(digest).toBe(pushed.digest);
       expect(requests).toEqual([expect.objectContaining({ username: registry.username, status: 200 })]);
@@ -430,5 +430,31 @@ describe('parseChallenge', () => {
     for (const challenge of ['bearer realm="r"', 'BEARER REALM="r"', 'Bearer Realm="r"']) {
       expect(parseChallenge(challenge), challenge).toEqual({ scheme: 'bearer', params: { realm: 'r' } });
     }
+  });
+});
+
+describe('plain HTTP and credentials', () => {
+  const client = (hosts: Record<string, RegistryHostSettings>, requestsConfigure?: boolean) =>
+    new RegistryClient({ fetch: FETCH, hosts: (registry) => hosts[registry], requestsConfigure });
+  const account = { username: 'u', password: 'p', insecure: false };
+  const given = { authorization: basic('robot', 'secret') };
+
+  it('refuses plain HTTP that would carry credentials, configured or given, unless the host is configured insecure', () => {
+    const server = client({ 'configured:5000': account, 'insecure:5000': { ...account, insecure: true } });
+    expect(server.cleartextProblem('configured:5000', { insecure: true })).toMatch(
+      /^plain HTTP to the registry configured:5000 was asked for, but the credentials configured in clair\.registries are sent only over TLS/,
+    );
+    expect(server.cleartextProblem('bare:5000', { ...given, insecure: true })).toContain('the credentials given with the request');
+    expect(() => server.repository({ registry: 'configured:5000', repository: 'a' }, { insecure: true })).toThrow(RegistryError);
+    // Over TLS, or without credentials, or where the configuration allows it: nothing to refuse.
+    expect(server.cleartextProblem('configured:5000', {})).toBeUndefined();
+    expect(server.cleartextProblem('bare:5000', { ...given, insecure: false })).toBeUndefined();
+    expect(server.cleartextProblem('bare:5000', { insecure: true })).toBeUndefined();
+    expect(server.cleartextProblem('insecure:5000', {})).toBeUndefined();
+    expect(server.cleartextProblem('insecure:5000', { ...given, insecure: true })).toBeUndefined();
+  });
+
+  it("takes a request's insecure as configuration where the requests are the operator's own (the CI scanner)", () => {
+    expect(client({ 'configured:5000': account }, true).cleartextProblem('configured:5000', { insecure: true })).toBeUndefined();
   });
 });

@@ -601,11 +601,12 @@ describe.skipIf(missingRegistryPrograms().length > 0)('tarsier scan of a registr
   let dir: string;
 
   beforeAll(async () => {
-    t = await testApp();
+    registry = await startRegistry({ auth: 'basic' });
+    // The server allows plain HTTP to the registry: a scanner's --insecure cannot, with credentials.
+    t = await testApp({ yaml: `  registries:\n    "${registry.host}": { insecure: true }` });
     await addVulnerabilities(t);
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     server = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
-    registry = await startRegistry({ auth: 'basic' });
     dir = await mkdtemp(join(tmpdir(), 'tarsier-scan-registry-'));
     const layout = await ociLayout(join(dir, 'layout'), { layers: [debianLayer(10)] });
     await pushImage(registry, layout.dir, 'team/db', 'v1');
@@ -613,6 +614,18 @@ describe.skipIf(missingRegistryPrograms().length > 0)('tarsier scan of a registr
   afterAll(async () => {
     await registry?.stop();
     await rm(dir, { recursive: true, force: true });
+  });
+
+  it('is refused by a server whose configuration does not allow plain HTTP to the registry when credentials go with --insecure', async () => {
+    const strict = await testApp({ pool: t.pool });
+    await strict.app.listen({ host: '127.0.0.1', port: 0 });
+    const elsewhere = `http://127.0.0.1:${(strict.app.server.address() as { port: number }).port}`;
+    const login = { registryUser: registry.username, registryPassword: registry.password };
+    const refused = await scan(`docker://${registry.host}/team/db:v1`, { server: elsewhere, insecure: true, ...login });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      `plain HTTP to the registry ${registry.host} was asked for, but the credentials given with the request`,
+    );
   });
 
   it('has the server pull it with the credentials given on the command line or stored by docker login, storing none', async () => {

@@ -2,6 +2,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { badRequest, notFound, TarsierError, unprocessable } from '../../errors.js';
+import { referenceOf, type HarborScans, type HarborScanTarget } from '../../images/harbor-scans.js';
 import { checkImageRequest, type ImageScanner } from '../../images/images.js';
 import { imageContents } from '../../images/report.js';
 import { dataProblems, imageData } from '../../model/coverage.js';
@@ -11,10 +12,10 @@ import { MAX_NAME_LENGTH } from '../limits.js';
 import type { RouteApp } from '../route-app.js';
 import { HARBOR_API_PREFIX } from './errors.js';
 import { harborReport, scannerMetadata } from './report.js';
-import { HarborScans, referenceOf, type HarborScanTarget } from './scans.js';
 import {
   ErrorResponse,
   HarborVulnerabilityReport,
+  MIME_ERROR,
   MIME_METADATA,
   MIME_NATIVE_REPORT_V1_0,
   MIME_SCAN_REQUEST,
@@ -27,11 +28,15 @@ import {
   ScanRequest,
   scanRequestProblem,
   ScanResponse,
+  unsupportedCapability,
 } from './spec.js';
 
 export interface HarborApiDeps {
   pool: Pool;
-  scanner: Pick<ImageScanner, 'scan'>;
+  /** Checks what a scan would pull (src/images/images.ts). */
+  scanner: Pick<ImageScanner, 'check'>;
+  /** Harbor's scans, queued and run by the durable queue (src/images/harbor-scans.ts). */
+  scans: HarborScans;
   log: Logger;
   bodyTimeoutMs: number;
 }
@@ -51,8 +56,6 @@ const SCAN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const ScanReportParams = Type.Object({
   scan_request_id: Type.String({ maxLength: MAX_NAME_LENGTH, description: 'The id POST /api/v1/scan answered.' }),
 });
-
-const documented = <T extends TSchema>(schema: T, description: string): T => ({ ...schema, description });
 
 /** A response documented under its Pluggable Scanner media type(s) instead of application/json. */
 const mediaTyped = (description: string, types: readonly string[], schema: TSchema) => ({
@@ -75,25 +78,23 @@ function sendJson(reply: FastifyReply, status: number, type: string, value: unkn
  * Harbor's Pluggable Scanner API v1.1 (src/api/harbor/spec.ts) at /api/v1: Harbor registers
  * Tarsier as a scanner, posts a scan per artifact and polls for its report. The API's
  * authentication applies (Harbor sends the registration's Authorization header); errors take the
- * spec's envelope (src/api/edge.ts, by URL). Bodies are read as sent: the v1 API's field-name
- * normalisation would rename registry.authorization.
+ * spec's envelope and media type (src/api/edge.ts, by URL). Bodies are read as sent: the v1 API's
+ * field-name normalisation would rename registry.authorization.
  */
 export function registerHarborApi(app: RouteApp, deps: HarborApiDeps): void {
   void app.register(async (plugin) => {
     const scope = plugin as unknown as RouteApp;
-    const scans = new HarborScans({ pool: deps.pool, scanner: deps.scanner, log: deps.log });
-    scope.addHook('onClose', () => scans.close());
     scope.addHook('onRoute', (route) => {
-      const error = documented(ErrorResponse, 'An error, with a message a person can act on.');
+      const error = mediaTyped('An error, with a message a person can act on.', [MIME_ERROR], ErrorResponse);
       route.schema = { ...route.schema, response: { ...(route.schema?.response as object), '4xx': error, '5xx': error } };
     });
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', jsonBodyParser({ deadlineMs: deps.bodyTimeoutMs }));
-    registerRoutes(scope, deps.pool, scans);
+    registerRoutes(scope, deps);
   });
 }
 
-function registerRoutes(app: RouteApp, pool: Pool, scans: HarborScans): void {
+function registerRoutes(app: RouteApp, { pool, scanner, scans }: HarborApiDeps): void {
   app.get(
     `${HARBOR_API_PREFIX}/metadata`,
     {
@@ -119,9 +120,12 @@ function registerRoutes(app: RouteApp, pool: Pool, scans: HarborScans): void {
         operationId: 'harborScan',
         summary: 'Scan an artifact of a registry (Harbor)',
         description:
-          'Answers 202 with the scan id at once; the image is pulled from registry.url with registry.authorization (kept in memory ' +
-          'for this scan only, never stored) and scanned in the background. Poll GET /api/v1/scan/{scan_request_id}/report. 400 when ' +
-          'the body is not a JSON object; 422 when a field is missing or invalid.',
+          'Answers 202 with the scan id at once; the scan is queued (it survives a restart) and pulls the image from registry.url ' +
+          'with registry.authorization (kept in the memory of this process only, never stored). Poll GET ' +
+          '/api/v1/scan/{scan_request_id}/report. 400 when the body is not a JSON object; 422 when a field is missing or invalid, ' +
+          'or registry.url is http: while credentials (registry.authorization, or configured ones) would go with it and the ' +
+          'configuration does not mark the registry insecure; 501 when enabled_capabilities asks for a capability Tarsier does ' +
+          'not declare (sbom).',
         consumes: [MIME_SCAN_REQUEST, 'application/json'],
         body: ScanRequest,
         response: { 202: mediaTyped('The scan is accepted; its id names the report.', [MIME_SCAN_RESPONSE], ScanResponse) },
@@ -134,7 +138,9 @@ function registerRoutes(app: RouteApp, pool: Pool, scans: HarborScans): void {
       }
       // A JSON object whose fields are wrong is "invalid field" in the spec's words: 422, as for a missing one.
       if (request.validationError) throw unprocessable(request.validationError.message);
-      const id = await scans.start(scanTarget(request.body));
+      const unsupported = unsupportedCapability(request.body);
+      if (unsupported) throw new TarsierError('not_implemented', unsupported);
+      const id = await scans.start(scanTarget(request.body, scanner));
       request.log.info(
         { scan: id, repository: request.body.artifact.repository, digest: request.body.artifact.digest },
         'harbor scan accepted',
@@ -151,9 +157,9 @@ function registerRoutes(app: RouteApp, pool: Pool, scans: HarborScans): void {
         operationId: 'harborScanReport',
         summary: "A Harbor scan's vulnerability report",
         description:
-          `302 with ${REFRESH_AFTER_HEADER} (seconds) while the scan runs; 200 with the report once done; 500 with the reason ` +
-          'when the scan failed or was interrupted (scan again); 404 for an unknown id; 415 when Accept names no report type ' +
-          `Tarsier produces (${MIME_VULN_REPORT_V1_1}, or the deprecated ${MIME_NATIVE_REPORT_V1_0}).`,
+          `302 with ${REFRESH_AFTER_HEADER} (seconds) while the scan is queued or runs (also after a restart: it runs again); ` +
+          '200 with the report once done; 500 with the reason when the scan failed (scan again); 404 for an unknown id; 501 ' +
+          `when Accept names no report type Tarsier produces (${MIME_VULN_REPORT_V1_1}, or the deprecated ${MIME_NATIVE_REPORT_V1_0}).`,
         params: ScanReportParams,
         response: {
           200: mediaTyped('The vulnerability report.', [MIME_VULN_REPORT_V1_1, MIME_NATIVE_REPORT_V1_0], HarborVulnerabilityReport),
@@ -178,7 +184,7 @@ function registerRoutes(app: RouteApp, pool: Pool, scans: HarborScans): void {
       const type = reportMimeType(accept);
       if (!type) {
         throw new TarsierError(
-          'unsupported_media_type',
+          'not_implemented',
           `Accept ${JSON.stringify(accept)} names no report Tarsier produces: ask for ${MIME_VULN_REPORT_V1_1}`,
         );
       }
@@ -212,7 +218,7 @@ function registerRoutes(app: RouteApp, pool: Pool, scans: HarborScans): void {
 }
 
 /** The artifact Harbor asked for, checked whole before anything is recorded or fetched. */
-function scanTarget(request: ScanRequest): HarborScanTarget {
+function scanTarget(request: ScanRequest, scanner: Pick<ImageScanner, 'check'>): HarborScanTarget {
   const problem = scanRequestProblem(request);
   if (problem) throw unprocessable(problem);
   const { registry, artifact } = request;
@@ -227,10 +233,17 @@ function scanTarget(request: ScanRequest): HarborScanTarget {
     insecure: url.protocol === 'http:',
     authorization: registry.authorization || undefined,
   };
+  const reference = referenceOf(target);
   try {
-    checkImageRequest({ reference: referenceOf(target) });
+    checkImageRequest({ reference });
   } catch (err) {
     throw unprocessable(`artifact: ${(err as Error).message}`, err);
+  }
+  // Harbor's URL cannot downgrade the transport of credentials, its own or configured ones.
+  try {
+    scanner.check({ reference, insecure: target.insecure, authorization: target.authorization });
+  } catch (err) {
+    throw unprocessable(`registry.url: ${(err as Error).message}`, err);
   }
   return target;
 }

@@ -4,6 +4,7 @@ import type { Queryable } from '../../store/pool.js';
 import { TARSIER_VERSION } from '../../version.js';
 import { serviceStatus } from '../v3/service.js';
 import {
+  CAPABILITY_TYPE,
   CONSUMED_MIME_TYPES,
   harborSeverity,
   highestSeverity,
@@ -33,7 +34,7 @@ export async function scannerMetadata(db: Queryable): Promise<ScannerAdapterMeta
   const updatedAt = (await serviceStatus(db)).last_update_time;
   return {
     scanner: TARSIER_SCANNER,
-    capabilities: [{ type: 'vulnerability', consumes_mime_types: [...CONSUMED_MIME_TYPES], produces_mime_types: [MIME_VULN_REPORT_V1_1] }],
+    capabilities: [{ type: CAPABILITY_TYPE, consumes_mime_types: [...CONSUMED_MIME_TYPES], produces_mime_types: [MIME_VULN_REPORT_V1_1] }],
     properties: {
       [PROPERTY_SCANNER_TYPE]: 'os-package-vulnerability',
       ...(updatedAt ? { [PROPERTY_DB_UPDATED_AT]: updatedAt } : {}),

@@ -31,6 +31,8 @@ export const MIME_SCAN_RESPONSE = 'application/vnd.scanner.adapter.scan.response
  * ([spec]; [client] spec.go MimeTypeGenericVulnerabilityReport). Its media type has no "json" in it.
  */
 export const MIME_VULN_REPORT_V1_1 = 'application/vnd.security.vulnerability.report; version=1.1';
+/** Every error answer's Content-Type, whatever its status ([spec] v1.2: 400, 422, 500, 501 of each operation). */
+export const MIME_ERROR = 'application/vnd.scanner.adapter.error+json; version=1.0';
 /** The deprecated v1.0 report type: the same HarborVulnerabilityReport schema ([spec]; [client] MimeTypeNativeReport). */
 export const MIME_NATIVE_REPORT_V1_0 = 'application/vnd.scanner.adapter.vuln.report.harbor+json; version=1.0';
 /** Artifact MIME types the spec names ([spec] "Supported consumed MIME types"; [client] spec.go). */
@@ -312,6 +314,30 @@ export function reportMimeType(accept: string | undefined): string | undefined {
     if (type === '*/*' || type === 'application/*') fallback ??= MIME_VULN_REPORT_V1_1;
   }
   return fallback;
+}
+
+/** The capability Tarsier declares in its metadata: the only one a scan request may enable. */
+export const CAPABILITY_TYPE = 'vulnerability';
+
+/**
+ * Why Tarsier cannot do what a request's enabled_capabilities asks, for a 501 ("The scanner has no
+ * capability to handle the scan request", [spec] v1.2); undefined when it can. Each enabled
+ * capability must be the one the metadata declares (a capability without a type is that one, as
+ * the spec reads it), and one that lists the report types it wants must list one Tarsier produces.
+ * No enabled_capabilities: every declared capability ([spec]).
+ */
+export function unsupportedCapability(request: ScanRequest): string | undefined {
+  for (const capability of request.enabled_capabilities ?? []) {
+    const type = capability.type ?? CAPABILITY_TYPE;
+    if (type !== CAPABILITY_TYPE) {
+      return `Tarsier has no ${JSON.stringify(type)} capability: it produces vulnerability reports only (GET /api/v1/metadata)`;
+    }
+    const wanted = (capability.produces_mime_types ?? []).filter((mime) => mime.trim() !== '');
+    if (wanted.length > 0 && !wanted.some((mime) => reportMimeType(mime) !== undefined)) {
+      return `Tarsier produces none of the report types ${JSON.stringify(wanted)}: it produces ${MIME_VULN_REPORT_V1_1}`;
+    }
+  }
+  return undefined;
 }
 
 /** preferred_cvss from a Tarsier vulnerability's metadata; undefined when it has no score (then leave preferred_cvss out). */

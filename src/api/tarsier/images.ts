@@ -3,7 +3,7 @@ import { badRequest, notFound } from '../../errors.js';
 import { imageData, imagesData, type ImageData } from '../../model/coverage.js';
 import { riskMetadata } from '../../model/risk.js';
 import type { ImageQueue } from '../../images/queue.js';
-import { checkImageRequest, type ImageScanner } from '../../images/images.js';
+import type { ImageScanner } from '../../images/images.js';
 import { imageContents } from '../../images/report.js';
 import {
   deleteImagesWithDigest,
@@ -138,8 +138,9 @@ export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
     },
     async (request, reply) => {
       const body = request.body;
-      // Checked here, before anything is queued or fetched: a bad reference is the client's 400.
-      const checked = checkImageRequest(body);
+      // Checked here, before anything is queued or fetched: a bad reference, or plain HTTP that would
+      // carry the registry's credentials in clear, is the client's 400.
+      const checked = scanner.check(body);
       if (request.query.wait === false) {
         // A queued job is stored in the database, and credentials never are.
         if (body.authorization !== undefined)

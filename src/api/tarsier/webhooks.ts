@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { badRequest, notFound, unauthenticated } from '../../errors.js';
+import { badRequest, notFound, TarsierError, unauthenticated } from '../../errors.js';
 import type { ImageQueue, QueuedScan } from '../../images/queue.js';
 import { recordDeletion, type Deletion } from '../../images/records.js';
 import { MEDIA_TYPES } from '../../registry/manifest.js';
@@ -148,6 +148,20 @@ function actionOf(event: RegistryEvent, source: string): Action {
   return { deletion: { where, digest: event.digest, tag: event.tag }, reference: written };
 }
 
+/**
+ * A push's scan as the queue would take it: an http: URL in the event asks for plain HTTP, which
+ * the registry's credentials never travel over unless the configuration says so.
+ */
+function checkScan(queue: Pick<ImageQueue, 'check'>, scan: QueuedScan): void {
+  try {
+    queue.check(scan);
+  } catch (err) {
+    if (!(err instanceof TarsierError)) throw err;
+    const why = scan.insecure ? 'the event names the registry by an http: URL; ' : '';
+    throw new TarsierError(err.code, `${why}${err.message}`, { cause: err });
+  }
+}
+
 /** Whole-value comparison in constant time (hashing first makes the lengths equal). */
 function sameSecret(given: string | undefined, secret: string): boolean {
   const digest = (value: string) => createHash('sha256').update(value).digest();
@@ -193,6 +207,7 @@ export function registerWebhookRoutes(app: RouteApp, deps: WebhookRouteDeps): vo
         }
         // Every event checked before anything is queued or deleted.
         const actions = parse(request.body).map((event) => actionOf(event, source));
+        for (const action of actions) if ('scan' in action) checkScan(deps.queue, action.scan);
         const queued: Array<{ Reference: string; Job: string }> = [];
         const deleted: Array<{ Reference: string; Images: number }> = [];
         // In the order the registry sent them: a delete and a push of the same manifest end as the registry did.

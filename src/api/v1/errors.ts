@@ -14,6 +14,7 @@ const STATUS: Readonly<Record<ErrorCode, number>> = {
   unprocessable: 422,
   headers_too_large: 431,
   cancelled: 499,
+  not_implemented: 501,
   unavailable: 503,
   internal: 500,
 };

@@ -50,6 +50,7 @@ const BY_ERROR_CODE: Readonly<Record<ErrorCode, { grpc: GrpcCode; http?: number 
   unsupported_media_type: { grpc: GRPC.InvalidArgument, http: 415 },
   headers_too_large: { grpc: GRPC.InvalidArgument, http: 431 },
   cancelled: { grpc: GRPC.Cancelled },
+  not_implemented: { grpc: GRPC.Unimplemented },
 };
 
 export interface GrpcErrorBody {
