@@ -34,6 +34,10 @@ export interface Config {
     readonly timeoutMs: number;
     readonly bodyTimeoutMs: number;
     readonly headerTimeoutMs: number;
+    /** An HTTP/1.1 keep-alive connection between requests, or an HTTP/2 connection without a call, is closed after this. */
+    readonly idleTimeoutMs: number;
+    /** A layer upload that sends no byte for this long is answered 408. */
+    readonly uploadIdleTimeoutMs: number;
     /** gRPC on a port of its own as well (clair.api.grpcport); null: only on the API port. */
     readonly grpcPort: number | null;
     readonly paginationKey: Buffer | null;
@@ -490,6 +494,8 @@ const SCHEMA: SectionSpec = section({
     timeout: leaf(duration, '900s'),
     bodytimeout: leaf(positiveDuration, '30s'),
     headertimeout: leaf(positiveDuration, '60s'),
+    idletimeout: leaf(positiveDuration, '72s'),
+    uploadidletimeout: leaf(positiveDuration, '30s'),
     grpcport: leaf(port),
     paginationkey: leaf(paginationKey), // Clair v2 place
     certfile: leaf(filePath),
@@ -834,6 +840,8 @@ function build(vals: Values, env: Env): Config {
       timeoutMs: vals.get<number>('api.timeout'),
       bodyTimeoutMs: vals.get<number>('api.bodytimeout'),
       headerTimeoutMs: vals.get<number>('api.headertimeout'),
+      idleTimeoutMs: vals.get<number>('api.idletimeout'),
+      uploadIdleTimeoutMs: vals.get<number>('api.uploadidletimeout'),
       grpcPort: vals.opt<number>('api.grpcport') ?? null,
       paginationKey,
       v1Revision: vals.get<'A' | 'B'>('api.v1revision'),

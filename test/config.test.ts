@@ -41,6 +41,8 @@ const DEFAULTS: Config = {
     timeoutMs: 900_000,
     bodyTimeoutMs: 30_000,
     headerTimeoutMs: 60_000,
+    idleTimeoutMs: 72_000,
+    uploadIdleTimeoutMs: 30_000,
     grpcPort: null,
     paginationKey: null,
     v1Revision: 'B',
@@ -262,6 +264,8 @@ describe('Tarsier keys', () => {
         timeoutMs: 90_000,
         bodyTimeoutMs: 45_000,
         headerTimeoutMs: 20_000,
+        idleTimeoutMs: 120_000,
+        uploadIdleTimeoutMs: 10_000,
         grpcPort: 7072,
         paginationKey: KEY_BYTES,
         v1Revision: 'A',
@@ -533,7 +537,7 @@ describe('errors name the key', () => {
   it.each([
     [
       'clair:\n  api:\n    prot: 6060\n',
-      'clair.api.prot: unknown key (known keys under clair.api: addr, auth, bodytimeout, cafile, certfile, grpcport, headertimeout, healthaddr, healthport, keyfile, localroots, paginationkey, port, servername, timeout, v1revision) (line 3)',
+      'clair.api.prot: unknown key (known keys under clair.api: addr, auth, bodytimeout, cafile, certfile, grpcport, headertimeout, healthaddr, healthport, idletimeout, keyfile, localroots, paginationkey, port, servername, timeout, uploadidletimeout, v1revision) (line 3)',
     ],
     [
       'clair:\n  notifier:\n    http:\n      endpiont: http://x\n',
