@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { VERSION_FORMATS } from '../src/ecosystems/index.js';
 import { freshDatabase } from './helpers/db.js';
 import { relayedDatabase } from './helpers/relay.js';
-import { connectionDescriptors, databaseUrl, runTarsier, startTarsier } from './helpers/process.js';
+import { connectionDescriptors, databaseUrl, listeningAddresses, runTarsier, startTarsier } from './helpers/process.js';
 
 async function get(port: number, path: string): Promise<{ status: number; body: string }> {
   const res = await fetch(`http://127.0.0.1:${port}${path}`);
@@ -137,12 +137,74 @@ describe('tarsier serve', () => {
   });
 });
 
+/** A port of 127.0.0.1 something else listens on. */
+async function takenPort(): Promise<number> {
+  const holder = net.createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  afterAll(() => new Promise<void>((resolve) => holder.close(() => resolve())));
+  return (holder.address() as net.AddressInfo).port;
+}
+
 /** A config file of the given lines under clair: (the updater timer off). */
 async function configFile(lines: string[]): Promise<string> {
   const file = join(await tempDir(), 'config.yaml');
   await writeFile(file, ['clair:', ...lines, '  updater:', '    interval: 0', ''].join('\n'));
   return file;
 }
+
+const OPEN_API_WARNING = 'API listening beyond loopback without authentication';
+
+describe('tarsier serve: where it listens, and a start that fails', () => {
+  it('exits 1 at once when its API port is taken, and stops the embedded PostgreSQL it had started', async () => {
+    const dataDir = join(await tempDir(), 'postgres');
+    const server = await startTarsier({ TARSIER_DATA_DIR: dataDir, TARSIER_API_PORT: String(await takenPort()) }, ['serve'], {
+      waitFor: null,
+    });
+    expect(await server.exited).toBe(1);
+    const messages = server.logs.map((l) => l.msg);
+    expect(messages).toContain('embedded postgres started');
+    const failed = server.logs.find((l) => l.msg === 'start-up failed') as { err?: { message?: string } } | undefined;
+    expect(failed?.err?.message).toMatch(/EADDRINUSE/);
+    const postmaster = postmasterPid(dataDir);
+    expect(postmaster !== undefined && alive(postmaster)).toBe(false);
+  }, 60_000);
+
+  it('listens on 127.0.0.1 when no address is configured and the API needs no credential', async () => {
+    const server = await startTarsier({ DATABASE_URL: databaseUrl(await freshDatabase()) });
+    expect(listeningAddresses(server.apiPort)).toEqual(['127.0.0.1']);
+    expect(listeningAddresses(server.healthPort)).toEqual(['127.0.0.1']);
+    expect(server.logs.map((l) => l.msg)).not.toContain(OPEN_API_WARNING);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+  });
+
+  it('listens where TARSIER_API_ADDR says, and warns when that is beyond loopback and the API needs no credential', async () => {
+    const url = databaseUrl(await freshDatabase());
+    const open = await startTarsier({ DATABASE_URL: url, TARSIER_API_ADDR: '0.0.0.0' });
+    expect(listeningAddresses(open.apiPort)).toEqual(['0.0.0.0']);
+    expect(listeningAddresses(open.healthPort)).toEqual(['127.0.0.1']);
+    expect(open.logs.filter((l) => l.msg === OPEN_API_WARNING)).toEqual([
+      expect.objectContaining({ level: 40, host: '0.0.0.0', port: open.apiPort }),
+    ]);
+    open.child.kill('SIGTERM');
+    expect(await open.exited).toBe(0);
+
+    // With a credential required, every interface is the default and nothing is worth a warning.
+    const file = await configFile([
+      '  database:',
+      '    options:',
+      `      source: "${url}"`,
+      '  api:',
+      '    auth:',
+      '      tokens: [t0ken]',
+    ]);
+    const guarded = await startTarsier({ TARSIER_CONFIG: file });
+    expect(listeningAddresses(guarded.apiPort)).toEqual(['0.0.0.0']);
+    expect(guarded.logs.map((l) => l.msg)).not.toContain(OPEN_API_WARNING);
+    guarded.child.kill('SIGTERM');
+    expect(await guarded.exited).toBe(0);
+  });
+});
 
 /** The HTTP/2 client connection preface: the magic, then an empty SETTINGS frame. */
 const H2_MAGIC = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');

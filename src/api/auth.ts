@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { jwtVerify } from 'jose';
+import { authConfigured } from '../config.js';
 import { unauthenticated } from '../errors.js';
 
 /**
@@ -24,7 +25,7 @@ export type Authenticate = (authorization: string | undefined) => Promise<void>;
  * a claim that is present but not a number is refused, so `{"exp":"1795458091"}` never passes.
  */
 export function createAuthenticator(settings: AuthSettings, now: () => number = Date.now): Authenticate | undefined {
-  if (settings.tokens.length === 0 && settings.psk === null) return undefined;
+  if (!authConfigured(settings)) return undefined;
   const tokens = settings.tokens.map((t) => Buffer.from(t));
   const key = settings.psk === null ? undefined : new Uint8Array(settings.psk);
   return async (authorization) => {
