@@ -37,6 +37,9 @@ COPY package.json LICENSE ./
 COPY migrations ./migrations
 COPY proto ./proto
 ENV NODE_ENV=production
+# Outside the container is beyond loopback: listen on every interface of the container (the ports
+# of the configuration still apply). Without clair.api.auth, Tarsier logs a warning at start.
+ENV TARSIER_API_ADDR=0.0.0.0 TARSIER_HEALTH_ADDR=0.0.0.0
 EXPOSE 6060 6061
 HEALTHCHECK --interval=15s --timeout=3s --start-period=30s \
   CMD ["node", "-e", "fetch('http://127.0.0.1:6061/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]

@@ -100,8 +100,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const edge = new Edge({ metrics, log: deps.log, routes });
   // Fastify turns Node's request timeouts off; without a header deadline a client sending headers
   // byte by byte holds its connection for ever. Node checks deadlines every connectionsCheckingInterval.
+  // Under TLS the handshake has the same deadline (Node's own is 120 s).
   const headerDeadline = {
     headersTimeout: config.api.headerTimeoutMs,
+    // No whole-request limit (Fastify sets none either, once the server exists): bodies have their
+    // own deadlines. Node's constructor default (300 s) refused a header deadline above it.
+    requestTimeout: 0,
     connectionsCheckingInterval: Math.min(30_000, Math.ceil(config.api.headerTimeoutMs / 2)),
   };
   const tls = deps.tls;
@@ -114,12 +118,15 @@ export function buildApp(deps: AppDeps): FastifyInstance {
             ...(tls.ca ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
             minVersion: 'TLSv1.2' as const,
             ALPNProtocols: deps.grpc ? SHARED_PORT_ALPN : ['http/1.1'],
+            handshakeTimeout: config.api.headerTimeoutMs,
             ...headerDeadline,
           },
         }
       : { http: headerDeadline }),
     loggerInstance: deps.log as FastifyBaseLogger,
     logController: new OneLinePerRequest(),
+    // Between requests; HTTP/2 connections without a call have the same limit (src/api/grpc.ts).
+    keepAliveTimeout: config.api.idleTimeoutMs,
     bodyLimit: BODY_LIMIT_BYTES,
     // Names in paths up to MAX_NAME_LENGTH (Fastify's default of 100 refused klar's and Quay's).
     routerOptions: { ...ROUTER_OPTIONS },
@@ -131,10 +138,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   if (deps.grpc) {
     const { drainMs } = deps.grpc;
-    const shared = shareWithGrpc(app.server, deps.grpc.server, { undecidedTimeoutMs: config.api.headerTimeoutMs });
+    const shared = shareWithGrpc(app.server, deps.grpc.server, { prefaceTimeoutMs: config.api.headerTimeoutMs });
     // Closing waits for every connection the port accepted, gRPC ones too: ask those to go first.
     app.addHook('preClose', (done) => {
-      shared.drainGrpc(drainMs);
+      shared.close(drainMs);
       done();
     });
   }
@@ -249,6 +256,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         secure: tls !== undefined,
         enabledSources: config.updater.enabledUpdaters,
         maxDataAgeMs: config.updater.maxDataAgeMs,
+        bodyTimeoutMs: config.api.bodyTimeoutMs,
       }),
     );
   });

@@ -85,8 +85,9 @@ program
       const { startServer, stopOnSignals } = await server();
       stopOnSignals(await startServer(config, log), log);
     } catch (err) {
+      // startServer has undone what it started (the embedded database too); a supervisor needs the exit.
       log.fatal({ err }, 'start-up failed');
-      process.exitCode = 1;
+      process.exit(1);
     }
   });
 

@@ -34,6 +34,10 @@ export interface Config {
     readonly timeoutMs: number;
     readonly bodyTimeoutMs: number;
     readonly headerTimeoutMs: number;
+    /** An HTTP/1.1 keep-alive connection between requests, or an HTTP/2 connection without a call, is closed after this. */
+    readonly idleTimeoutMs: number;
+    /** A layer upload that sends no byte for this long is answered 408. */
+    readonly uploadIdleTimeoutMs: number;
     /** gRPC on a port of its own as well (clair.api.grpcport); null: only on the API port. */
     readonly grpcPort: number | null;
     readonly paginationKey: Buffer | null;
@@ -153,13 +157,20 @@ const LOG_LEVEL_ALIASES: Readonly<Record<string, LogLevel>> = { warning: 'warn',
 const ENV = {
   config: 'TARSIER_CONFIG',
   databaseUrl: 'DATABASE_URL',
+  apiAddr: 'TARSIER_API_ADDR',
   apiPort: 'TARSIER_API_PORT',
+  healthAddr: 'TARSIER_HEALTH_ADDR',
   healthPort: 'TARSIER_HEALTH_PORT',
   logLevel: 'TARSIER_LOG_LEVEL',
   dataDir: 'TARSIER_DATA_DIR',
 } as const;
 
-const DEFAULT_HOST = '0.0.0.0';
+/** Where the API and health servers listen when no address is configured: loopback unless the API requires a credential. */
+const LOOPBACK_HOST = '127.0.0.1';
+/** Go's net.Listen reads ":port" as every interface. */
+const ALL_INTERFACES = '0.0.0.0';
+const DEFAULT_API_PORT = 6060;
+const DEFAULT_HEALTH_PORT = 6061;
 const DEFAULT_MAX_CONNECTIONS = 10;
 const PAGINATION_KEY_BYTES = 32;
 const MIN_PSK_BYTES = 32; // RFC 7518 §3.2: an HS256 key must be at least 256 bits
@@ -385,9 +396,31 @@ const listenAddress: Parser<HostPort> = {
     const host = m ? (m[1] ?? m[2] ?? '') : '';
     const p = m ? Number(m[3]) : NaN;
     if (!m || p > 65535 || (m[1] !== undefined && isIP(host) !== 6)) throw must(ADDR_EXPECTED, v);
-    return { host: host === '' ? DEFAULT_HOST : host, port: p };
+    return { host: host === '' ? ALL_INTERFACES : host, port: p };
   },
 };
+
+const ENV_ADDR_EXPECTED = `${ADDR_EXPECTED}, or a host alone such as "0.0.0.0" (the port is then the configured one)`;
+/** TARSIER_API_ADDR / TARSIER_HEALTH_ADDR: an address as in the file, or a host alone, which keeps the configured port. */
+const envListenAddress: Parser<{ readonly host: string; readonly port?: number }> = {
+  expected: ENV_ADDR_EXPECTED,
+  parse(v, ctx) {
+    const s = scalarText(v, ctx, ENV_ADDR_EXPECTED).trim();
+    const bare = /^\[([^\]]*)\]$/.exec(s)?.[1] ?? s;
+    // A host name has a letter: "6060" alone is a port given in the wrong place, not a host.
+    if (isIP(bare) !== 0 || /^(?=.*[a-z])[a-z0-9.-]+$/i.test(bare)) return { host: bare };
+    try {
+      return listenAddress.parse(s, ctx);
+    } catch {
+      throw must(ENV_ADDR_EXPECTED, v);
+    }
+  },
+};
+
+/** Whether the API requires a credential: clair.api.auth has a token or a key. */
+export function authConfigured(auth: Pick<Config['api']['auth'], 'tokens' | 'psk'>): boolean {
+  return auth.tokens.length > 0 || auth.psk !== null;
+}
 
 const KEY_EXPECTED = `${PAGINATION_KEY_BYTES} bytes, base64 or 64 hex characters`;
 /** Clair/Fernet key format: 32 bytes as base64 (standard or URL-safe alphabet, padded or not) or 64 hex characters. */
@@ -493,11 +526,13 @@ const SCHEMA: SectionSpec = section({
   api: section({
     port: leaf(port), // Clair v2
     healthport: leaf(port), // Clair v2
-    addr: leaf(listenAddress, `${DEFAULT_HOST}:6060`), // Clair v3
-    healthaddr: leaf(listenAddress, `${DEFAULT_HOST}:6061`), // Clair v3
+    addr: leaf(listenAddress), // Clair v3; default in build(): it depends on api.auth
+    healthaddr: leaf(listenAddress), // Clair v3
     timeout: leaf(duration, '900s'),
     bodytimeout: leaf(positiveDuration, '30s'),
     headertimeout: leaf(positiveDuration, '60s'),
+    idletimeout: leaf(positiveDuration, '72s'),
+    uploadidletimeout: leaf(positiveDuration, '30s'),
     grpcport: leaf(port),
     paginationkey: leaf(paginationKey), // Clair v2 place
     certfile: leaf(filePath),
@@ -778,16 +813,31 @@ const databaseUrl: Parser<PoolConfig> = {
 function build(vals: Values, env: Env): Config {
   const cwd = process.cwd();
 
-  const listen = (portKey: string, addrKey: string, envName: string): HostPort => {
-    if (vals.given(portKey) && vals.given(addrKey)) {
-      throw vals.error(addrKey, `give one of clair.${portKey} (Clair v2) or clair.${addrKey} (Clair v3), not both`);
+  const auth = {
+    tokens: vals.get<string[]>('api.auth.tokens'),
+    psk: vals.opt<Buffer>('api.auth.psk') ?? null,
+    requireExp: vals.get<boolean>('api.auth.requireexp'),
+    sessionIdleMs: vals.get<number>('api.auth.sessionidle'),
+    sessionLifetimeMs: vals.get<number>('api.auth.sessionlifetime'),
+  };
+  // An API anyone can call is not offered beyond this machine unless an address says so.
+  const defaultHost = authConfigured(auth) ? ALL_INTERFACES : LOOPBACK_HOST;
+  const listen = (keys: { port: string; addr: string }, envNames: { addr: string; port: string }, defaultPort: number): HostPort => {
+    if (vals.given(keys.port) && vals.given(keys.addr)) {
+      throw vals.error(keys.addr, `give one of clair.${keys.port} (Clair v2) or clair.${keys.addr} (Clair v3), not both`);
     }
-    const hp: HostPort = vals.given(portKey) ? { host: DEFAULT_HOST, port: vals.get<number>(portKey) } : vals.get<HostPort>(addrKey);
-    const envPort = fromEnv(env, envName, port, cwd);
+    const fromFile: HostPort = vals.opt<HostPort>(keys.addr) ?? { host: defaultHost, port: vals.opt<number>(keys.port) ?? defaultPort };
+    const envAddr = fromEnv(env, envNames.addr, envListenAddress, cwd);
+    const hp: HostPort = envAddr ? { host: envAddr.host, port: envAddr.port ?? fromFile.port } : fromFile;
+    const envPort = fromEnv(env, envNames.port, port, cwd);
     return envPort === undefined ? hp : { host: hp.host, port: envPort };
   };
-  const main = listen('api.port', 'api.addr', ENV.apiPort);
-  const health = listen('api.healthport', 'api.healthaddr', ENV.healthPort);
+  const main = listen({ port: 'api.port', addr: 'api.addr' }, { addr: ENV.apiAddr, port: ENV.apiPort }, DEFAULT_API_PORT);
+  const health = listen(
+    { port: 'api.healthport', addr: 'api.healthaddr' },
+    { addr: ENV.healthAddr, port: ENV.healthPort },
+    DEFAULT_HEALTH_PORT,
+  );
 
   if (vals.given('api.paginationkey') && vals.given('database.options.paginationkey')) {
     throw vals.error(
@@ -844,17 +894,13 @@ function build(vals: Values, env: Env): Config {
       timeoutMs: vals.get<number>('api.timeout'),
       bodyTimeoutMs: vals.get<number>('api.bodytimeout'),
       headerTimeoutMs: vals.get<number>('api.headertimeout'),
+      idleTimeoutMs: vals.get<number>('api.idletimeout'),
+      uploadIdleTimeoutMs: vals.get<number>('api.uploadidletimeout'),
       grpcPort: vals.opt<number>('api.grpcport') ?? null,
       paginationKey,
       v1Revision: vals.get<'A' | 'B'>('api.v1revision'),
       localRoots: [...new Set(vals.get<string[]>('api.localroots'))],
-      auth: {
-        tokens: vals.get<string[]>('api.auth.tokens'),
-        psk: vals.opt<Buffer>('api.auth.psk') ?? null,
-        requireExp: vals.get<boolean>('api.auth.requireexp'),
-        sessionIdleMs: vals.get<number>('api.auth.sessionidle'),
-        sessionLifetimeMs: vals.get<number>('api.auth.sessionlifetime'),
-      },
+      auth,
       tls: { certFile: tls.certfile, keyFile: tls.keyfile, caFile: tls.cafile },
     },
     database: {

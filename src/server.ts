@@ -3,13 +3,14 @@
  * stop in reverse order on SIGTERM/SIGINT.
  */
 import { readFile } from 'node:fs/promises';
+import { isIPv4 } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { loadPageTokenKey, PageTokens } from './api/paging.js';
 import * as grpc from '@grpc/grpc-js';
 import { buildGrpcServer } from './api/grpc.js';
 import { ancestryService, buildApp, buildHealthApp, imageServices, type ApiTls } from './app.js';
-import type { Config } from './config.js';
+import { authConfigured, type Config } from './config.js';
 import { Indexer, indexerSettings } from './indexer/indexer.js';
 import { Metrics } from './metrics.js';
 import { Notifier, notifierSettings, type NotifierTls } from './notifier/notifier.js';
@@ -68,6 +69,12 @@ function bindGrpcPort(server: grpc.Server, host: string, port: number, tls: ApiT
   return new Promise((resolve, reject) => server.bindAsync(address, credentials, (err, bound) => (err ? reject(err) : resolve(bound))));
 }
 
+/** Whether a listen host is reachable from this machine only. */
+function isLoopback(host: string): boolean {
+  const v4 = host.toLowerCase().replace(/^::ffff:/, '');
+  return host === 'localhost' || host === '::1' || (isIPv4(v4) && v4.startsWith('127.'));
+}
+
 function portOf(app: FastifyInstance): number {
   const address = app.server.address();
   return typeof address === 'object' && address ? address.port : 0;
@@ -76,7 +83,8 @@ function portOf(app: FastifyInstance): number {
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
   const database = await openDatabase(config, log);
   const { pool } = database;
-  const started: FastifyInstance[] = [];
+  // What a failed start must undo, so the process can end (the embedded database with it).
+  const undo: Array<() => unknown> = [];
   let stopWatching = (): void => undefined;
   try {
     const pageTokens = new PageTokens(await loadPageTokenKey(pool, config.api.paginationKey));
@@ -129,14 +137,20 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       grpc: { server: grpcApi.server, drainMs: GRPC_DRAIN_MS },
     });
     const health = buildHealthApp({ pool, log });
+    // Closed even when listen fails: the app, once ready, listens for report changes on a connection of its own.
+    undo.push(() => api.close());
     await api.listen({ host: config.api.host, port: config.api.port });
-    started.push(api);
+    undo.push(() => grpcApi.server.forceShutdown());
     const grpcPort =
       config.api.grpcPort === null ? undefined : await bindGrpcPort(grpcApi.server, config.api.host, config.api.grpcPort, tls);
+    undo.push(() => health.close());
     await health.listen({ host: config.api.healthHost, port: config.api.healthPort });
-    started.push(health);
     const apiPort = portOf(api);
     const healthPort = portOf(health);
+    if (!authConfigured(config.api.auth) && !isLoopback(config.api.host)) {
+      // Every route, writes included, is open to whoever reaches the address.
+      log.warn({ host: config.api.host, port: apiPort, grpcPort }, 'API listening beyond loopback without authentication');
+    }
     // gRPC's health service answers from a map: keep it in step with the database.
     const healthCheck = setInterval(() => {
       pool.query('SELECT 1').then(
@@ -145,13 +159,19 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       );
     }, GRPC_HEALTH_CHECK_MS);
     healthCheck.unref();
+    undo.push(() => clearInterval(healthCheck));
     scheduler?.start();
+    undo.push(() => scheduler?.stop());
+    undo.push(() => notifier.stop());
     await notifier.start();
+    // The image queue stops with the API app (its onClose hook).
     await images.queue.start();
     retention.start();
+    undo.push(() => retention.stop());
+    undo.push(() => summaries.stop());
     await summaries.start();
     rematcher.start();
-    log.info({ apiPort, healthPort, grpcPort }, 'tarsier listening');
+    log.info({ apiHost: config.api.host, apiPort, healthHost: config.api.healthHost, healthPort, grpcPort }, 'tarsier listening');
 
     let stopping: Promise<void> | undefined;
     return {
@@ -182,7 +202,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       },
     };
   } catch (err) {
-    for (const app of started.reverse()) await app.close();
+    for (const step of undo.reverse()) await step();
     await database.close();
     stopWatching();
     throw err;

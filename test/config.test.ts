@@ -34,13 +34,15 @@ const ALL_UPDATERS = [
 
 const DEFAULTS: Config = {
   api: {
-    host: '0.0.0.0',
+    host: '127.0.0.1',
     port: 6060,
-    healthHost: '0.0.0.0',
+    healthHost: '127.0.0.1',
     healthPort: 6061,
     timeoutMs: 900_000,
     bodyTimeoutMs: 30_000,
     headerTimeoutMs: 60_000,
+    idleTimeoutMs: 72_000,
+    uploadIdleTimeoutMs: 30_000,
     grpcPort: null,
     paginationKey: null,
     v1Revision: 'B',
@@ -141,7 +143,8 @@ describe('unchanged Clair v2 config.yaml', () => {
     const cfg = parseConfig(text);
     expect(cfg.api.port).toBe(7060);
     expect(cfg.api.healthPort).toBe(7061);
-    expect(cfg.api.host).toBe('0.0.0.0');
+    // A v2 config gives ports only: without api.auth, the API is not offered beyond this machine.
+    expect([cfg.api.host, cfg.api.healthHost]).toEqual(['127.0.0.1', '127.0.0.1']);
     expect(cfg.api.timeoutMs).toBe(90_000);
     expect(cfg.api.paginationKey).toEqual(KEY_BYTES);
     expect(cfg.updater.intervalMs).toBe(5_400_000);
@@ -179,6 +182,8 @@ describe('unchanged Clair v3 config.yaml', () => {
     const cfg = loadConfig({ file: fixture('clair-v3.yaml') });
     expect(cfg).toEqual({
       ...DEFAULTS,
+      // The sample's addresses, 0.0.0.0: an address given is an address used.
+      api: { ...DEFAULTS.api, host: '0.0.0.0', healthHost: '0.0.0.0' },
       database: {
         ...DEFAULTS.database,
         connection: { host: 'localhost', port: 5432, user: 'postgres', ssl: false, statement_timeout: 60000 },
@@ -249,6 +254,55 @@ describe('unchanged Clair v3 config.yaml', () => {
   });
 });
 
+describe('where the API listens', () => {
+  it('on loopback when no address is given and the API needs no credential; on every interface when it needs one', () => {
+    const listening = (yaml: string) => {
+      const c = parseConfig(`clair:\n  api:\n${yaml}`);
+      return [c.api.host, c.api.port, c.api.healthHost, c.api.healthPort];
+    };
+    expect(listening('    port: 7000\n')).toEqual(['127.0.0.1', 7000, '127.0.0.1', 6061]);
+    expect(listening('    auth:\n      tokens: [t]\n')).toEqual(['0.0.0.0', 6060, '0.0.0.0', 6061]);
+    expect(listening('    port: 7000\n    auth:\n      psk: MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=\n')).toEqual([
+      '0.0.0.0',
+      7000,
+      '0.0.0.0',
+      6061,
+    ]);
+    // An address given is used as given, with or without a credential.
+    expect(listening('    addr: ":7000"\n    healthaddr: "127.0.0.1:7001"\n')).toEqual(['0.0.0.0', 7000, '127.0.0.1', 7001]);
+  });
+});
+
+describe('the Docker image and docker compose', () => {
+  const root = path.join(here, '..');
+
+  it('listen on every interface of the container, with the ports of the configuration', () => {
+    // The runtime stage's ENV lines, as Docker reads KEY=value pairs.
+    const dockerEnv = Object.fromEntries(
+      readFileSync(path.join(root, 'Dockerfile'), 'utf8')
+        .split('\n')
+        .filter((line) => line.startsWith('ENV '))
+        .flatMap((line) => line.slice(4).trim().split(/\s+/))
+        .map((pair) => pair.split('=') as [string, string]),
+    );
+    const image = loadConfig({ env: dockerEnv });
+    expect([image.api.host, image.api.port, image.api.healthHost, image.api.healthPort]).toEqual(['0.0.0.0', 6060, '0.0.0.0', 6061]);
+    const clairV2 = loadConfig({ file: fixture('clair-v2.yaml'), env: dockerEnv });
+    expect([clairV2.api.host, clairV2.api.healthHost]).toEqual(['0.0.0.0', '0.0.0.0']);
+
+    const compose = parseYaml(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8')) as {
+      'x-tarsier': { environment: Record<string, string> };
+    };
+    const service = loadConfig({ env: compose['x-tarsier'].environment });
+    expect([service.api.host, service.api.port, service.api.healthHost, service.api.healthPort]).toEqual([
+      '0.0.0.0',
+      6060,
+      '0.0.0.0',
+      6061,
+    ]);
+  });
+});
+
 describe('Tarsier keys', () => {
   it('maps every Tarsier key', () => {
     const file = fixture('tarsier-all-keys.yaml');
@@ -262,6 +316,8 @@ describe('Tarsier keys', () => {
         timeoutMs: 90_000,
         bodyTimeoutMs: 45_000,
         headerTimeoutMs: 20_000,
+        idleTimeoutMs: 120_000,
+        uploadIdleTimeoutMs: 10_000,
         grpcPort: 7072,
         paginationKey: KEY_BYTES,
         v1Revision: 'A',
@@ -505,6 +561,21 @@ describe('environment overrides', () => {
     expect(cfg.database.dataDir).toBe('/var/lib/tarsier/pg');
   });
 
+  it('TARSIER_API_ADDR and TARSIER_HEALTH_ADDR: an address, or a host alone that keeps the configured port', () => {
+    const cfg = loadConfig({ file, env: { TARSIER_API_ADDR: '0.0.0.0', TARSIER_HEALTH_ADDR: '[::]:9091' } });
+    expect([cfg.api.host, cfg.api.port, cfg.api.healthHost, cfg.api.healthPort]).toEqual(['0.0.0.0', 7070, '::', 9091]);
+    const hosts = (env: Record<string, string>) => {
+      const c = loadConfig({ env });
+      return [c.api.host, c.api.port, c.api.healthHost, c.api.healthPort];
+    };
+    expect(hosts({ TARSIER_API_ADDR: 'tarsier.internal', TARSIER_HEALTH_ADDR: '::' })).toEqual(['tarsier.internal', 6060, '::', 6061]);
+    // TARSIER_API_PORT still has the last word on the port.
+    expect(hosts({ TARSIER_API_ADDR: '10.1.2.3:7000', TARSIER_API_PORT: '7001' })).toEqual(['10.1.2.3', 7001, '127.0.0.1', 6061]);
+    expect(errorOf(() => loadConfig({ env: { TARSIER_API_ADDR: '6060' } }))).toBe(
+      'TARSIER_API_ADDR: must be a "host:port" address such as "0.0.0.0:6060", ":6060" or "[::1]:6060", or a host alone such as "0.0.0.0" (the port is then the configured one) (got "6060")',
+    );
+  });
+
   it('empty strings count as unset', () => {
     const cfg = loadConfig({
       file,
@@ -539,7 +610,7 @@ describe('errors name the key', () => {
   it.each([
     [
       'clair:\n  api:\n    prot: 6060\n',
-      'clair.api.prot: unknown key (known keys under clair.api: addr, auth, bodytimeout, cafile, certfile, grpcport, headertimeout, healthaddr, healthport, keyfile, localroots, paginationkey, port, servername, timeout, v1revision) (line 3)',
+      'clair.api.prot: unknown key (known keys under clair.api: addr, auth, bodytimeout, cafile, certfile, grpcport, headertimeout, healthaddr, healthport, idletimeout, keyfile, localroots, paginationkey, port, servername, timeout, uploadidletimeout, v1revision) (line 3)',
     ],
     [
       'clair:\n  notifier:\n    http:\n      endpiont: http://x\n',
@@ -835,10 +906,16 @@ describe('docs/configuration.md', () => {
     for (const key of keys) expect(docs, key).toContain(`\`${key}\``);
   });
 
-  it.each(['DATABASE_URL', 'TARSIER_CONFIG', 'TARSIER_API_PORT', 'TARSIER_HEALTH_PORT', 'TARSIER_LOG_LEVEL', 'TARSIER_DATA_DIR'])(
-    'documents %s',
-    (name) => {
-      expect(docs).toContain(`\`${name}\``);
-    },
-  );
+  it.each([
+    'DATABASE_URL',
+    'TARSIER_CONFIG',
+    'TARSIER_API_ADDR',
+    'TARSIER_API_PORT',
+    'TARSIER_HEALTH_ADDR',
+    'TARSIER_HEALTH_PORT',
+    'TARSIER_LOG_LEVEL',
+    'TARSIER_DATA_DIR',
+  ])('documents %s', (name) => {
+    expect(docs).toContain(`\`${name}\``);
+  });
 });

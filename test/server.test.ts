@@ -1,12 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { VERSION_FORMATS } from '../src/ecosystems/index.js';
 import { freshDatabase } from './helpers/db.js';
 import { relayedDatabase } from './helpers/relay.js';
-import { databaseUrl, runTarsier, startTarsier } from './helpers/process.js';
+import { connectionDescriptors, databaseUrl, listeningAddresses, runTarsier, startTarsier } from './helpers/process.js';
 import { whenDone } from './helpers/when-done.js';
 
 async function get(port: number, path: string): Promise<{ status: number; body: string }> {
@@ -135,6 +136,130 @@ describe('tarsier serve', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/^tarsier: invalid configuration: clair\.api\.port: /);
   });
+});
+
+/** A port of 127.0.0.1 something else listens on. */
+async function takenPort(): Promise<number> {
+  const holder = net.createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  whenDone(() => new Promise<void>((resolve) => holder.close(() => resolve())));
+  return (holder.address() as net.AddressInfo).port;
+}
+
+/** A config file of the given lines under clair: (the updater timer off). */
+async function configFile(lines: string[]): Promise<string> {
+  const file = join(await tempDir(), 'config.yaml');
+  await writeFile(file, ['clair:', ...lines, '  updater:', '    interval: 0', ''].join('\n'));
+  return file;
+}
+
+const OPEN_API_WARNING = 'API listening beyond loopback without authentication';
+
+describe('tarsier serve: where it listens, and a start that fails', () => {
+  it('exits 1 at once when its API port is taken, and stops the embedded PostgreSQL it had started', async () => {
+    const dataDir = join(await tempDir(), 'postgres');
+    const server = await startTarsier({ TARSIER_DATA_DIR: dataDir, TARSIER_API_PORT: String(await takenPort()) }, ['serve'], {
+      waitFor: null,
+    });
+    expect(await server.exited).toBe(1);
+    const messages = server.logs.map((l) => l.msg);
+    expect(messages).toContain('embedded postgres started');
+    const failed = server.logs.find((l) => l.msg === 'start-up failed') as { err?: { message?: string } } | undefined;
+    expect(failed?.err?.message).toMatch(/EADDRINUSE/);
+    const postmaster = postmasterPid(dataDir);
+    expect(postmaster !== undefined && alive(postmaster)).toBe(false);
+  }, 60_000);
+
+  it('listens on 127.0.0.1 when no address is configured and the API needs no credential', async () => {
+    const server = await startTarsier({ DATABASE_URL: databaseUrl(await freshDatabase()) });
+    expect(listeningAddresses(server.apiPort)).toEqual(['127.0.0.1']);
+    expect(listeningAddresses(server.healthPort)).toEqual(['127.0.0.1']);
+    expect(server.logs.map((l) => l.msg)).not.toContain(OPEN_API_WARNING);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+  });
+
+  it('listens where TARSIER_API_ADDR says, and warns when that is beyond loopback and the API needs no credential', async () => {
+    const url = databaseUrl(await freshDatabase());
+    const open = await startTarsier({ DATABASE_URL: url, TARSIER_API_ADDR: '0.0.0.0' });
+    expect(listeningAddresses(open.apiPort)).toEqual(['0.0.0.0']);
+    expect(listeningAddresses(open.healthPort)).toEqual(['127.0.0.1']);
+    expect(open.logs.filter((l) => l.msg === OPEN_API_WARNING)).toEqual([
+      expect.objectContaining({ level: 40, host: '0.0.0.0', port: open.apiPort }),
+    ]);
+    open.child.kill('SIGTERM');
+    expect(await open.exited).toBe(0);
+
+    // With a credential required, every interface is the default and nothing is worth a warning.
+    const file = await configFile([
+      '  database:',
+      '    options:',
+      `      source: "${url}"`,
+      '  api:',
+      '    auth:',
+      '      tokens: [t0ken]',
+    ]);
+    const guarded = await startTarsier({ TARSIER_CONFIG: file });
+    expect(listeningAddresses(guarded.apiPort)).toEqual(['0.0.0.0']);
+    expect(guarded.logs.map((l) => l.msg)).not.toContain(OPEN_API_WARNING);
+    guarded.child.kill('SIGTERM');
+    expect(await guarded.exited).toBe(0);
+  });
+});
+
+/** The HTTP/2 client connection preface: the magic, then an empty SETTINGS frame. */
+const H2_MAGIC = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+const H2_PREFACE = Buffer.concat([H2_MAGIC, Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]);
+
+/** Clients that send part of the HTTP/2 preface, all of it, or it and its SETTINGS, and then nothing; closed: the server has let each go. */
+async function stalledHttp2Clients(port: number, each: number): Promise<{ sockets: net.Socket[]; closed: Promise<unknown> }> {
+  const sockets: net.Socket[] = [];
+  const closes: Array<Promise<void>> = [];
+  for (const bytes of [H2_MAGIC.subarray(0, 10), H2_MAGIC, H2_PREFACE]) {
+    for (let i = 0; i < each; i++) {
+      const socket = net.connect(port, '127.0.0.1');
+      // Read what the server sends, or the client would never see the server close the connection.
+      socket.on('error', () => undefined).resume();
+      closes.push(new Promise((resolve) => socket.on('close', () => resolve())));
+      await new Promise<void>((resolve) => socket.once('connect', resolve));
+      socket.write(bytes);
+      sockets.push(socket);
+    }
+  }
+  return { sockets, closed: Promise.all(closes) };
+}
+
+/** Waits until process pid holds count connections accepted on port. */
+async function untilConnections(pid: number, port: number, count: number): Promise<void> {
+  while (connectionDescriptors(pid, port) !== count) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+describe('tarsier serve: HTTP/2 clients that stall', () => {
+  it('frees the descriptors of clients that leave at once, and stops at once on SIGTERM while others stall', async () => {
+    const url = databaseUrl(await freshDatabase());
+    // Deadlines and the gRPC grace period far beyond the test's time: only letting go at once passes.
+    const file = await configFile([
+      '  database:',
+      '    options:',
+      `      source: "${url}"`,
+      '  api:',
+      '    headertimeout: 10m',
+      '    idletimeout: 10m',
+    ]);
+    const server = await startTarsier({ TARSIER_CONFIG: file });
+    const pid = server.child.pid!;
+    const leaving = await stalledHttp2Clients(server.apiPort, 10);
+    await untilConnections(pid, server.apiPort, 30);
+    for (const socket of leaving.sockets) socket.end();
+    await leaving.closed;
+    await untilConnections(pid, server.apiPort, 0);
+
+    const staying = await stalledHttp2Clients(server.apiPort, 10);
+    await untilConnections(pid, server.apiPort, 30);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    await staying.closed;
+  }, 20_000);
 });
 
 describe('tarsier migrate', () => {

@@ -1,5 +1,6 @@
 import { scrypt, timingSafeEqual } from 'node:crypto';
 import { jwtVerify } from 'jose';
+import { authConfigured } from '../config.js';
 import { unauthenticated } from '../errors.js';
 
 /**
@@ -64,7 +65,7 @@ class Fingerprints {
  * only against a maximum token age, and a token dated ahead would outlive any such age.
  */
 export function createAuthenticator(settings: AuthSettings, now: () => number = Date.now): Authenticator | undefined {
-  if (settings.tokens.length === 0 && settings.psk === null) return undefined;
+  if (!authConfigured(settings)) return undefined;
   const tokens = settings.tokens.map((t) => Buffer.from(t));
   const psk = settings.psk;
   const key = psk === null ? undefined : new Uint8Array(psk);

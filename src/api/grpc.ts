@@ -196,9 +196,10 @@ export interface GrpcDeps {
   metrics: Metrics;
   /**
    * clair.api: auth is checked on the `authorization` metadata as on the HTTP header; a call still
-   * unfinished after timeoutMs is stopped and answered UNAVAILABLE, as over HTTP.
+   * unfinished after timeoutMs is stopped and answered UNAVAILABLE, as over HTTP; a connection
+   * without a call for idleTimeoutMs is closed (GOAWAY), as an idle HTTP/1.1 one is.
    */
-  api: Pick<Config['api'], 'auth' | 'timeoutMs'>;
+  api: Pick<Config['api'], 'auth' | 'timeoutMs' | 'idleTimeoutMs'>;
 }
 
 export interface GrpcApi {
@@ -212,7 +213,7 @@ export interface GrpcApi {
 export function buildGrpcServer(deps: GrpcDeps): GrpcApi {
   const log = deps.log.child({ component: 'grpc' });
   const authenticator = createAuthenticator(deps.api.auth);
-  const server = new grpc.Server();
+  const server = new grpc.Server({ 'grpc.max_connection_idle_ms': deps.api.idleTimeoutMs });
 
   /** One unary method: authentication, cancellation, errors as status codes, a metric and a log line. */
   const unary =

@@ -1,56 +1,8 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import { badRequest, TarsierError } from '../errors.js';
-import { BODY_LIMIT_BYTES, MAX_JSON_DEPTH } from './limits.js';
-
-export interface BodySettings {
-  /** A body that has not fully arrived this long after its headers is answered 408. */
-  readonly deadlineMs: number;
-}
-
-const tooLarge = (): TarsierError => new TarsierError('payload_too_large', 'request body is larger than the 1 MiB limit');
-
-/**
- * The whole body as bytes: at most BODY_LIMIT_BYTES, within the deadline. A client that declares
- * a body and never sends it, or sends it too slowly, gets request_timeout instead of holding the
- * request open; a client that goes away mid-body ends the read.
- */
-function readBody(stream: Readable, headers: IncomingHttpHeaders, deadlineMs: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    if (Number(headers['content-length']) > BODY_LIMIT_BYTES) {
-      reject(tooLarge());
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const finish = (err: Error | undefined): void => {
-      clearTimeout(timer);
-      stream.off('data', onData).off('end', onEnd).off('error', finish).off('close', onClose);
-      if (err) {
-        stream.pause();
-        reject(err);
-      } else {
-        resolve(Buffer.concat(chunks, size));
-      }
-    };
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > BODY_LIMIT_BYTES) finish(tooLarge());
-      else chunks.push(chunk);
-    };
-    const onEnd = (): void => finish(undefined);
-    const onClose = (): void => finish(badRequest('the client closed the connection before the request body ended'));
-    const timer = setTimeout(
-      () =>
-        finish(
-          new TarsierError('request_timeout', `the request body did not arrive within ${deadlineMs / 1000} s (clair.api.bodytimeout)`),
-        ),
-      deadlineMs,
-    );
-    stream.on('data', onData).on('end', onEnd).on('error', finish).on('close', onClose);
-  });
-}
+import { MAX_JSON_DEPTH } from './limits.js';
+import { readBody, type BodySettings } from './request-body.js';
 
 /**
  * Refuses JSON a client cannot mean and the store cannot keep: nesting deeper than MAX_JSON_DEPTH,
@@ -97,7 +49,7 @@ export function jsonBodyParser(settings: BodySettings, transform: (value: unknow
       );
       return;
     }
-    readBody(payload, request.headers, settings.deadlineMs).then(
+    readBody(payload, request.headers, settings).then(
       (bytes) => {
         const text = bytes.toString('utf8').trim();
         if (text === '') return done(null, undefined);

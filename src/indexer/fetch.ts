@@ -24,6 +24,8 @@ export interface FetchSettings {
   readonly downloadTimeoutMs: number;
   /** Compressed bytes read from the location. */
   readonly maxLayerBytes: number;
+  /** A layer upload that sends no byte for this long while it is being read is cut (request_timeout); unset: never. */
+  readonly uploadIdleTimeoutMs?: number;
   /** Refuse http(s) targets that resolve to private or loopback addresses (link-local ones always are). */
   readonly denyPrivate: boolean;
   /** Networks (CIDRs) downloads may reach even when the address rules would refuse them. */
@@ -65,14 +67,42 @@ export async function openLayer(
 
 /**
  * A layer a client sends in its request body, under the same byte limit as a download; signal (the
- * client went away, or the download timeout) ends it.
+ * client went away, or the download timeout) ends it, and so does a client that stalls for
+ * uploadIdleTimeoutMs. The body itself is left to the HTTP server: it closes the connection once
+ * the answer (Connection: close) is sent, where destroying it here would take the answer with it.
  */
 export function readUpload(body: Readable, settings: FetchSettings, signal?: AbortSignal): Readable {
-  const stream = limitBytes(body, settings.maxLayerBytes, (err) =>
+  const stream = capBytes(body, settings.maxLayerBytes, (err) =>
     err instanceof TarsierError ? err : badRequest(`the layer upload failed: ${(err as Error).message}`, err),
   );
+  if (settings.uploadIdleTimeoutMs !== undefined) cutWhenStalled(body, stream, settings.uploadIdleTimeoutMs);
   if (signal) addAbortSignal(signal, stream);
   return stream;
+}
+
+/**
+ * Ends an upload whose client has stalled: no byte for idleMs while the reader waited for one. A
+ * large layer may take long; bytes received and not read yet (the scan is the slower side) are
+ * progress, not a stall.
+ */
+function cutWhenStalled(body: Readable, counted: Transform, idleMs: number): void {
+  const check = (): void => {
+    if (body.readableLength > 0 || counted.writableLength > 0) {
+      timer.refresh();
+      return;
+    }
+    counted.destroy(
+      new TarsierError('request_timeout', `the layer upload sent no bytes for ${idleMs / 1000} s (clair.api.uploadidletimeout)`),
+    );
+  };
+  const timer = setTimeout(check, idleMs);
+  const progress = (): void => void timer.refresh();
+  const stop = (): void => {
+    clearTimeout(timer);
+    body.off('data', progress);
+  };
+  body.on('data', progress).once('end', stop);
+  counted.once('close', stop);
 }
 
 /** `path` without userinfo, query or fragment: safe to show in messages and logs. */
@@ -480,6 +510,13 @@ function tooLarge(maxBytes: number): TarsierError {
  * source, which closes its socket or file descriptor.
  */
 function limitBytes(source: Readable, maxBytes: number, translate: (err: unknown) => Error): Readable {
+  const limited = capBytes(source, maxBytes, translate);
+  limited.once('close', () => source.destroy());
+  return limited;
+}
+
+/** source's bytes, at most maxBytes; source's errors become translate's. */
+function capBytes(source: Readable, maxBytes: number, translate: (err: unknown) => Error): Transform {
   let seen = 0;
   const limited = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
@@ -490,6 +527,5 @@ function limitBytes(source: Readable, maxBytes: number, translate: (err: unknown
   });
   // `on`, not `once`: a source destroyed by us may still emit an error, which must not go unheard.
   source.on('error', (err) => limited.destroy(translate(err)));
-  limited.once('close', () => source.destroy());
   return source.pipe(limited);
 }

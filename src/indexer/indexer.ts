@@ -52,6 +52,7 @@ export function indexerSettings(config: Config): IndexerSettings {
     fetch: {
       localRoots: config.api.localRoots,
       downloadTimeoutMs: config.indexer.downloadTimeoutMs,
+      uploadIdleTimeoutMs: config.api.uploadIdleTimeoutMs,
       maxLayerBytes: config.indexer.maxLayerBytes,
       denyPrivate: config.indexer.denyPrivate,
       allowNetworks: config.indexer.allowNetworks,

@@ -9,6 +9,7 @@ import pino from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { testApp, type TestApp } from '../helpers/app.js';
 import { debian12, dpkgStatus } from '../helpers/dpkg-status.js';
+import { debianLayer } from '../helpers/oci-image.js';
 import { startLayerServer, type LayerServer } from '../helpers/layer-server.js';
 import { gzip, tarball } from '../helpers/tarball.js';
 
@@ -66,21 +67,27 @@ function parse(raw: string): RawAnswer {
   return { status, headers, body, text };
 }
 
-async function edge(yaml = '  api:\n    bodytimeout: 300ms\n    headertimeout: 400ms'): Promise<Edge> {
+/** Opens a connection, sends what write sends, and reads the answer until the server closes the connection. */
+function exchange(port: number, write: (socket: net.Socket) => void | Promise<void>): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => void Promise.resolve(write(socket)).catch(reject));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('close', () => resolve(parse(Buffer.concat(chunks).toString('utf8'))));
+    socket.on('error', reject);
+  });
+}
+
+async function edge(
+  yaml = '  api:\n    bodytimeout: 300ms\n    headertimeout: 400ms',
+  options: { grpc?: { drainMs: number } } = {},
+): Promise<Edge> {
   const logs: Array<Record<string, unknown>> = [];
   const log = pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line)) });
-  const t = await testApp({ yaml, log });
+  const t = await testApp({ yaml, log, ...options });
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   const port = (t.app.server.address() as net.AddressInfo).port;
-  const raw = (bytes: string): Promise<RawAnswer> =>
-    new Promise((resolve, reject) => {
-      const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes));
-      let received = '';
-      socket.setEncoding('latin1');
-      socket.on('data', (chunk: string) => (received += chunk));
-      socket.on('close', () => resolve(parse(Buffer.from(received, 'latin1').toString('utf8'))));
-      socket.on('error', reject);
-    });
+  const raw = (bytes: string): Promise<RawAnswer> => exchange(port, (socket) => void socket.write(bytes));
   const send: Edge['send'] = (method, path, options = {}) => {
     const headers: Record<string, string> = { host: 'tarsier', connection: 'close', ...options.headers };
     if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body));
@@ -314,5 +321,131 @@ describe('request ids', () => {
     expect(odd.headers['x-request-id']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     const fresh = await e.send('GET', '/v1/namespaces');
     expect(fresh.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('body deadlines on every route that reads a body', () => {
+  const FORM = 'application/x-www-form-urlencoded';
+
+  it('answers a sign-in form that never arrives with 408 once api.bodytimeout passes, and closes the connection', async () => {
+    const e = await edge();
+    const stalled = await e.raw(`POST /ui/login HTTP/1.1\r\nHost: t\r\nContent-Type: ${FORM}\r\nContent-Length: 100\r\n\r\nt`);
+    expect(stalled.status, stalled.text).toBe(408);
+    expect(stalled.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(stalled.text).toContain('the request body did not arrive within 0.3 s (clair.api.bodytimeout)');
+    expect(stalled.headers.connection).toBe('close');
+    // The form is still read when it comes, within its own size limit.
+    const signedIn = await e.send('POST', '/ui/login', { headers: { 'content-type': FORM }, body: 'token=&next=%2Fui%2Ffeeds' });
+    expect([signedIn.status, signedIn.headers.location]).toEqual([303, '/ui/feeds']);
+    const large = await e.send('POST', '/ui/login', { headers: { 'content-type': FORM }, body: `token=${'x'.repeat(20_000)}` });
+    expect(large.status).toBe(413);
+    expect(large.text).toContain('request body is larger than the 16 KiB limit');
+  });
+
+  it('answers a layer upload that stops sending with 408 once api.uploadidletimeout passes; one that keeps sending may outlast api.bodytimeout', async () => {
+    const e = await edge('  api:\n    bodytimeout: 300ms\n    uploadidletimeout: 1s');
+    const layer = debianLayer(9);
+    const digest = `sha256:${createHash('sha256').update(layer).digest('hex')}`;
+    const head = Buffer.from(
+      `PUT /tarsier/v1/layers/${digest} HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: application/octet-stream\r\nContent-Length: ${layer.length}\r\n\r\n`,
+    );
+    const stalled = await exchange(e.port, (socket) => void socket.write(Buffer.concat([head, layer.subarray(0, 1)])));
+    expectV1Error(stalled, 408, 'the layer upload sent no bytes for 1 s (clair.api.uploadidletimeout)');
+    expect(stalled.headers.connection).toBe('close');
+    expect((await e.t.pool.query('SELECT 1 FROM layer_scan WHERE key = $1', [digest])).rowCount).toBe(0);
+
+    // Ten pieces, a little apart: longer than the body deadline in all, never idle for the upload's.
+    const steady = await exchange(e.port, async (socket) => {
+      socket.write(head);
+      const piece = Math.ceil(layer.length / 10);
+      for (let at = 0; at < layer.length; at += piece) {
+        await new Promise((resolve) => setTimeout(resolve, 60));
+        socket.write(layer.subarray(at, at + piece));
+      }
+    });
+    expect(steady.status, steady.text).toBe(201);
+    expect(steady.body.Layer.Digest).toBe(digest);
+  });
+});
+
+/** The HTTP/2 client connection preface: the magic, then the client's SETTINGS frame (empty here). */
+const H2_MAGIC = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+const H2_PREFACE = Buffer.concat([H2_MAGIC, Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]);
+const GOAWAY_FRAME = 0x7;
+
+interface StalledClient {
+  /** Resolves, with the frame types the server sent, when the server has closed the connection. */
+  closed: Promise<number[]>;
+}
+
+/** HTTP/2 frame types in bytes a server sent (after its own preface, which is a SETTINGS frame). */
+function frameTypes(received: Buffer): number[] {
+  const types: number[] = [];
+  for (let at = 0; at + 9 <= received.length; at += 9 + received.readUIntBE(at, 3)) types.push(received[at + 3]!);
+  return types;
+}
+
+/** A client that sends bytes, then nothing; halfClose: it also shuts its sending side (FIN), as a client that has gone does. */
+function stalledClient(port: number, bytes: Buffer, options: { halfClose?: boolean } = {}): Promise<StalledClient> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.write(bytes);
+      if (options.halfClose) socket.end();
+      resolve({ closed });
+    });
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    const closed = new Promise<number[]>((resolveClosed) => socket.on('close', () => resolveClosed(frameTypes(Buffer.concat(chunks)))));
+  });
+}
+
+/** The connections the API server holds (each one a socket, a descriptor). */
+const connectionsOf = (t: TestApp): Promise<number> =>
+  new Promise((resolve, reject) => t.app.server.getConnections((err, count) => (err ? reject(err) : resolve(count))));
+
+/** Waits until the server holds count connections. */
+async function untilConnections(t: TestApp, count: number): Promise<void> {
+  while ((await connectionsOf(t)) !== count) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+describe('connections on the port HTTP/1.1 and gRPC share', () => {
+  const stalledClients = (port: number, count: number, bytes: Buffer, options?: { halfClose?: boolean }) =>
+    Promise.all(Array.from({ length: count }, () => stalledClient(port, bytes, options)));
+
+  it('closes those that have not sent the whole HTTP/2 preface when api.headertimeout passes, and HTTP/2 ones without a call when api.idletimeout does', async () => {
+    const e = await edge('  api:\n    headertimeout: 1500ms\n    idletimeout: 2s', { grpc: { drainMs: 1_000 } });
+    const partial = await stalledClients(e.port, 10, H2_MAGIC.subarray(0, 10));
+    const magicOnly = await stalledClients(e.port, 10, H2_MAGIC);
+    const sessions = await stalledClients(e.port, 10, H2_PREFACE);
+    await untilConnections(e.t, 30);
+    // Cut before they were HTTP/2 sessions: nothing was sent to them.
+    for (const client of [...partial, ...magicOnly]) expect(await client.closed).toEqual([]);
+    // Sessions are told to go (GOAWAY) once idle.
+    for (const client of sessions) expect(await client.closed).toContain(GOAWAY_FRAME);
+    await untilConnections(e.t, 0);
+  });
+
+  it('lets a connection go at once when its client stops sending (FIN), whatever the deadlines', async () => {
+    const e = await edge('  api:\n    headertimeout: 60s\n    idletimeout: 60s', { grpc: { drainMs: 1_000 } });
+    const clients = [
+      ...(await stalledClients(e.port, 5, H2_MAGIC.subarray(0, 10), { halfClose: true })),
+      ...(await stalledClients(e.port, 5, H2_MAGIC, { halfClose: true })),
+      ...(await stalledClients(e.port, 5, H2_PREFACE, { halfClose: true })),
+    ];
+    await Promise.all(clients.map((client) => client.closed));
+    await untilConnections(e.t, 0);
+  });
+
+  it('closes stalled connections at once when the server closes, without waiting for the deadlines or the gRPC grace period', async () => {
+    const e = await edge('  api:\n    headertimeout: 60s\n    idletimeout: 60s', { grpc: { drainMs: 60_000 } });
+    const clients = [
+      ...(await stalledClients(e.port, 5, H2_MAGIC.subarray(0, 10))),
+      ...(await stalledClients(e.port, 5, H2_MAGIC)),
+      ...(await stalledClients(e.port, 5, H2_PREFACE)),
+    ];
+    await untilConnections(e.t, 15);
+    await e.t.app.close();
+    await Promise.all(clients.map((client) => client.closed));
   });
 });

@@ -1,4 +1,5 @@
 import { request } from 'node:https';
+import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
@@ -45,8 +46,8 @@ function getStatus(port: number, credentials: grpc.ChannelCredentials): Promise<
   });
 }
 
-/** A running server whose API port speaks TLS with the given files (and a CA: client certificates). */
-async function tlsServer(certs: Awaited<ReturnType<typeof certificates>>, withCa: boolean) {
+/** A running server whose API port speaks TLS with the given files (and a CA: client certificates); api: more clair.api lines. */
+async function tlsServer(certs: Awaited<ReturnType<typeof certificates>>, withCa: boolean, api: string[] = []) {
   const url = databaseUrl(await freshDatabase());
   const config = parseConfig(
     [
@@ -60,6 +61,7 @@ async function tlsServer(certs: Awaited<ReturnType<typeof certificates>>, withCa
       `    certfile: ${join(certs.dir, 'server.pem')}`,
       `    keyfile: ${join(certs.dir, 'server.key')}`,
       ...(withCa ? [`    cafile: ${join(certs.dir, 'ca.pem')}`] : []),
+      ...api,
       '  updater:',
       '    interval: 0',
     ].join('\n'),
@@ -87,5 +89,27 @@ describe('API over TLS (api.certfile, api.keyfile, api.cafile)', () => {
     expect(await get(port, { ca: certs.ca, ...client })).toBe(200);
     expect(await getStatus(port, grpc.credentials.createSsl(certs.ca))).toBe(grpc.status.UNAVAILABLE);
     expect(await getStatus(port, grpc.credentials.createSsl(certs.ca, client.key, client.cert))).toBe(grpc.status.OK);
+  });
+
+  it('closes an HTTP/2 connection (ALPN h2) that does not send its preface within api.headertimeout, and one whose client stops sending at once', async () => {
+    const certs = await certificates();
+    const port = await tlsServer(certs, false, ['    headertimeout: 500ms', '    idletimeout: 10m']);
+    /** A TLS connection agreeing on h2 that sends bytes and nothing more; resolves once the server has closed it. */
+    const stalled = (bytes: Buffer, halfClose: boolean) =>
+      new Promise<void>((resolve, reject) => {
+        const socket = tlsConnect({ host: '127.0.0.1', port, ca: certs.ca, ALPNProtocols: ['h2'] }, () => {
+          expect(socket.alpnProtocol).toBe('h2');
+          socket.write(bytes);
+          if (halfClose) socket.end();
+        });
+        socket
+          .on('error', reject)
+          .on('close', () => resolve())
+          .resume();
+      });
+    const magic = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+    await stalled(magic, false);
+    // The idle timeout is far: only letting the connection go when its client does passes.
+    await stalled(Buffer.concat([magic, Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]), true);
   });
 });

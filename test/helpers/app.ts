@@ -36,7 +36,8 @@ export async function testApp(
     routes?: (app: FastifyInstance) => void;
     reports?: ReportCache;
     log?: Logger;
-    grpc?: boolean;
+    /** With drainMs: how long calls under way get once the app closes (1 s unless given). */
+    grpc?: boolean | { drainMs: number };
     /** Run the image scan queue's workers (as the server does). */
     imageQueue?: boolean;
   } = {},
@@ -60,7 +61,7 @@ export async function testApp(
     ancestry,
     images,
     reports: options.reports,
-    ...(grpc ? { grpc: { server: grpc.server, drainMs: 1_000 } } : {}),
+    ...(grpc ? { grpc: { server: grpc.server, drainMs: typeof options.grpc === 'object' ? options.grpc.drainMs : 1_000 } } : {}),
   });
   options.routes?.(app);
   await app.ready();

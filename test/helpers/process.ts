@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import { whenDone } from './when-done.js';
@@ -97,4 +98,50 @@ export function runTarsier(env: Record<string, string>, args: string[]): Promise
     });
     child.once('exit', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** The TCP sockets of this machine, from /proc/net/tcp and tcp6: local address and port, state (0A: listening), inode. */
+function tcpSockets(): Array<{ address: string; port: number; state: string; inode: string }> {
+  const sockets = [];
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(file, 'utf8').split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields.length < 10) continue;
+      const [hex, port] = fields[1]!.split(':') as [string, string];
+      sockets.push({ address: addressOf(hex), port: parseInt(port, 16), state: fields[3]!, inode: fields[9]! });
+    }
+  }
+  return sockets;
+}
+
+/** An address as /proc/net/tcp writes it (32-bit words in host order, little-endian here). */
+function addressOf(hex: string): string {
+  const words = hex.match(/.{8}/g)!.map((word) => Buffer.from(word, 'hex').reverse());
+  if (words.length === 1) return [...words[0]!].join('.');
+  const v6 = Buffer.concat(words);
+  if (v6.subarray(0, 12).equals(Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]))) return `::ffff:${[...v6.subarray(12)].join('.')}`;
+  const groups = (v6.toString('hex').match(/.{4}/g) ?? []).map((group) => group.replace(/^0+(?=.)/, ''));
+  return groups.join(':').replace(/(^|:)0(:0)+(:|$)/, '::');
+}
+
+/** The addresses something listens on at port (0.0.0.0, 127.0.0.1, ::, ::1…). */
+export function listeningAddresses(port: number): string[] {
+  return tcpSockets()
+    .filter((socket) => socket.port === port && socket.state === '0A')
+    .map((socket) => socket.address)
+    .sort();
+}
+
+/** How many descriptors of process pid are TCP connections accepted on port (listening sockets aside), in any state. */
+export function connectionDescriptors(pid: number, port: number): number {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const socket = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (socket) inodes.add(socket[1]!);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return tcpSockets().filter((socket) => socket.port === port && socket.state !== '0A' && inodes.has(socket.inode)).length;
 }

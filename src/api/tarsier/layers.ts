@@ -59,7 +59,7 @@ export function registerLayerUploadRoutes(app: RouteApp, deps: LayerRouteDeps): 
         description:
           'The body is the compressed layer blob (as in a docker save or OCI archive). It is scanned as it arrives, and its digest ' +
           'checked over the whole body: a mismatch is a 400 and nothing is stored. 201 when scanned now, 200 when it already was ' +
-          '(the body is then not read).',
+          '(the body is then not read). An upload may take long, but one that sends nothing for clair.api.uploadidletimeout is a 408.',
         params: DigestParams,
         response: { 200: UploadedLayer, 201: UploadedLayer },
       },

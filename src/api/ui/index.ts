@@ -5,6 +5,7 @@ import type { PageTokens } from '../paging.js';
 import type { RouteApp } from '../route-app.js';
 import type { Pool } from '../../store/pool.js';
 import { MAX_NAME_LENGTH } from '../limits.js';
+import { readBody } from '../request-body.js';
 import { uiAsset } from './assets.js';
 import { badRequest, notFound } from '../../errors.js';
 import { HTML_CONTENT_TYPE, UI_PAGE_HEADERS, UI_PREFIX } from './errors.js';
@@ -51,6 +52,8 @@ export interface UiDeps {
   secure: boolean;
   enabledSources: readonly string[];
   maxDataAgeMs: number;
+  /** clair.api.bodytimeout: the sign-in form, which anyone may post, must arrive within it. */
+  bodyTimeoutMs: number;
 }
 
 const COOKIE = 'tarsier_session';
@@ -160,8 +163,11 @@ export function registerUi(app: RouteApp, deps: UiDeps): void {
   });
 
   // Signing in: a form posting the token; it is checked as the API checks it, and a session opened.
-  app.addContentTypeParser(FORM_TYPE, { parseAs: 'string', bodyLimit: MAX_FORM_BYTES }, (_request, body, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  app.addContentTypeParser(FORM_TYPE, (request, payload, done) => {
+    readBody(payload, request.headers, { deadlineMs: deps.bodyTimeoutMs, limitBytes: MAX_FORM_BYTES }).then(
+      (bytes) => done(null, Object.fromEntries(new URLSearchParams(bytes.toString('utf8')))),
+      (err: Error) => done(err),
+    );
   });
   app.get('/ui/login', { config, schema: { ...hidden, querystring: LoginQuery } }, async (request, reply) =>
     sendHtml(reply, layout(loginPage({ next: safeNext(request.query.next), open: sessions === undefined })).text),
