@@ -6,7 +6,7 @@ import { badRequest, TarsierError, unprocessable } from '../errors.js';
 import type { LayerScan } from '../model/layer.js';
 import type { Metrics } from '../metrics.js';
 import { findLayer, saveLayer, type LayerRow } from '../store/layers.js';
-import { acquireLease, leaseOwner, releaseLease, renewLease } from '../store/locks.js';
+import { leaseOwner, withLease } from '../store/locks.js';
 import { withTransaction, type Pool } from '../store/pool.js';
 import type { Readable } from 'node:stream';
 import { readLayerArchive, type ArchiveLimits, type LayerContents, type LayerFormat } from './archive.js';
@@ -100,35 +100,41 @@ export class Indexer {
 
   async #indexOnce(request: IndexRequest, signal: AbortSignal): Promise<LayerRow> {
     await this.#parentOf(request, await findLayer(this.#pool, request.name));
-    const lease = `layer/${request.name}`;
-    await this.#acquire(lease, signal);
-    const renewal = setInterval(() => {
-      renewLease(this.#pool, lease, this.#owner, LEASE_TTL_MS).catch((err: unknown) =>
-        this.#log.warn({ err, layer: request.name }, 'layer lease renewal failed'),
-      );
-    }, LEASE_TTL_MS / 3);
-    const started = performance.now();
-    try {
-      // Another replica may have finished this layer while we waited for the lease.
-      const existing = await findLayer(this.#pool, request.name);
-      if (existing && existing.indexedByVersion >= INDEXER_VERSION) return existing;
-      const parent = await this.#parentOf(request, existing);
-      const scan = await this.scan(request, signal);
-      await withTransaction(this.#pool, (client) =>
-        saveLayer(client, { name: request.name, parent, scan, indexedByVersion: INDEXER_VERSION, existing, matching: MATCHING }),
-      );
-      const seconds = (performance.now() - started) / 1000;
-      this.#metrics?.layerIndexDuration.observe({ outcome: 'indexed' }, seconds);
-      this.#log.info({ layer: request.name, location: redactLocation(request.path), seconds }, 'layer indexed');
-      return (await findLayer(this.#pool, request.name))!;
-    } catch (err) {
-      const outcome = err instanceof TarsierError ? err.code : 'internal';
-      this.#metrics?.layerIndexDuration.observe({ outcome }, (performance.now() - started) / 1000);
-      throw err;
-    } finally {
-      clearInterval(renewal);
-      await releaseLease(this.#pool, lease, this.#owner).catch(() => undefined);
-    }
+    const terms = {
+      owner: this.#owner,
+      ttlMs: LEASE_TTL_MS,
+      wait: {
+        pollMs: LEASE_POLL_MS,
+        maxMs: this.#settings.fetch.downloadTimeoutMs + LEASE_TTL_MS,
+        signal,
+        tooLong: () => new TarsierError('unavailable', 'the layer is being indexed by another server for too long; retry later'),
+      },
+      onRenewalFailure: (err: unknown) => this.#log.warn({ err, layer: request.name }, 'layer lease renewal failed'),
+    };
+    const leased = await withLease(this.#pool, `layer/${request.name}`, terms, async () => {
+      const started = performance.now();
+      try {
+        // Another replica may have finished this layer while we waited for the lease.
+        const existing = await findLayer(this.#pool, request.name);
+        if (existing && existing.indexedByVersion >= INDEXER_VERSION) return existing;
+        const parent = await this.#parentOf(request, existing);
+        const scan = await this.scan(request, signal);
+        await withTransaction(this.#pool, (client) =>
+          saveLayer(client, { name: request.name, parent, scan, indexedByVersion: INDEXER_VERSION, existing, matching: MATCHING }),
+        );
+        const seconds = (performance.now() - started) / 1000;
+        this.#metrics?.layerIndexDuration.observe({ outcome: 'indexed' }, seconds);
+        this.#log.info({ layer: request.name, location: redactLocation(request.path), seconds }, 'layer indexed');
+        return (await findLayer(this.#pool, request.name))!;
+      } catch (err) {
+        const outcome = err instanceof TarsierError ? err.code : 'internal';
+        this.#metrics?.layerIndexDuration.observe({ outcome }, (performance.now() - started) / 1000);
+        throw err;
+      }
+    });
+    // withLease waits (terms.wait): it returns only once the lease was held.
+    if (!leased.held) throw new TarsierError('unavailable', 'the layer is being indexed by another server; retry later');
+    return leased.value;
   }
 
   /**
@@ -177,17 +183,6 @@ export class Indexer {
         );
       }
       throw err;
-    }
-  }
-
-  async #acquire(lease: string, signal: AbortSignal): Promise<void> {
-    const deadline = Date.now() + this.#settings.fetch.downloadTimeoutMs + LEASE_TTL_MS;
-    while (!(await acquireLease(this.#pool, lease, this.#owner, LEASE_TTL_MS))) {
-      signal.throwIfAborted();
-      if (Date.now() > deadline) {
-        throw new TarsierError('unavailable', `the layer is being indexed by another server for too long; retry later`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, LEASE_POLL_MS));
     }
   }
 }

@@ -3,7 +3,7 @@ import { TarsierError } from '../errors.js';
 import type { LayerScan } from '../model/layer.js';
 import { findScanByHash } from '../store/ancestries.js';
 import { loadScan, saveScan } from '../store/layers.js';
-import { acquireLease, leaseOwner, releaseLease, renewLease } from '../store/locks.js';
+import { leaseOwner, withLease } from '../store/locks.js';
 import { withTransaction, type Pool } from '../store/pool.js';
 import { redactLocation } from './fetch.js';
 import type { Indexer, LayerSource } from './indexer.js';
@@ -85,14 +85,18 @@ export class LayerScans {
   }
 
   async #scanOnce(request: LayerScanRequest, signal: AbortSignal): Promise<ScannedLayer> {
-    const lease = `scan/${request.hash}`;
-    await this.#acquire(lease, signal);
-    const renewal = setInterval(() => {
-      renewLease(this.#pool, lease, this.#owner, LEASE_TTL_MS).catch((err: unknown) =>
-        this.#log?.warn({ err, hash: request.hash }, 'layer scan lease renewal failed'),
-      );
-    }, LEASE_TTL_MS / 3);
-    try {
+    const terms = {
+      owner: this.#owner,
+      ttlMs: LEASE_TTL_MS,
+      wait: {
+        pollMs: LEASE_POLL_MS,
+        maxMs: this.#leaseWaitMs,
+        signal,
+        tooLong: () => new TarsierError('unavailable', 'the layer is being scanned by another server for too long; retry later'),
+      },
+      onRenewalFailure: (err: unknown) => this.#log?.warn({ err, hash: request.hash }, 'layer scan lease renewal failed'),
+    };
+    const leased = await withLease(this.#pool, `scan/${request.hash}`, terms, async () => {
       // Another replica may have scanned this hash while we waited for the lease.
       const stored = await this.stored(request.hash);
       if (stored) return stored;
@@ -104,20 +108,9 @@ export class LayerScans {
         'layer scanned',
       );
       return { scanId, scan };
-    } finally {
-      clearInterval(renewal);
-      await releaseLease(this.#pool, lease, this.#owner).catch(() => undefined);
-    }
-  }
-
-  async #acquire(lease: string, signal: AbortSignal): Promise<void> {
-    const deadline = Date.now() + this.#leaseWaitMs;
-    while (!(await acquireLease(this.#pool, lease, this.#owner, LEASE_TTL_MS))) {
-      signal.throwIfAborted();
-      if (Date.now() > deadline) {
-        throw new TarsierError('unavailable', 'the layer is being scanned by another server for too long; retry later');
-      }
-      await new Promise((resolve) => setTimeout(resolve, LEASE_POLL_MS));
-    }
+    });
+    // withLease waits (terms.wait): it returns only once the lease was held.
+    if (!leased.held) throw new TarsierError('unavailable', 'the layer is being scanned by another server; retry later');
+    return leased.value;
   }
 }

@@ -111,3 +111,45 @@ export async function releaseLease(db: Queryable, name: string, owner: string): 
 export async function liveLeaseOwners(db: Queryable, prefix: string): Promise<string[]> {
   return (await db.query<{ owner: string }>(LIVE_OWNERS, [prefix])).rows.map((r) => r.owner);
 }
+
+/** How withLease takes, keeps and gives back a lease. */
+export interface LeaseTerms {
+  readonly owner: string;
+  /** How long the lease lasts without renewal; it is renewed every third of this while the work runs. */
+  readonly ttlMs: number;
+  /**
+   * Wait while another holder has it, polling every pollMs: until signal aborts (its reason is
+   * thrown) or maxMs have passed (tooLong's error is thrown). Without: withLease returns at once.
+   */
+  readonly wait?: { readonly pollMs: number; readonly maxMs: number; readonly signal: AbortSignal; readonly tooLong: () => Error };
+  /** A renewal failed (the database was away): the work goes on, and may lose the lease when it lapses. */
+  readonly onRenewalFailure: (err: unknown) => void;
+}
+
+/**
+ * Runs work while owner holds the lease name: taken (waiting as terms.wait says), renewed every
+ * third of its ttl, released when the work ends, whatever way it ends. { held: false } when another
+ * holder has it and terms.wait is not given.
+ */
+export async function withLease<T>(
+  pool: Queryable,
+  name: string,
+  terms: LeaseTerms,
+  work: () => Promise<T>,
+): Promise<{ held: true; value: T } | { held: false }> {
+  const { owner, ttlMs, wait } = terms;
+  const deadline = wait ? Date.now() + wait.maxMs : 0;
+  while (!(await acquireLease(pool, name, owner, ttlMs))) {
+    if (!wait) return { held: false };
+    wait.signal.throwIfAborted();
+    if (Date.now() > deadline) throw wait.tooLong();
+    await new Promise((resolve) => setTimeout(resolve, wait.pollMs));
+  }
+  const renewal = setInterval(() => renewLease(pool, name, owner, ttlMs).catch(terms.onRenewalFailure), ttlMs / 3);
+  try {
+    return { held: true, value: await work() };
+  } finally {
+    clearInterval(renewal);
+    await releaseLease(pool, name, owner).catch(() => undefined);
+  }
+}

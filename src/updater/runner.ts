@@ -15,7 +15,7 @@ import { loadEnrichment, staleAdvisoryCandidates, staleEnrichment, storeEnrichme
 import { insertRiskNotifications } from '../store/notifications.js';
 import { replaceEpss, replaceKev, riskRecords } from '../store/risk.js';
 import { API_WRITER } from '../store/coverage.js';
-import { acquireLease, describeOwner, leaseHolder, leaseOwner, releaseLease, renewLease } from '../store/locks.js';
+import { describeOwner, leaseHolder, leaseOwner, withLease } from '../store/locks.js';
 import { withTransaction, type Pool } from '../store/pool.js';
 import { recordFailure, recordSuccess, updaterState, type UpdaterState } from '../store/updater-state.js';
 import { lockNamespace } from '../store/features.js';
@@ -133,34 +133,30 @@ export class UpdaterRunner {
    */
   async run(source: Source, options: { onlyIfDue?: boolean; base?: string } = {}): Promise<RunSummary> {
     const lease = `updater/${source.name}`;
-    if (!(await acquireLease(this.#pool, lease, this.#owner, LEASE_TTL_MS))) {
-      const holder = await leaseHolder(this.#pool, lease);
-      const error = holder
-        ? `another process is running it (${describeOwner(holder.owner)}); its lease ends at ${holder.until.toISOString()} unless renewed`
-        : 'another process was running it';
-      return { source: source.name, status: 'busy', records: 0, changed: 0, durationMs: 0, error };
-    }
-    const renewal = setInterval(() => {
-      renewLease(this.#pool, lease, this.#owner, LEASE_TTL_MS).catch((err: unknown) =>
-        this.#log.warn({ err, source: source.name }, 'updater lease renewal failed'),
-      );
-    }, LEASE_TTL_MS / 3);
-    try {
+    const terms = {
+      owner: this.#owner,
+      ttlMs: LEASE_TTL_MS,
+      onRenewalFailure: (err: unknown) => this.#log.warn({ err, source: source.name }, 'updater lease renewal failed'),
+    };
+    const leased = await withLease(this.#pool, lease, terms, async (): Promise<RunSummary> => {
       const state = await updaterState(this.#pool, source.name);
       // Another replica may have run it while this one waited for the lease.
       if (options.onlyIfDue && state?.nextRunAt && state.nextRunAt.getTime() > Date.now()) {
         return { source: source.name, status: 'not-due', records: state.recordCount, changed: 0, durationMs: 0 };
       }
-      return await this.#runLeased(source, {
+      return this.#runLeased(source, {
         stored: options.base ? null : (state?.fingerprint ?? null),
         firstRun: isQuietRun(state),
         failures: state?.consecutiveFailures ?? 0,
         base: options.base ?? this.#settings.sources[source.name]?.url,
       });
-    } finally {
-      clearInterval(renewal);
-      await releaseLease(this.#pool, lease, this.#owner).catch(() => undefined);
-    }
+    });
+    if (leased.held) return leased.value;
+    const holder = await leaseHolder(this.#pool, lease);
+    const error = holder
+      ? `another process is running it (${describeOwner(holder.owner)}); its lease ends at ${holder.until.toISOString()} unless renewed`
+      : 'another process was running it';
+    return { source: source.name, status: 'busy', records: 0, changed: 0, durationMs: 0, error };
   }
 
   async #runLeased(

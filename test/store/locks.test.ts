@@ -14,6 +14,7 @@ import {
   leaseOwner,
   ownerIsGone,
   renewLease,
+  withLease,
 } from '../../src/store/locks.js';
 import { freshPool } from '../helpers/db.js';
 
@@ -102,5 +103,31 @@ describe('leases', () => {
     const [role, id, identity] = leaseOwner('updater').split(' ');
     const [host, namespace, pid] = identity!.split('/');
     expect(ownerIsGone(`${role} ${id} ${host}/${namespace}/${pid}/1`)).toBe(true);
+  });
+
+  it('are held by withLease for the work alone: another owner is told it is busy, or waits, and takes it once the work ends, failed or not', async () => {
+    const pool = await freshPool();
+    const noRenewal = (): void => undefined;
+    const a = { owner: leaseOwner('a'), ttlMs: 60_000, onRenewalFailure: noRenewal };
+    const b = { owner: leaseOwner('b'), ttlMs: 60_000, onRenewalFailure: noRenewal };
+    let finishA!: () => void;
+    const aRunning = withLease(pool, 'work/x', a, () => new Promise<string>((resolve) => (finishA = () => resolve('a done'))));
+    await expect.poll(async () => (await leaseHolder(pool, 'work/x'))?.owner).toBe(a.owner);
+    expect(await withLease(pool, 'work/x', b, async () => 'b ran')).toEqual({ held: false });
+
+    const waiting = new AbortController();
+    const tooLong = () => new Error('waited too long');
+    const bWaits = withLease(
+      pool,
+      'work/x',
+      { ...b, wait: { pollMs: 10, maxMs: 60_000, signal: waiting.signal, tooLong } },
+      async () => 'b ran',
+    );
+    finishA();
+    expect(await aRunning).toEqual({ held: true, value: 'a done' });
+    expect(await bWaits).toEqual({ held: true, value: 'b ran' });
+
+    await expect(withLease(pool, 'work/x', a, () => Promise.reject(new Error('work failed')))).rejects.toThrow('work failed');
+    expect(await leaseHolder(pool, 'work/x')).toBeUndefined();
   });
 });
