@@ -8,7 +8,8 @@ import type { SourcePart } from '../../src/model/updater.js';
 import { fixStateOf, type Vulnerability } from '../../src/model/vulnerability.js';
 import { parseRedHatVex, rhelNamespace, type RedHatVexDocument } from '../../src/ecosystems/rhel/vex.js';
 import { parseVexFeed, readArchive, readDocumentTimes, rhelVexUpdater } from '../../src/ecosystems/rhel/vex-updater.js';
-import { compressWith, tarball } from '../helpers/tarball.js';
+import { vexArchive, vexCsv } from '../helpers/rhel-vex-feed.js';
+import { tarball } from '../helpers/tarball.js';
 
 const fixtureText = (name: string) => readFileSync(new URL(`../fixtures/feeds/redhat/csaf-vex/${name}.json`, import.meta.url), 'utf8');
 const golden = (name: string) =>
@@ -51,6 +52,25 @@ describe('parseRedHatVex on real documents', () => {
       'rhel:8': { vim: 'will_not_fix' },
       'rhel:9': { vim: 'will_not_fix' },
     });
+  });
+
+  it('current documents: "Fix deferred" is fix_deferred, "Will not fix" and "Out of support scope" are will_not_fix, per RHEL major', () => {
+    // gawk: RHEL 6 out of support scope, 7–9 will not fix; OpenShift's rhcos in the vim document is not RHEL.
+    expect(statesOf(parseRedHatVex(fixtureText('cve-2023-4156')))).toEqual({
+      'rhel:6': { gawk: 'will_not_fix' },
+      'rhel:7': { gawk: 'will_not_fix' },
+      'rhel:8': { gawk: 'will_not_fix' },
+      'rhel:9': { gawk: 'will_not_fix' },
+    });
+    const vim = parseRedHatVex(fixtureText('cve-2025-1215'));
+    expect(statesOf(vim)).toEqual({
+      'rhel:6': { vim: 'will_not_fix' },
+      'rhel:7': { vim: 'will_not_fix' },
+      'rhel:8': { vim: 'will_not_fix' },
+      'rhel:9': { vim: 'fix_deferred' },
+      'rhel:10': { vim: 'fix_deferred' },
+    });
+    expect(vim.vulnerabilities.every((v) => v.severity === 'Low' && v.fixedIn.every((f) => f.version === null))).toBe(true);
   });
 
   it('known_not_affected is not_affected, with no version', () => {
@@ -360,16 +380,8 @@ function feed(files: Record<string, string | Buffer>) {
   return { fetchText, streams };
 }
 
-const csv = (rows: Array<[string, string]>) => rows.map(([path, time]) => `"${path}","${time}"`).join('\n') + '\n';
-const archiveOf = (documents: Record<string, string>) =>
-  compressWith(
-    'zstd',
-    tarball([
-      { path: '2021', type: 'dir' },
-      { path: '2023', type: 'dir' },
-      ...Object.entries(documents).map(([path, content]) => ({ path, content })),
-    ]),
-  );
+const csv = vexCsv;
+const archiveOf = vexArchive;
 
 /** cve-2023-0049 as re-published: RHEL 9's vim now "Deferred" instead of "Will not fix". */
 function republished0049(): string {

@@ -27,7 +27,8 @@ import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
 import { layerTar, rpmLayerTar, type RpmImage } from '../helpers/image-archives.js';
 import { ociLayout, pushImage } from '../helpers/oci-image.js';
 import { missingRegistryPrograms, startRegistry } from '../helpers/registry.js';
-import { compressWith, gzip, tarball } from '../helpers/tarball.js';
+import { serveVexFeed, vexCsv } from '../helpers/rhel-vex-feed.js';
+import { gzip } from '../helpers/tarball.js';
 import { whenDone } from '../helpers/when-done.js';
 
 const fixture = (path: string): Buffer => readFileSync(new URL(`../fixtures/${path}`, import.meta.url));
@@ -814,27 +815,14 @@ const VEX_DOCUMENTS: Record<string, VexSpec> = {
   },
 };
 
-const csv = (rows: Array<[string, string]>) => rows.map(([path, time]) => `"${path}","${time}"`).join('\n') + '\n';
+const csv = vexCsv;
 
-/**
- * The feed's base as Red Hat lays it out: archive_latest.txt naming the archive of every
- * document (a zstd tar), changes.csv and deletions.csv. Every document changed well before the
- * archive's date.
- */
+/** Every document changed well before the archive's date. */
 function serveVex(server: FeedServer): void {
-  server.put('/vex/archive_latest.txt', 'csaf_vex_2099-01-10.tar.zst\n');
-  server.put(
-    '/vex/csaf_vex_2099-01-10.tar.zst',
-    compressWith(
-      'zstd',
-      tarball([
-        { path: '2099', type: 'dir' },
-        ...Object.entries(VEX_DOCUMENTS).map(([path, spec]) => ({ path, content: vexDocument(spec) })),
-      ]),
-    ),
-  );
-  server.put('/vex/changes.csv', csv(Object.keys(VEX_DOCUMENTS).map((path) => [path, '2099-01-05T00:00:00+00:00'])));
-  server.put('/vex/deletions.csv', csv([['2099/cve-2099-0999.json', '2099-01-02T00:00:00+00:00']]));
+  const documents = Object.fromEntries(Object.entries(VEX_DOCUMENTS).map(([path, spec]) => [path, vexDocument(spec)]));
+  serveVexFeed(server, '/vex/', '2099-01-10', documents, '2099-01-05T00:00:00+00:00', [
+    ['2099/cve-2099-0999.json', '2099-01-02T00:00:00+00:00'],
+  ]);
 }
 
 const RHEL_8 = 'rhel:8';
