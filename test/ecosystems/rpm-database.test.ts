@@ -353,10 +353,16 @@ function listedFrom(expected: readonly ExpectedPackage[]): Package[] {
     const version = `${epoch}${p.version}-${p.release}`;
     // SOURCERPM is <name>-<version>-<release>.src.rpm; the source takes the binary's epoch.
     const source = /^(.+)-([^-]+)-([^-]+)\.(?:no)?src\.rpm$/.exec(p.sourceRpm ?? '');
-    out.set(`${p.name} ${version}`, {
-      name: p.name,
-      version,
-      ...(source ? { source: { name: source[1]!, version: `${epoch}${source[2]}-${source[3]}` } } : {}),
+    const key = `${p.name} ${version}`;
+    // One package per name and version, with the architectures of all its copies.
+    const arches = [...new Set([...(out.get(key)?.arches ?? []), ...(p.arch ? [p.arch] : [])])].sort();
+    out.set(key, {
+      ...(out.get(key) ?? {
+        name: p.name,
+        version,
+        ...(source ? { source: { name: source[1]!, version: `${epoch}${source[2]}-${source[3]}` } } : {}),
+      }),
+      ...(arches.length > 0 ? { arches } : {}),
     });
   }
   return [...out.values()];
@@ -421,11 +427,13 @@ describe('rpmLister', () => {
       name: 'openssl-libs',
       version: '1:3.0.8-1.amzn2023.0.4',
       source: { name: 'openssl', version: '1:3.0.8-1.amzn2023.0.4' },
+      arches: ['x86_64'],
     });
     expect(listed).toContainEqual({
       name: 'crypto-policies',
       version: '20220428-1.gitdfb10ea.amzn2023.0.2',
       source: { name: 'crypto-policies', version: '20220428-1.gitdfb10ea.amzn2023.0.2' },
+      arches: ['noarch'],
     });
     expect(listed?.some((p) => p.name === 'gpg-pubkey')).toBe(false);
   });
@@ -438,15 +446,16 @@ describe('rpmLister', () => {
       name: 'system-user-root',
       version: '20190513-3.3.1',
       source: { name: 'system-user-root', version: '20190513-3.3.1' },
+      arches: ['noarch'],
     });
   });
 
   it('lists a Berkeley DB database', () => {
     expect(rpmLister.list(files({ 'var/lib/rpm/Packages': bdb.bytes }))).toEqual([
-      { name: 'hello', version: '1:0.0.1-rls', source: { name: 'hello', version: '1:0.0.1-rls' } },
+      { name: 'hello', version: '1:0.0.1-rls', source: { name: 'hello', version: '1:0.0.1-rls' }, arches: ['x86_64'] },
     ]);
     expect(rpmLister.list(files({ 'var/lib/rpm/Packages': fixture('rhel8-libuuid-bdb').bytes }))).toEqual([
-      { name: 'libuuid', version: '2.32.1-42.el8_8', source: { name: 'util-linux', version: '2.32.1-42.el8_8' } },
+      { name: 'libuuid', version: '2.32.1-42.el8_8', source: { name: 'util-linux', version: '2.32.1-42.el8_8' }, arches: ['x86_64'] },
     ]);
   });
 
@@ -474,10 +483,10 @@ describe('rpmLister', () => {
     const other = ndbDatabase([rpmHeader({ name: 'stale', version: '1', release: '1', arch: 'noarch' })]);
     const both = { 'var/lib/rpm/Packages.db': other, 'usr/lib/sysimage/rpm/Packages.db': ndb.bytes };
     expect(rpmLister.list(files(both))).toEqual(listedFrom(ndb.packages));
-    expect(rpmLister.list(files({ 'var/lib/rpm/Packages.db': other }))).toEqual([{ name: 'stale', version: '1-1' }]);
+    expect(rpmLister.list(files({ 'var/lib/rpm/Packages.db': other }))).toEqual([{ name: 'stale', version: '1-1', arches: ['noarch'] }]);
   });
 
-  it('lists a multilib package once, and drops an explicit epoch 0', () => {
+  it('lists a multilib package once, with both architectures, and drops an explicit epoch 0', () => {
     const db = ndbDatabase([
       rpmHeader({ name: 'glibc', version: '2.28', release: '225.el8', arch: 'x86_64' }),
       rpmHeader({ name: 'glibc', version: '2.28', release: '225.el8', arch: 'i686' }),
@@ -490,11 +499,11 @@ describe('rpmLister', () => {
     ]);
     expect(readNdb(db)).toHaveLength(8);
     expect(rpmLister.list(files({ 'var/lib/rpm/Packages.db': db }))).toEqual([
-      { name: 'glibc', version: '2.28-225.el8' },
-      { name: 'kernel', version: '4.18.0-513.el8' },
-      { name: 'kernel', version: '4.18.0-477.el8' },
-      { name: 'libgcc', version: '8.5.0-20.el8' },
-      { name: 'perl-libs', version: '4:5.26.3-422.el8' },
+      { name: 'glibc', version: '2.28-225.el8', arches: ['i686', 'x86_64'] },
+      { name: 'kernel', version: '4.18.0-513.el8', arches: ['x86_64'] },
+      { name: 'kernel', version: '4.18.0-477.el8', arches: ['x86_64'] },
+      { name: 'libgcc', version: '8.5.0-20.el8', arches: ['i686', 'x86_64'] },
+      { name: 'perl-libs', version: '4:5.26.3-422.el8', arches: ['x86_64'] },
     ]);
   });
 
