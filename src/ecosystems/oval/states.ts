@@ -19,7 +19,7 @@ export function stateArches(arch: OvalState['arch']): string[] | undefined {
   if (arch === null) return undefined;
   if (arch.operation === 'equals') return ARCH_NAME.test(arch.value) ? [arch.value] : undefined;
   if (arch.operation !== 'pattern match') return undefined;
-  const body = /^\^?\(?([^()]*)\)?\$?$/.exec(arch.value)?.[1];
+  const body = /^\^?\(?([^()^$]*)\)?\$?$/.exec(arch.value)?.[1];
   if (body === undefined) return undefined;
   const names = body.split('|');
   return names.every((name) => ARCH_NAME.test(name)) ? [...new Set(names)].sort() : undefined;
