@@ -130,14 +130,14 @@ export class Rematcher {
     const started = performance.now();
     const namespaces = await namespacesOfFormat(this.#pool, format.name);
     this.#log.info({ format: format.name, from, to: format.revision, namespaces: namespaces.length }, 'recomputing matches');
-    const affects = MATCHING.affects(format.name);
+    const match = MATCHING.match(format.name);
     const total: RelinkCounts = { added: 0, removed: 0 };
     for (const namespace of namespaces) {
       const features = await featuresOfNamespace(this.#pool, namespace.id);
       for (let i = 0; i < features.length; i += FEATURES_PER_TRANSACTION) {
         if (this.#stopped) return undefined;
         const batch = features.slice(i, i + FEATURES_PER_TRANSACTION);
-        const counts = await withTransaction(this.#pool, (client) => relinkFeatures(client, namespace.id, batch, affects));
+        const counts = await withTransaction(this.#pool, (client) => relinkFeatures(client, namespace.id, batch, match));
         total.added += counts.added;
         total.removed += counts.removed;
       }

@@ -1,14 +1,27 @@
 import { unprocessable } from '../errors.js';
-import type { Matching } from '../model/matching.js';
+import { decides } from '../model/fixes.js';
+import type { InstalledVersion, Matching, StoredFix } from '../model/matching.js';
 import { distributionOf } from './catalog.js';
 import { knownNamespaceFormat, matchNamespace, versionFormat } from './index.js';
 
 /** The matching rules, from the catalog and the version formats: what the store links with. */
 export const MATCHING: Matching = {
-  affects(format) {
+  match(format) {
     const { compare } = versionFormat(format);
-    return (fix, installed) =>
-      fix.fix_state !== 'not_affected' && (fix.fixed_version === null || compare(installed, fix.fixed_version) < 0);
+    const affects = (fix: StoredFix, installed: InstalledVersion): boolean => {
+      if (fix.fix_state === 'not_affected' || !onArchitecture(fix, installed)) return false;
+      if (fix.affected_above != null && compare(installed.version, fix.affected_above) <= 0) return false;
+      if (fix.fixed_version !== null) return compare(installed.version, fix.fixed_version) < 0;
+      return fix.affected_through == null || compare(installed.version, fix.affected_through) <= 0;
+    };
+    const asFix = (f: StoredFix) => ({ version: f.fixed_version, state: f.fix_state });
+    return (fixes, installed) => {
+      let decisive: (typeof fixes)[number] | undefined;
+      for (const fix of fixes) {
+        if (affects(fix, installed) && (decisive === undefined || decides(compare, asFix(fix), asFix(decisive)))) decisive = fix;
+      }
+      return decisive;
+    };
   },
   namespaceFormat: knownNamespaceFormat,
   advisoryNamespace(layerNamespace, format) {
@@ -26,3 +39,14 @@ export const MATCHING: Matching = {
     return (pkg) => pkg.source ?? { name: pkg.name, version: pkg.version };
   },
 };
+
+/**
+ * Whether an entry limited to some architectures applies to a package installed for others: it
+ * does when it names one of them (a multilib package is affected when one of its copies is), and
+ * when either side says nothing (an entry for every architecture; a package indexed before its
+ * architecture was recorded), so that what is not known never hides a vulnerability.
+ */
+function onArchitecture(fix: StoredFix, installed: InstalledVersion): boolean {
+  if (!fix.arches || fix.arches.length === 0 || installed.arches.length === 0) return true;
+  return installed.arches.some((arch) => fix.arches!.includes(arch));
+}

@@ -24,6 +24,12 @@ export interface Package {
    * apk, whose names are already the source's.
    */
   readonly source?: { readonly name: string; readonly version: string };
+  /**
+   * rpm: the architectures it is installed for (its ARCH: x86_64, noarch, …; both copies of a
+   * multilib package), sorted, which advisories limited to some architectures are matched against.
+   * Absent where the database does not say, and for dpkg and apk.
+   */
+  readonly arches?: readonly string[];
 }
 
 /** Reads one package manager's database. */

@@ -5,6 +5,19 @@ import type { VersionFormatName } from './version-format.js';
 export interface StoredFix {
   readonly fixed_version: string | null;
   readonly fix_state?: string | null;
+  /** The package architectures it is limited to; null or absent: every architecture. */
+  readonly arches?: readonly string[] | null;
+  /** Only versions after this one are affected. */
+  readonly affected_above?: string | null;
+  /** With no fix: only versions up to this one, included, are affected. */
+  readonly affected_through?: string | null;
+}
+
+/** An installed version of a package as the store holds it. */
+export interface InstalledVersion {
+  readonly version: string;
+  /** The architectures it is installed for (multilib: several); empty when the database does not say. */
+  readonly arches: readonly string[];
 }
 
 /**
@@ -15,10 +28,13 @@ export interface StoredFix {
  */
 export interface Matching {
   /**
-   * Whether a fix leaves an installed version affected, for a format: the version sorts before the
-   * fix, or there is no fix; never when the source says the package is not affected.
+   * For a format: of the entries one vulnerability record gives for one package (alternatives:
+   * model/fixes.ts), the one that leaves an installed version affected and says how (its FixedBy),
+   * or undefined when none does. An entry affects a version that sorts before its fix (any version
+   * when there is none), within its bounds, for one of its architectures; never when the source
+   * says the package is not affected.
    */
-  affects(format: VersionFormatName): (fix: StoredFix, installed: string) => boolean;
+  match(format: VersionFormatName): <F extends StoredFix>(fixes: readonly F[], installed: InstalledVersion) => F | undefined;
   /** The version format of a namespace of a distribution Tarsier knows; undefined for any other namespace. */
   namespaceFormat(namespace: string): VersionFormatName | undefined;
   /**

@@ -68,7 +68,7 @@ const SELECT_LAYERS = `
   SELECT s.key AS hash FROM ancestry_layer al JOIN layer_scan s ON s.id = al.layer_scan_id
   WHERE al.ancestry_id = $1 ORDER BY al.position`;
 const SELECT_FEATURES = `
-  SELECT af.position, fv.id AS feature_version_id, f.name, fv.version, n.name AS namespace, n.version_format
+  SELECT af.position, fv.id AS feature_version_id, f.name, fv.version, fv.arches, n.name AS namespace, n.version_format
   FROM ancestry_feature af
   JOIN feature_version fv ON fv.id = af.feature_version_id
   JOIN feature f ON f.id = fv.feature_id
@@ -173,6 +173,7 @@ export async function readAncestry(pool: Pool, name: string): Promise<AncestryRe
           feature_version_id: number;
           name: string;
           version: string;
+          arches: string[];
           namespace: string;
           version_format: VersionFormatName;
         }>(SELECT_FEATURES, [ancestry.id])
@@ -181,6 +182,7 @@ export async function readAncestry(pool: Pool, name: string): Promise<AncestryRe
         featureVersionId: r.feature_version_id,
         name: r.name,
         version: r.version,
+        arches: r.arches,
         namespace: r.namespace,
         versionFormat: r.version_format,
       }));

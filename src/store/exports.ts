@@ -2,6 +2,7 @@ import type { Vulnerability } from '../model/vulnerability.js';
 import type { Enrichment } from '../model/source-data.js';
 import type { VersionFormatName } from '../model/version-format.js';
 import type { Pool } from './pool.js';
+import { FIXED_IN_FIELDS, storedFixedIn, type FixedInRow } from './vulnerabilities.js';
 
 /**
  * What an offline bundle carries (updater/bundle.ts), read from the live records: each source's
@@ -9,7 +10,7 @@ import type { Pool } from './pool.js';
  */
 
 const FIXED_IN = `
-  coalesce((SELECT json_agg(json_build_object('feature', f.name, 'version', fi.fixed_version, 'state', fi.fix_state) ORDER BY f.name)
+  coalesce((SELECT json_agg(json_build_object(${FIXED_IN_FIELDS}) ORDER BY f.name, fi.id)
             FROM vulnerability_fixedin fi JOIN feature f ON f.id = fi.feature_id WHERE fi.vulnerability_id = v.id), '[]') AS fixed_in`;
 
 /** The namespaces holding live records of a writer: an updater ($1), or the API ($1 NULL). */
@@ -36,7 +37,7 @@ interface RecordRow {
   link: string;
   severity: Vulnerability['severity'];
   metadata: Record<string, unknown> | null;
-  fixed_in: Vulnerability['fixedIn'];
+  fixed_in: FixedInRow[];
   cves: string[];
   created_at: Date;
 }
@@ -55,7 +56,7 @@ const exported = (namespace: string, r: RecordRow): ExportedRecord => ({
     link: r.link,
     severity: r.severity,
     metadata: r.metadata && Object.keys(r.metadata).length > 0 ? r.metadata : null,
-    fixedIn: r.fixed_in,
+    fixedIn: r.fixed_in.map(storedFixedIn),
     ...(r.cves.length > 0 ? { cves: r.cves } : {}),
   },
   writtenAt: r.created_at,

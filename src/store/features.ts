@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Matching, StoredFix } from '../model/matching.js';
+import type { InstalledVersion, Matching, StoredFix } from '../model/matching.js';
 import type { Package } from '../model/indexing.js';
 import type { VersionFormatName } from '../model/version-format.js';
 import type { Queryable } from './pool.js';
@@ -38,16 +38,19 @@ export const FEATURE_LOCK_BUCKETS = 1024;
 const LOCK_FEATURES = `
   SELECT pg_advisory_xact_lock(${FEATURE_LOCK_CLASS}, bucket)
   FROM (SELECT DISTINCT id % ${FEATURE_LOCK_BUCKETS} AS bucket FROM unnest($1::int[]) AS id ORDER BY 1) buckets`;
+/** The architectures ($3) come as comma-separated lists ('' for none): unnest cannot take an array of arrays. */
 const INSERT_FEATURE_VERSIONS = `
-  INSERT INTO feature_version (feature_id, version) SELECT * FROM unnest($1::int[], $2::text[])
-  ON CONFLICT (feature_id, version) DO NOTHING RETURNING id, feature_id, version`;
+  INSERT INTO feature_version (feature_id, version, arches)
+  SELECT t.feature_id, t.version, string_to_array(t.arches, ',') FROM unnest($1::int[], $2::text[], $3::text[]) AS t(feature_id, version, arches)
+  ON CONFLICT (feature_id, version, arches) DO NOTHING RETURNING id, feature_id, version, arches`;
 const SELECT_FEATURE_VERSIONS = `
-  SELECT fv.id, fv.feature_id, fv.version FROM feature_version fv
-  JOIN unnest($1::int[], $2::text[]) AS t(feature_id, version) ON fv.feature_id = t.feature_id AND fv.version = t.version`;
-const SELECT_VERSIONS_OF_FEATURES = 'SELECT id, feature_id, version FROM feature_version WHERE feature_id = ANY($1::int[])';
+  SELECT fv.id, fv.feature_id, fv.version, fv.arches FROM feature_version fv
+  JOIN unnest($1::int[], $2::text[], $3::text[]) AS t(feature_id, version, arches)
+    ON fv.feature_id = t.feature_id AND fv.version = t.version AND fv.arches = string_to_array(t.arches, ',')`;
+const SELECT_VERSIONS_OF_FEATURES = 'SELECT id, feature_id, version, arches FROM feature_version WHERE feature_id = ANY($1::int[])';
 /** Fixed-in entries of the live vulnerabilities of some features. */
 const SELECT_LIVE_FIXES = `
-  SELECT fi.id, fi.vulnerability_id, fi.feature_id, fi.fixed_version, fi.fix_state
+  SELECT fi.id, fi.vulnerability_id, fi.feature_id, fi.fixed_version, fi.fix_state, fi.arches, fi.affected_above, fi.affected_through
   FROM vulnerability_fixedin fi JOIN vulnerability v ON v.id = fi.vulnerability_id AND v.deleted_at IS NULL
   WHERE fi.feature_id = ANY($1::int[])`;
 const INSERT_AFFECTS = `
@@ -88,10 +91,9 @@ export async function lockFeatures(client: pg.PoolClient, namespaceId: number, n
   return ids;
 }
 
-export interface FeatureVersionRecord {
+export interface FeatureVersionRecord extends InstalledVersion {
   id: number;
   feature_id: number;
-  version: string;
 }
 
 /** A stored fixed-in entry. */
@@ -102,18 +104,28 @@ export interface FixRecord {
   fixed_version: string | null;
   /** A stated fix state (will_not_fix, fix_deferred, not_affected); null when fixed_version implies it. */
   fix_state: string | null;
+  arches: string[] | null;
+  affected_above: string | null;
+  affected_through: string | null;
 }
+
+/** The matching rule of a format, as the store applies it (Matching.match). */
+export type MatchRule = ReturnType<Matching['match']>;
 
 /** Every stored version of these features. */
 export async function versionsOfFeatures(client: pg.PoolClient, ids: readonly number[]): Promise<FeatureVersionRecord[]> {
   return (await client.query<FeatureVersionRecord>(SELECT_VERSIONS_OF_FEATURES, [[...new Set(ids)]])).rows;
 }
 
-/** The feature versions each fix leaves affected, as the matching rules say (affects). */
-export function* affectedVersions<F extends StoredFix & { feature_id: number }>(
+/**
+ * The feature versions the fixes leave affected, as the matching rule says, each once per
+ * vulnerability with the fix that says how: the fixes of one vulnerability and feature are taken
+ * together (several entries of one package are alternatives).
+ */
+export function* affectedVersions<F extends StoredFix & { feature_id: number; vulnerability_id?: number }>(
   fixes: readonly F[],
   versions: readonly FeatureVersionRecord[],
-  affects: (fix: StoredFix, installed: string) => boolean,
+  match: MatchRule,
 ): Generator<[F, FeatureVersionRecord]> {
   const versionsByFeature = new Map<number, FeatureVersionRecord[]>();
   for (const fv of versions) {
@@ -121,9 +133,17 @@ export function* affectedVersions<F extends StoredFix & { feature_id: number }>(
     if (list) list.push(fv);
     else versionsByFeature.set(fv.feature_id, [fv]);
   }
+  const groups = new Map<string, F[]>();
   for (const fix of fixes) {
-    for (const fv of versionsByFeature.get(fix.feature_id) ?? []) {
-      if (affects(fix, fv.version)) yield [fix, fv];
+    const key = `${fix.vulnerability_id ?? ''}/${fix.feature_id}`;
+    const group = groups.get(key);
+    if (group) group.push(fix);
+    else groups.set(key, [fix]);
+  }
+  for (const group of groups.values()) {
+    for (const fv of versionsByFeature.get(group[0]!.feature_id) ?? []) {
+      const fix = match(group, fv);
+      if (fix) yield [fix, fv];
     }
   }
 }
@@ -133,9 +153,9 @@ export async function linkAffected(
   client: pg.PoolClient,
   fixes: readonly FixRecord[],
   versions: readonly FeatureVersionRecord[],
-  affects: (fix: StoredFix, installed: string) => boolean,
+  match: MatchRule,
 ): Promise<void> {
-  await insertLinks(client, affectedVersions(fixes, versions, affects));
+  await insertLinks(client, affectedVersions(fixes, versions, match));
 }
 
 /** Stores these links (fix, feature version it affects), a chunk of them per statement. */
@@ -164,7 +184,7 @@ async function inChunks(client: pg.PoolClient, sql: string, columns: readonly nu
 /**
  * The feature version ids of packages in a namespace, created when new. Each new version is
  * linked to the live vulnerabilities it is affected by, under the namespace's version format.
- * Returns package name → version → id.
+ * Returns package name → installedKey(version, architectures) → id.
  */
 export async function ensureFeatureVersions(
   client: pg.PoolClient,
@@ -179,28 +199,32 @@ export async function ensureFeatureVersions(
   );
   const featureColumn = packages.map((p) => featureIds.get(p.name)!);
   const versionColumn = packages.map((p) => p.version);
-  const created = (await client.query<FeatureVersionRecord>(INSERT_FEATURE_VERSIONS, [featureColumn, versionColumn])).rows;
-  await linkNewVersions(client, matching.affects(namespace.versionFormat), created);
-  const all = (await client.query<FeatureVersionRecord>(SELECT_FEATURE_VERSIONS, [featureColumn, versionColumn])).rows;
+  const archesColumn = packages.map((p) => archesText(p.arches ?? []));
+  const columns = [featureColumn, versionColumn, archesColumn];
+  const created = (await client.query<FeatureVersionRecord>(INSERT_FEATURE_VERSIONS, columns)).rows;
+  await linkNewVersions(client, matching.match(namespace.versionFormat), created);
+  const all = (await client.query<FeatureVersionRecord>(SELECT_FEATURE_VERSIONS, columns)).rows;
   const nameOf = new Map([...featureIds].map(([name, id]) => [id, name]));
   const result = new Map<string, Map<string, number>>();
   for (const fv of all) {
     const name = nameOf.get(fv.feature_id)!;
     const versions = result.get(name) ?? new Map<string, number>();
-    versions.set(fv.version, fv.id);
+    versions.set(installedKey(fv.version, fv.arches), fv.id);
     result.set(name, versions);
   }
   return result;
 }
 
-async function linkNewVersions(
-  client: pg.PoolClient,
-  affects: (fix: StoredFix, installed: string) => boolean,
-  created: readonly FeatureVersionRecord[],
-): Promise<void> {
+/** How ensureFeatureVersions keys a package's feature version under its name: its version and architectures. */
+export const installedKey = (version: string, arches: readonly string[]): string => `${version}\0${archesText(arches)}`;
+
+/** Architectures as one comma-separated parameter (architecture names hold no commas). */
+const archesText = (arches: readonly string[]): string => arches.join(',');
+
+async function linkNewVersions(client: pg.PoolClient, match: MatchRule, created: readonly FeatureVersionRecord[]): Promise<void> {
   if (created.length === 0) return;
   const fixes = (await client.query<FixRecord>(SELECT_LIVE_FIXES, [[...new Set(created.map((fv) => fv.feature_id))]])).rows;
-  await linkAffected(client, fixes, created, affects);
+  await linkAffected(client, fixes, created, match);
 }
 
 /** The ids of a namespace's features, in ascending order. */
@@ -225,7 +249,7 @@ export async function relinkFeatures(
   client: pg.PoolClient,
   namespaceId: number,
   features: readonly number[],
-  affects: (fix: StoredFix, installed: string) => boolean,
+  match: MatchRule,
 ): Promise<RelinkCounts> {
   await lockNamespace(client, namespaceId);
   const fixes = (await client.query<FixRecord>(SELECT_LIVE_FIXES, [features])).rows;
@@ -235,7 +259,7 @@ export async function relinkFeatures(
   ).rows;
   const key = (vulnerability: number, featureVersion: number): string => `${vulnerability}/${featureVersion}`;
   const due = new Map<string, [FixRecord, FeatureVersionRecord]>();
-  for (const [fix, fv] of affectedVersions(fixes, versions, affects)) due.set(key(fix.vulnerability_id, fv.id), [fix, fv]);
+  for (const [fix, fv] of affectedVersions(fixes, versions, match)) due.set(key(fix.vulnerability_id, fv.id), [fix, fv]);
   const removed: [number[], number[]] = [[], []];
   for (const link of stored) {
     if (due.delete(key(link.vulnerability_id, link.feature_version_id))) continue;

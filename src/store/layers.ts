@@ -6,7 +6,7 @@ import type { Matching } from '../model/matching.js';
 import type { RiskContext } from '../model/risk.js';
 import type { VersionFormatName } from '../model/version-format.js';
 import { fixStateOf, type FixState, type Severity, type StatedFixState } from '../model/vulnerability.js';
-import { ensureFeatureVersions } from './features.js';
+import { ensureFeatureVersions, installedKey } from './features.js';
 import type { Queryable } from './pool.js';
 import { RISK_COLUMNS, riskContextOf, type RiskColumns } from './risk.js';
 import { ensureNamespace } from './vulnerabilities.js';
@@ -26,6 +26,8 @@ export interface LayerFeature {
   featureVersionId: number;
   name: string;
   version: string;
+  /** The architectures it is installed for; empty when not known. */
+  arches: readonly string[];
   namespace: string;
   versionFormat: VersionFormatName;
 }
@@ -73,7 +75,7 @@ const SELECT_RESOLVED = `
     FROM layer_diff d JOIN chain c ON c.id = d.layer_id
     ORDER BY d.feature_version_id, c.depth
   )
-  SELECT fv.id AS feature_version_id, f.name, fv.version, n.name AS namespace, n.version_format, a.name AS added_by
+  SELECT fv.id AS feature_version_id, f.name, fv.version, fv.arches, n.name AS namespace, n.version_format, a.name AS added_by
   FROM latest
   JOIN feature_version fv ON fv.id = latest.feature_version_id
   JOIN feature f ON f.id = fv.feature_id
@@ -106,11 +108,16 @@ const UPSERT_SCAN = `
     package_dbs = EXCLUDED.package_dbs, created_at = now()
   RETURNING id`;
 const DELETE_SCAN_PACKAGES = 'DELETE FROM layer_scan_package WHERE layer_scan_id = $1';
+/** The architectures ($7) come as comma-separated lists, NULL when not known. */
 const INSERT_SCAN_PACKAGES = `
-  INSERT INTO layer_scan_package (layer_scan_id, format, name, version, source_name, source_version)
-  SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) ON CONFLICT DO NOTHING`;
+  INSERT INTO layer_scan_package (layer_scan_id, format, name, version, source_name, source_version, arches)
+  SELECT $1, t.format, t.name, t.version, t.source_name, t.source_version, string_to_array(t.arches, ',')
+  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+    AS t(format, name, version, source_name, source_version, arches)
+  ON CONFLICT DO NOTHING`;
 const SELECT_SCAN = 'SELECT namespace, package_dbs FROM layer_scan WHERE id = $1';
-const SELECT_SCAN_PACKAGES = 'SELECT format, name, version, source_name, source_version FROM layer_scan_package WHERE layer_scan_id = $1';
+const SELECT_SCAN_PACKAGES = `
+  SELECT format, name, version, source_name, source_version, arches FROM layer_scan_package WHERE layer_scan_id = $1`;
 
 const INSERT_LAYER = `
   INSERT INTO layer (name, parent_id, namespace_id, scan_id, indexed_by_version) VALUES ($1, $2, $3, $4, $5) RETURNING id`;
@@ -168,6 +175,7 @@ interface ResolvedRecord {
   feature_version_id: number;
   name: string;
   version: string;
+  arches: string[];
   namespace: string;
   version_format: VersionFormatName;
   added_by: string;
@@ -180,6 +188,7 @@ export async function layerFeatures(db: Queryable, layerId: number): Promise<Rep
     featureVersionId: r.feature_version_id,
     name: r.name,
     version: r.version,
+    arches: r.arches,
     namespace: r.namespace,
     versionFormat: r.version_format,
     addedBy: r.added_by,
@@ -221,7 +230,8 @@ export async function affectingVulnerabilities(db: Queryable, featureVersionIds:
   }));
 }
 
-const featureKey = (format: string, name: string, version: string): string => `${format}\0${name}\0${version}`;
+const featureKey = (format: string, name: string, version: string, arches: readonly string[]): string =>
+  `${format}\0${name}\0${installedKey(version, arches)}`;
 
 /**
  * A layer's feature set from its scan and its parent's set: formats the layer does not touch are
@@ -242,12 +252,12 @@ export async function featuresFor(
       .map(([format]) => format),
   );
   const features = parent.filter((f) => !replaced.has(f.versionFormat));
-  const fromParent = new Map(parent.map((f) => [featureKey(f.versionFormat, f.name, f.version), f]));
+  const fromParent = new Map(parent.map((f) => [featureKey(f.versionFormat, f.name, f.version, f.arches), f]));
   for (const [format, database] of Object.entries(scan.packageDbs) as Array<[VersionFormatName, PackageDatabase]>) {
     if (database.state === 'deleted') continue;
     const fresh: Package[] = [];
     for (const p of matchedPackages(database.packages, namespace, matching)) {
-      const inherited = fromParent.get(featureKey(format, p.name, p.version));
+      const inherited = fromParent.get(featureKey(format, p.name, p.version, p.arches ?? []));
       if (!inherited) fresh.push(p);
       else if (database.state === 'present') features.push(inherited); // an added part keeps it already
     }
@@ -260,7 +270,7 @@ export async function featuresFor(
 /**
  * The packages as they are matched: as listed, or by the source package each was built from (for
  * distributions whose advisories name those), each source and version once: the binaries of one
- * source become one feature.
+ * source become one feature (their architectures are not kept: those advisories name none).
  */
 function matchedPackages(packages: readonly Package[], namespace: string | null, matching: Matching): readonly Package[] {
   const bySource = matching.bySource(namespace);
@@ -285,9 +295,10 @@ async function newFeatures(
   const namespace = await ensureNamespace(client, name, format);
   const ids = await ensureFeatureVersions(client, namespace, packages, matching);
   return packages.map((p) => ({
-    featureVersionId: ids.get(p.name)!.get(p.version)!,
+    featureVersionId: ids.get(p.name)!.get(installedKey(p.version, p.arches ?? []))!,
     name: p.name,
     version: p.version,
+    arches: p.arches ?? [],
     namespace: name,
     versionFormat: format,
   }));
@@ -329,6 +340,7 @@ export async function saveScan(client: pg.PoolClient, key: string, scan: LayerSc
   const versions: string[] = [];
   const sourceNames: Array<string | null> = [];
   const sourceVersions: Array<string | null> = [];
+  const arches: Array<string | null> = [];
   for (const [format, db] of Object.entries(scan.packageDbs)) {
     if (db.state === 'deleted') continue;
     for (const p of db.packages) {
@@ -337,9 +349,10 @@ export async function saveScan(client: pg.PoolClient, key: string, scan: LayerSc
       versions.push(p.version);
       sourceNames.push(p.source?.name ?? null);
       sourceVersions.push(p.source?.version ?? null);
+      arches.push(p.arches && p.arches.length > 0 ? p.arches.join(',') : null);
     }
   }
-  if (formats.length > 0) await client.query(INSERT_SCAN_PACKAGES, [id, formats, names, versions, sourceNames, sourceVersions]);
+  if (formats.length > 0) await client.query(INSERT_SCAN_PACKAGES, [id, formats, names, versions, sourceNames, sourceVersions, arches]);
   return id;
 }
 
@@ -347,10 +360,14 @@ export async function loadScan(db: Queryable, scanId: number): Promise<LayerScan
   const scan = (await db.query<{ namespace: string | null; package_dbs: Record<string, PackageDatabaseState> }>(SELECT_SCAN, [scanId]))
     .rows[0]!;
   const packages = (
-    await db.query<{ format: VersionFormatName; name: string; version: string; source_name: string | null; source_version: string | null }>(
-      SELECT_SCAN_PACKAGES,
-      [scanId],
-    )
+    await db.query<{
+      format: VersionFormatName;
+      name: string;
+      version: string;
+      source_name: string | null;
+      source_version: string | null;
+      arches: string[] | null;
+    }>(SELECT_SCAN_PACKAGES, [scanId])
   ).rows;
   const packageDbs: Partial<Record<VersionFormatName, PackageDatabase>> = {};
   for (const [format, state] of Object.entries(scan.package_dbs) as Array<[VersionFormatName, PackageDatabaseState]>) {
@@ -367,6 +384,7 @@ export async function loadScan(db: Queryable, scanId: number): Promise<LayerScan
                 ...(p.source_name !== null && p.source_version !== null
                   ? { source: { name: p.source_name, version: p.source_version } }
                   : {}),
+                ...(p.arches !== null ? { arches: p.arches } : {}),
               })),
           };
   }

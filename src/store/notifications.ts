@@ -1,10 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { riskOnSide, type RiskChange, type RiskContext } from '../model/risk.js';
-import type { FixedIn, Severity, StatedFixState } from '../model/vulnerability.js';
+import type { FixedIn, Severity } from '../model/vulnerability.js';
 import type { Queryable } from './pool.js';
 import { RISK_COLUMNS, type RiskNotice } from './risk.js';
-import { findVulnerabilityById, WAKE_NOTIFIERS, type StoredVulnerability } from './vulnerabilities.js';
+import {
+  FIXED_IN_FIELDS,
+  findVulnerabilityById,
+  storedFixedIn,
+  WAKE_NOTIFIERS,
+  type FixedInRow,
+  type StoredVulnerability,
+} from './vulnerabilities.js';
 
 export interface NotificationRow {
   id: number;
@@ -304,7 +311,7 @@ const SELECT_RECENT = `
       'id', v.id, 'name', v.name, 'namespace', n.name, 'severity', v.severity, 'kev', risk.kev,
       'details', md5(v.description || E'\\n' || v.link || E'\\n' || coalesce(v.metadata::text, '')),
       'fixedIn', (
-        SELECT coalesce(jsonb_agg(jsonb_build_object('feature', f.name, 'version', fi.fixed_version, 'state', fi.fix_state) ORDER BY f.name), '[]')
+        SELECT coalesce(jsonb_agg(jsonb_build_object(${FIXED_IN_FIELDS}) ORDER BY f.name, fi.id), '[]')
         FROM vulnerability_fixedin fi JOIN feature f ON f.id = fi.feature_id WHERE fi.vulnerability_id = v.id),
       'images', coalesce(c.images, 0),
       'firstImages', (
@@ -345,7 +352,7 @@ export async function recentNotifications(
   const side = (s: StoredSide | null): ChangeSide | null =>
     s && {
       ...s,
-      fixedIn: s.fixedIn.map((f) => ({ feature: f.feature, version: f.version, ...(f.state ? { state: f.state } : {}) })),
+      fixedIn: s.fixedIn.map(storedFixedIn),
     };
   return rows.map((r) => ({
     id: r.id,
@@ -358,6 +365,4 @@ export async function recentNotifications(
 }
 
 /** A side as the query returns it: fixed-in entries with a null state where the version implies it. */
-type StoredSide = Omit<ChangeSide, 'fixedIn'> & {
-  fixedIn: Array<{ feature: string; version: string | null; state: StatedFixState | null }>;
-};
+type StoredSide = Omit<ChangeSide, 'fixedIn'> & { fixedIn: FixedInRow[] };

@@ -4,16 +4,9 @@ import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Matching } from '../model/matching.js';
-import {
-  sameVulnerability,
-  statedFixState,
-  type FixedIn,
-  type Severity,
-  type StatedFixState,
-  type Vulnerability,
-} from '../model/vulnerability.js';
+import { sameVulnerability, statedFixState, type FixedIn, type Severity, type Vulnerability } from '../model/vulnerability.js';
 import { featureIds, linkAffected, versionsOfFeatures, type FixRecord } from './features.js';
-import { WAKE_NOTIFIERS, type NamespaceRow } from './vulnerabilities.js';
+import { FIXED_IN_FIELDS, storedFixedIn, WAKE_NOTIFIERS, type FixedInRow, type NamespaceRow } from './vulnerabilities.js';
 
 /**
  * Writing an updater's complete data for one namespace in bulk: one transaction, a handful of
@@ -25,7 +18,7 @@ const SELECT_LIVE = `
   SELECT id, name, description, link, severity, metadata, updater, source_severity, cves
   FROM vulnerability WHERE namespace_id = $1 AND deleted_at IS NULL`;
 const SELECT_LIVE_FIXES = `
-  SELECT fi.vulnerability_id, f.name AS feature, fi.fixed_version, fi.fix_state
+  SELECT fi.vulnerability_id, json_build_object(${FIXED_IN_FIELDS}) AS entry
   FROM vulnerability_fixedin fi
   JOIN vulnerability v ON v.id = fi.vulnerability_id AND v.namespace_id = $1 AND v.deleted_at IS NULL
   JOIN feature f ON f.id = fi.feature_id`;
@@ -42,9 +35,10 @@ const COPY_VERSIONS =
 /** The same, with the time each was written elsewhere (records carried by a bundle). */
 const COPY_WRITTEN_VERSIONS =
   'COPY vulnerability (id, namespace_id, name, description, link, severity, metadata, updater, source_severity, cves, created_at) FROM STDIN';
-const COPY_FIXEDIN = 'COPY vulnerability_fixedin (id, vulnerability_id, feature_id, fixed_version, fix_state) FROM STDIN';
+const FIXEDIN_COLUMNS = 'vulnerability_id, feature_id, fixed_version, fix_state, arches, affected_above, affected_through';
+const COPY_FIXEDIN = `COPY vulnerability_fixedin (id, ${FIXEDIN_COLUMNS}) FROM STDIN`;
 /** For fixes of features nothing has installed: nothing to link, so no ids to know. */
-const COPY_UNLINKED_FIXEDIN = 'COPY vulnerability_fixedin (vulnerability_id, feature_id, fixed_version, fix_state) FROM STDIN';
+const COPY_UNLINKED_FIXEDIN = `COPY vulnerability_fixedin (${FIXEDIN_COLUMNS}) FROM STDIN`;
 const INSERT_NOTIFICATIONS = `
   INSERT INTO notification (name, old_vulnerability_id, new_vulnerability_id)
   SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])`;
@@ -109,14 +103,9 @@ export async function liveVulnerabilities(client: pg.PoolClient, namespace: Name
     }>(SELECT_LIVE, [namespace.id])
   ).rows;
   const fixes = new Map<number, FixedIn[]>();
-  for (const f of (
-    await client.query<{ vulnerability_id: number; feature: string; fixed_version: string | null; fix_state: StatedFixState | null }>(
-      SELECT_LIVE_FIXES,
-      [namespace.id],
-    )
-  ).rows) {
+  for (const f of (await client.query<{ vulnerability_id: number; entry: FixedInRow }>(SELECT_LIVE_FIXES, [namespace.id])).rows) {
     const list = fixes.get(f.vulnerability_id) ?? [];
-    list.push({ feature: f.feature, version: f.fixed_version, ...(f.fix_state ? { state: f.fix_state } : {}) });
+    list.push(storedFixedIn(f.entry));
     fixes.set(f.vulnerability_id, list);
   }
   return new Map(
@@ -216,16 +205,15 @@ async function insertVersions(client: pg.PoolClient, update: NamespaceUpdate, wr
         feature_id: featureIdByName.get(fix.feature)!,
         fixed_version: fix.version,
         fix_state: statedFixState(fix),
+        arches: fix.arches ? [...fix.arches] : null,
+        affected_above: fix.affectedAbove ?? null,
+        affected_through: fix.affectedThrough ?? null,
       });
     }
   });
   if (fixes.length === 0) return ids;
   if (versions.length === 0) {
-    await copyRows(
-      client,
-      COPY_UNLINKED_FIXEDIN,
-      fixes.map((f) => [f.vulnerability_id, f.feature_id, f.fixed_version, f.fix_state]),
-    );
+    await copyRows(client, COPY_UNLINKED_FIXEDIN, fixes.map(fixedInRow));
     return ids;
   }
   const fixIds = await allocate(client, 'vulnerability_fixedin_id_seq', fixes.length);
@@ -233,11 +221,24 @@ async function insertVersions(client: pg.PoolClient, update: NamespaceUpdate, wr
   await copyRows(
     client,
     COPY_FIXEDIN,
-    fixes.map((f) => [f.id, f.vulnerability_id, f.feature_id, f.fixed_version, f.fix_state]),
+    fixes.map((f) => [f.id, ...fixedInRow(f)]),
   );
   // Link the installed versions each fix leaves affected.
-  await linkAffected(client, fixes, versions, update.matching.affects(update.namespace.versionFormat));
+  await linkAffected(client, fixes, versions, update.matching.match(update.namespace.versionFormat));
   return ids;
+}
+
+/** A fixed-in entry's FIXEDIN_COLUMNS as COPY reads them. */
+function fixedInRow(f: FixRecord): Array<string | number | null> {
+  return [
+    f.vulnerability_id,
+    f.feature_id,
+    f.fixed_version,
+    f.fix_state,
+    f.arches && arrayLiteral(f.arches),
+    f.affected_above,
+    f.affected_through,
+  ];
 }
 
 /** count ids drawn from a table's id sequence. */

@@ -54,10 +54,18 @@ const SELECT_LIVE_NAMED = `
   SELECT ${VULNERABILITY_COLUMNS}, v.cves FROM vulnerability v JOIN namespace n ON n.id = v.namespace_id
   WHERE v.name = $1 AND v.deleted_at IS NULL
   ORDER BY n.name`;
+/**
+ * A fixed-in entry's fields (fi: vulnerability_fixedin, f: its feature) as arguments of
+ * json_build_object, and as columns: storedFixedIn reads either back.
+ */
+export const FIXED_IN_FIELDS = `'feature', f.name, 'version', fi.fixed_version, 'state', fi.fix_state,
+  'arches', fi.arches, 'affectedAbove', fi.affected_above, 'affectedThrough', fi.affected_through`;
+const FIXED_IN_COLUMNS = `f.name AS feature, fi.fixed_version AS version, fi.fix_state AS state,
+  fi.arches, fi.affected_above AS "affectedAbove", fi.affected_through AS "affectedThrough"`;
 const SELECT_FIXEDIN = `
-  SELECT fi.vulnerability_id, f.name AS feature, fi.fixed_version, fi.fix_state
+  SELECT fi.vulnerability_id, ${FIXED_IN_COLUMNS}
   FROM vulnerability_fixedin fi JOIN feature f ON f.id = fi.feature_id
-  WHERE fi.vulnerability_id = ANY($1::bigint[]) ORDER BY f.name`;
+  WHERE fi.vulnerability_id = ANY($1::bigint[]) ORDER BY f.name, fi.id`;
 
 /** The channel the notifiers LISTEN on. */
 export const NOTIFY_CHANNEL = 'tarsier_notifications';
@@ -90,7 +98,8 @@ const SELECT_FOR_WRITE = `
     SELECT id, name, description, link, severity, metadata, updater, cves FROM vulnerability
     WHERE namespace_id = $1 AND name = $2 AND deleted_at IS NULL),
   fixes AS (
-    SELECT f.id, f.name, fi.fixed_version, fi.fix_state FROM vulnerability_fixedin fi JOIN feature f ON f.id = fi.feature_id
+    SELECT f.id, f.name, fi.id AS fixedin_id, json_build_object(${FIXED_IN_FIELDS}) AS entry
+    FROM vulnerability_fixedin fi JOIN feature f ON f.id = fi.feature_id
     WHERE fi.vulnerability_id = (SELECT id FROM live)),
   named AS (SELECT id, name FROM feature WHERE namespace_id = $1 AND name = ANY($3::text[])),
   wanted AS (SELECT id, name FROM named UNION SELECT id, name FROM fixes),
@@ -100,7 +109,7 @@ const SELECT_FOR_WRITE = `
     FROM (SELECT DISTINCT id % ${FEATURE_LOCK_BUCKETS} AS bucket FROM wanted ORDER BY 1) buckets
     WHERE (SELECT ok FROM complete))
   SELECT (SELECT row_to_json(live) FROM live) AS live,
-    (SELECT json_agg(json_build_object('feature', name, 'version', fixed_version, 'state', fix_state) ORDER BY name) FROM fixes) AS fixed_in,
+    (SELECT json_agg(entry ORDER BY name, fixedin_id) FROM fixes) AS fixed_in,
     (SELECT json_agg(json_build_array(name, id)) FROM wanted) AS features,
     (SELECT ok FROM complete) AND (SELECT taken FROM locks) >= 0 AS locked`;
 /**
@@ -109,25 +118,31 @@ const SELECT_FOR_WRITE = `
  */
 const RETIRE = `
   WITH retired AS (UPDATE vulnerability SET deleted_at = now() WHERE id = $1)
-  SELECT id, feature_id, version FROM feature_version WHERE feature_id = ANY($2::int[])`;
+  SELECT id, feature_id, version, arches FROM feature_version WHERE feature_id = ANY($2::int[])`;
 /**
- * A new version with its fixed-in entries ($8, $9), the feature versions they leave affected
- * (pairs $10, $11) and, when $12 names one, its notification (old version $13), which wakes the
- * notifiers at COMMIT.
+ * A new version with its fixed-in entries ($8, $9, $14, and $16 to $18: architectures as
+ * comma-separated lists, NULL for every one), the feature versions they leave affected (pairs $10,
+ * $11: the entry's place in the list, from 1, and the feature version) and, when $12 names one,
+ * its notification (old version $13), which wakes the notifiers at COMMIT. The entries' ids are
+ * drawn first, so the links can name the entry of their place.
  */
 const INSERT_VERSION = `
   WITH version AS (
     INSERT INTO vulnerability (namespace_id, name, description, link, severity, metadata, updater, source_severity, cves)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $5, $15) RETURNING id),
+  entries AS MATERIALIZED (
+    SELECT nextval('vulnerability_fixedin_id_seq') AS id, t.*
+    FROM unnest($8::int[], $9::text[], $14::text[], $16::text[], $17::text[], $18::text[])
+      WITH ORDINALITY AS t(feature_id, fixed_version, fix_state, arches, affected_above, affected_through, place)),
   fixes AS (
-    INSERT INTO vulnerability_fixedin (vulnerability_id, feature_id, fixed_version, fix_state)
-    SELECT version.id, t.feature_id, t.fixed_version, t.fix_state
-    FROM version, unnest($8::int[], $9::text[], $14::text[]) AS t(feature_id, fixed_version, fix_state)
-    RETURNING id, vulnerability_id, feature_id),
+    INSERT INTO vulnerability_fixedin (id, vulnerability_id, feature_id, fixed_version, fix_state, arches, affected_above, affected_through)
+    SELECT entries.id, version.id, entries.feature_id, entries.fixed_version, entries.fix_state,
+      string_to_array(entries.arches, ','), entries.affected_above, entries.affected_through
+    FROM version, entries),
   links AS (
     INSERT INTO vulnerability_affects (vulnerability_id, feature_version_id, fixedin_id)
-    SELECT fixes.vulnerability_id, t.feature_version_id, fixes.id
-    FROM fixes JOIN unnest($10::int[], $11::int[]) AS t(feature_id, feature_version_id) USING (feature_id)
+    SELECT version.id, t.feature_version_id, entries.id
+    FROM version, entries JOIN unnest($10::int[], $11::int[]) AS t(place, feature_version_id) ON t.place = entries.place
     ON CONFLICT DO NOTHING),
   notice AS (
     INSERT INTO notification (name, old_vulnerability_id, new_vulnerability_id)
@@ -177,19 +192,36 @@ interface VulnerabilityRecord extends RiskColumns {
   versionFormat: VersionFormatName;
 }
 
+/** A fixed-in entry as FIXED_IN_FIELDS gives it. */
+export interface FixedInRow {
+  feature: string;
+  version: string | null;
+  state: StatedFixState | null;
+  arches: string[] | null;
+  affectedAbove: string | null;
+  affectedThrough: string | null;
+}
+
+/** A stored fixed-in entry, with only the fields it has. */
+export function storedFixedIn(r: FixedInRow): FixedIn {
+  return {
+    feature: r.feature,
+    version: r.version,
+    ...(r.state ? { state: r.state } : {}),
+    ...(r.arches ? { arches: r.arches } : {}),
+    ...(r.affectedAbove !== null ? { affectedAbove: r.affectedAbove } : {}),
+    ...(r.affectedThrough !== null ? { affectedThrough: r.affectedThrough } : {}),
+  };
+}
+
 /** Loads rows with their fixed-in lists (one query for all of them). */
 async function withFixedIn(db: Queryable, records: VulnerabilityRecord[]): Promise<StoredVulnerability[]> {
   if (records.length === 0) return [];
   const fixes = new Map<number, FixedIn[]>();
-  const { rows } = await db.query<{
-    vulnerability_id: number;
-    feature: string;
-    fixed_version: string | null;
-    fix_state: StatedFixState | null;
-  }>(SELECT_FIXEDIN, [records.map((r) => r.id)]);
+  const { rows } = await db.query<{ vulnerability_id: number } & FixedInRow>(SELECT_FIXEDIN, [records.map((r) => r.id)]);
   for (const row of rows) {
     const list = fixes.get(row.vulnerability_id) ?? [];
-    list.push({ feature: row.feature, version: row.fixed_version, ...(row.fix_state ? { state: row.fix_state } : {}) });
+    list.push(storedFixedIn(row));
     fixes.set(row.vulnerability_id, list);
   }
   return records.map(({ epss, kev, ...r }) => ({ ...r, risk: riskContextOf({ epss, kev }), fixedIn: fixes.get(r.id) ?? [] }));
@@ -269,13 +301,13 @@ export async function liveForWrite(
       live:
         | (Omit<VulnerabilityRecord, 'namespace' | 'versionFormat' | keyof RiskColumns> & { metadata: Record<string, unknown> | null })
         | null;
-      fixed_in: FixedIn[] | null;
+      fixed_in: FixedInRow[] | null;
       features: Array<[string, number]> | null;
       locked: boolean;
     }>({ name: 'tarsier-select-for-write', text: SELECT_FOR_WRITE, values: [namespace.id, name, given] })
   ).rows[0]!;
   const current: StoredVulnerability | undefined = row.live
-    ? { ...row.live, namespace: namespace.name, versionFormat: namespace.versionFormat, fixedIn: row.fixed_in ?? [] }
+    ? { ...row.live, namespace: namespace.name, versionFormat: namespace.versionFormat, fixedIn: (row.fixed_in ?? []).map(storedFixedIn) }
     : undefined;
   if (row.locked) return { current, featureIds: new Map(row.features ?? []) };
   // A feature named for the first time: create it, and lock all of them in one ordered call.
@@ -321,10 +353,14 @@ export async function replaceVulnerability(
   let featureIds = state.featureIds;
   const unlocked = next.fixedIn.filter((f) => !featureIds.has(f.feature)).map((f) => f.feature);
   if (unlocked.length > 0) featureIds = new Map([...featureIds, ...(await lockFeatures(client, namespace.id, unlocked))]);
-  const fixes = next.fixedIn.map((f) => ({
+  const fixes = next.fixedIn.map((f, i) => ({
+    place: i + 1,
     feature_id: featureIds.get(f.feature)!,
     fixed_version: f.version,
     fix_state: statedFixState(f),
+    arches: f.arches ?? null,
+    affected_above: f.affectedAbove ?? null,
+    affected_through: f.affectedThrough ?? null,
   }));
   const versions =
     current || fixes.length > 0
@@ -337,8 +373,8 @@ export async function replaceVulnerability(
         ).rows
       : [];
   const links: [number[], number[]] = [[], []];
-  for (const [fix, fv] of affectedVersions(fixes, versions, options.matching.affects(namespace.versionFormat))) {
-    links[0].push(fix.feature_id);
+  for (const [fix, fv] of affectedVersions(fixes, versions, options.matching.match(namespace.versionFormat))) {
+    links[0].push(fix.place);
     links[1].push(fv.id);
   }
   const { rows } = await client.query<{ id: number; notification: string | null }>({
@@ -360,6 +396,9 @@ export async function replaceVulnerability(
       fixes.map((f) => f.fix_state),
       // An advisory's CVE list stays with it through edits made by hand (a fix added, a severity changed).
       next.cves ?? [],
+      fixes.map((f) => f.arches && f.arches.join(',')),
+      fixes.map((f) => f.affected_above),
+      fixes.map((f) => f.affected_through),
     ],
   });
   return { id: rows[0]!.id, notification: rows[0]!.notification };

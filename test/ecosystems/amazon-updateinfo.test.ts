@@ -72,14 +72,16 @@ describe('parseAmazonUpdateinfo: Amazon Linux 1 excerpt (quay/clair testdata)', 
     // The RHSA reference (type="redhat") is not a CVE.
     expect(httpd.metadata).toEqual({ ALAS: { CVEs: ['CVE-2011-3192'] } });
     expect(httpd.cves).toEqual(['CVE-2011-3192']);
-    // 11 <package> rows: 5 names on i686 and x86_64, httpd-manual on noarch → 6 entries.
+    // 11 <package> rows: 5 names on i686 and x86_64, httpd-manual on noarch → 6 entries, each for
+    // the architectures listed with it, by name.
+    const both = ['i686', 'x86_64'];
     expect(httpd.fixedIn).toEqual([
-      { feature: 'httpd-devel', version: '2.2.21-1.18.amzn1' },
-      { feature: 'httpd-debuginfo', version: '2.2.21-1.18.amzn1' },
-      { feature: 'httpd', version: '2.2.21-1.18.amzn1' },
-      { feature: 'httpd-tools', version: '2.2.21-1.18.amzn1' },
-      { feature: 'mod_ssl', version: '1:2.2.21-1.18.amzn1' },
-      { feature: 'httpd-manual', version: '2.2.21-1.18.amzn1' },
+      { feature: 'httpd', version: '2.2.21-1.18.amzn1', arches: both },
+      { feature: 'httpd-debuginfo', version: '2.2.21-1.18.amzn1', arches: both },
+      { feature: 'httpd-devel', version: '2.2.21-1.18.amzn1', arches: both },
+      { feature: 'httpd-manual', version: '2.2.21-1.18.amzn1', arches: ['noarch'] },
+      { feature: 'httpd-tools', version: '2.2.21-1.18.amzn1', arches: both },
+      { feature: 'mod_ssl', version: '1:2.2.21-1.18.amzn1', arches: both },
     ]);
 
     const cyrus = byName(data.vulnerabilities, 'ALAS-2011-2');
@@ -94,12 +96,13 @@ describe('parseAmazonUpdateinfo: Amazon Linux 1 excerpt (quay/clair testdata)', 
     expect(cyrus.description).not.toMatch(/\s{2}|\n/);
     expect(cyrus.metadata).toEqual({ ALAS: { CVEs: ['CVE-2011-3208'] } });
     expect(cyrus.cves).toEqual(['CVE-2011-3208']);
-    expect(cyrus.fixedIn).toEqual([
-      { feature: 'cyrus-imapd-debuginfo', version: '2.3.16-6.4.amzn1' },
-      { feature: 'cyrus-imapd-utils', version: '2.3.16-6.4.amzn1' },
-      { feature: 'cyrus-imapd-devel', version: '2.3.16-6.4.amzn1' },
-      { feature: 'cyrus-imapd', version: '2.3.16-6.4.amzn1' },
-    ]);
+    expect(cyrus.fixedIn).toEqual(
+      ['cyrus-imapd', 'cyrus-imapd-debuginfo', 'cyrus-imapd-devel', 'cyrus-imapd-utils'].map((feature) => ({
+        feature,
+        version: '2.3.16-6.4.amzn1',
+        arches: both,
+      })),
+    );
   });
 
   it("accepts the brief's amzn:1 spelling with the same AL1 links", async () => {
@@ -141,19 +144,19 @@ describe('parseAmazonUpdateinfo: Amazon Linux 2 excerpt (quay/clair testdata)', 
     expect(kernel.fixedIn).toEqual(
       [
         'kernel',
-        'kernel-headers',
+        'kernel-debuginfo',
         'kernel-debuginfo-common-x86_64',
+        'kernel-devel',
+        'kernel-doc',
+        'kernel-headers',
+        'kernel-tools',
+        'kernel-tools-debuginfo',
+        'kernel-tools-devel',
         'perf',
         'perf-debuginfo',
         'python-perf',
         'python-perf-debuginfo',
-        'kernel-tools',
-        'kernel-tools-devel',
-        'kernel-tools-debuginfo',
-        'kernel-devel',
-        'kernel-debuginfo',
-        'kernel-doc',
-      ].map((feature) => ({ feature, version: '4.9.76-38.79.amzn2' })),
+      ].map((feature) => ({ feature, version: '4.9.76-38.79.amzn2', arches: [feature === 'kernel-doc' ? 'noarch' : 'x86_64'] })),
     );
 
     const qemu = byName(data.vulnerabilities, 'ALAS2-2018-942');
@@ -161,13 +164,14 @@ describe('parseAmazonUpdateinfo: Amazon Linux 2 excerpt (quay/clair testdata)', 
     expect(qemu.link).toBe('https://alas.aws.amazon.com/AL2/ALAS-2018-942.html');
     expect(qemu.metadata).toEqual({ ALAS: { CVEs: ['CVE-2017-5715'] } });
     expect(qemu.cves).toEqual(['CVE-2017-5715']);
-    expect(qemu.fixedIn).toEqual([
-      { feature: 'qemu-kvm', version: '10:1.5.3-141.amzn2.5.3' },
-      { feature: 'qemu-img', version: '10:1.5.3-141.amzn2.5.3' },
-      { feature: 'qemu-kvm-common', version: '10:1.5.3-141.amzn2.5.3' },
-      { feature: 'qemu-kvm-tools', version: '10:1.5.3-141.amzn2.5.3' },
-      { feature: 'qemu-kvm-debuginfo', version: '10:1.5.3-141.amzn2.5.3' },
-    ]);
+    // Listed for x86_64 only: an i686 qemu is not what the advisory fixes.
+    expect(qemu.fixedIn).toEqual(
+      ['qemu-img', 'qemu-kvm', 'qemu-kvm-common', 'qemu-kvm-debuginfo', 'qemu-kvm-tools'].map((feature) => ({
+        feature,
+        version: '10:1.5.3-141.amzn2.5.3',
+        arches: ['x86_64'],
+      })),
+    );
   });
 
   it('gives the same result when the bytes arrive in 7-byte chunks', async () => {
@@ -196,14 +200,14 @@ describe('parseAmazonUpdateinfo: synthetic documents', () => {
     const [v] = data.vulnerabilities;
     expect(v?.link).toBe('https://alas.aws.amazon.com/AL2023/ALAS-2024-1.html');
     expect(v?.fixedIn).toEqual([
-      { feature: 'zero', version: '1.0-1.amzn2023' },
-      { feature: 'absent', version: '2.0-2.amzn2023' },
-      { feature: 'two', version: '2:3.0-3.amzn2023' },
-      { feature: 'empty', version: '4.0-4.amzn2023' },
+      { feature: 'absent', version: '2.0-2.amzn2023', arches: ['x86_64'] },
+      { feature: 'empty', version: '4.0-4.amzn2023', arches: ['x86_64'] },
+      { feature: 'two', version: '2:3.0-3.amzn2023', arches: ['x86_64'] },
+      { feature: 'zero', version: '1.0-1.amzn2023', arches: ['x86_64'] },
     ]);
   });
 
-  it('keeps one entry per package across architectures, the lowest fixed version (rpm order)', async () => {
+  it('limits each fix to the architectures listed with it; one architecture listed twice: the higher fix (rpm order)', async () => {
     const data = await parseAmazonUpdateinfo(
       Readable.from([
         doc(
@@ -211,25 +215,33 @@ describe('parseAmazonUpdateinfo: synthetic documents', () => {
             pkg('arch="x86_64" epoch="0" name="same" release="1.amzn2" version="1.2"'),
             pkg('arch="aarch64" epoch="0" name="same" release="1.amzn2" version="1.2"'),
             pkg('arch="noarch" epoch="0" name="same" release="1.amzn2" version="1.2"'),
-            // 1.10 > 1.9 in rpm order (but not in string order): the lowest is 1.9.
+            // Per architecture: each its own fix.
             pkg('arch="x86_64" name="numeric" release="1.amzn2" version="1.10"'),
             pkg('arch="aarch64" name="numeric" release="1.amzn2" version="1.9"'),
-            // Epoch dominates: 0:9.0 is lower than 1:0.5.
-            pkg('arch="noarch" epoch="1" name="epochs" release="1" version="0.5"'),
+            // One architecture twice: 1.10 > 1.9 in rpm order (but not in string order).
+            pkg('arch="x86_64" name="twice" release="1.amzn2" version="1.9"'),
+            pkg('arch="x86_64" name="twice" release="1.amzn2" version="1.10"'),
+            // Epoch dominates: 1:0.5 is higher than 0:9.0.
+            pkg('arch="x86_64" epoch="1" name="epochs" release="1" version="0.5"'),
             pkg('arch="x86_64" epoch="0" name="epochs" release="1" version="9.0"'),
             // Release compared last.
             pkg('arch="x86_64" name="release" release="10.amzn2" version="3.0"'),
-            pkg('arch="aarch64" name="release" release="9.amzn2" version="3.0"'),
+            pkg('arch="x86_64" name="release" release="9.amzn2" version="3.0"'),
+            // No arch attribute: every architecture.
+            pkg('name="anyarch" release="1" version="1.0"'),
           ]),
         ),
       ]),
       'amzn:2',
     );
     expect(data.vulnerabilities[0]?.fixedIn).toEqual([
-      { feature: 'same', version: '1.2-1.amzn2' },
-      { feature: 'numeric', version: '1.9-1.amzn2' },
-      { feature: 'epochs', version: '9.0-1' },
-      { feature: 'release', version: '3.0-9.amzn2' },
+      { feature: 'anyarch', version: '1.0-1' },
+      { feature: 'epochs', version: '1:0.5-1', arches: ['x86_64'] },
+      { feature: 'numeric', version: '1.9-1.amzn2', arches: ['aarch64'] },
+      { feature: 'numeric', version: '1.10-1.amzn2', arches: ['x86_64'] },
+      { feature: 'release', version: '3.0-10.amzn2', arches: ['x86_64'] },
+      { feature: 'same', version: '1.2-1.amzn2', arches: ['aarch64', 'noarch', 'x86_64'] },
+      { feature: 'twice', version: '1.10-1.amzn2', arches: ['x86_64'] },
     ]);
   });
 
@@ -248,7 +260,7 @@ describe('parseAmazonUpdateinfo: synthetic documents', () => {
       ]),
       'amzn:2',
     );
-    expect(data.vulnerabilities[0]?.fixedIn).toEqual([{ feature: 'good', version: '1.0-1' }]);
+    expect(data.vulnerabilities[0]?.fixedIn).toEqual([{ feature: 'good', version: '1.0-1', arches: ['x86_64'] }]);
   });
 
   it('skips non-security updates and keeps the security ones', async () => {
@@ -310,7 +322,7 @@ describe('parseAmazonUpdateinfo: synthetic documents', () => {
     });
   });
 
-  it('merges an advisory listed twice: first text wins, fixes keep the lowest version, CVEs are appended', async () => {
+  it('merges an advisory listed twice: first text wins, fixes are alternatives (the higher), CVEs are appended', async () => {
     const data = await parseAmazonUpdateinfo(
       Readable.from([
         doc(
@@ -336,8 +348,8 @@ describe('parseAmazonUpdateinfo: synthetic documents', () => {
         severity: 'Low',
         metadata: { ALAS: { CVEs: ['CVE-2024-2002', 'CVE-2024-1001', 'CVE-2024-3003'] } },
         fixedIn: [
-          { feature: 'a', version: '1.0-1' },
-          { feature: 'b', version: '1.0-1' },
+          { feature: 'a', version: '1.0-2', arches: ['x86_64'] },
+          { feature: 'b', version: '1.0-1', arches: ['x86_64'] },
         ],
         cves: ['CVE-2024-2002', 'CVE-2024-1001', 'CVE-2024-3003'],
       },

@@ -14,25 +14,25 @@ describe('parseAzureLinuxOval on the Azure Linux 3.0 excerpt', () => {
     const common = { namespace: 'azurelinux:3.0', metadata: null };
     expect(data.vulnerabilities).toEqual([
       {
-        // Two definitions for one package (less than 1.20.10-6, then 1.20.10-4): the lower fix is kept,
-        // the description is the first definition's.
+        // Two definitions for one package (less than 1.20.10-6, then 1.20.10-4), each tested on its
+        // own: affected while either says so, below 1.20.10-6. The description is the first definition's.
         ...common,
         name: 'CVE-2023-1393',
         description:
           'CVE-2023-1393 affecting package xorg-x11-server for versions less than 1.20.10-6. A patched version of the package is available.',
         link: nvd('CVE-2023-1393'),
         severity: 'High',
-        fixedIn: [{ feature: 'xorg-x11-server', version: '0:1.20.10-4.azl3' }],
+        fixedIn: [{ feature: 'xorg-x11-server', version: '0:1.20.10-6.azl3' }],
       },
       {
-        // "less than 0:1.20.7-1.azl3" beside "greater than 0:0.0.0.azl3": the lower bound is ignored.
+        // "less than 0:1.20.7-1.azl3" beside "greater than 0:0.0.0.azl3": both bounds, one entry.
         ...common,
         name: 'CVE-2023-29409',
         description:
           'CVE-2023-29409 affecting package golang for versions less than 1.20.7-1. A patched version of the package is available.',
         link: nvd('CVE-2023-29409'),
         severity: 'Medium',
-        fixedIn: [{ feature: 'golang', version: '0:1.20.7-1.azl3' }],
+        fixedIn: [{ feature: 'golang', version: '0:1.20.7-1.azl3', affectedAbove: '0:0.0.0.azl3' }],
       },
       {
         // The state reads "0: 1.20.10-1.azl3", the description "less than  1.20.10-1".
@@ -96,13 +96,13 @@ describe('parseAzureLinuxOval on the CBL-Mariner 2.0 excerpt', () => {
     const common = { namespace: 'mariner:2.0', metadata: null };
     expect(data.vulnerabilities).toEqual([
       {
-        // patchable false, "less than or equal 0:9.16.33-1.cm2": affected, no fix.
+        // patchable false, "less than or equal 0:9.16.33-1.cm2": no fix, affected through that version only.
         ...common,
         name: 'CVE-2022-3736',
         description: 'CVE-2022-3736 affecting package bind 9.16.33-1. No patch is available currently.',
         link: nvd('CVE-2022-3736'),
         severity: 'High',
-        fixedIn: [{ feature: 'bind', version: null }],
+        fixedIn: [{ feature: 'bind', version: null, affectedThrough: '0:9.16.33-1.cm2' }],
       },
       {
         ...common,
@@ -137,7 +137,7 @@ describe('parseAzureLinuxOval on the CBL-Mariner 2.0 excerpt', () => {
           'CVE-2023-29404 affecting package golang for versions less than 1.20.7-1. A patched version of the package is available.',
         link: nvd('CVE-2023-29404'),
         severity: 'Critical',
-        fixedIn: [{ feature: 'golang', version: '0:1.20.7-1.cm2' }],
+        fixedIn: [{ feature: 'golang', version: '0:1.20.7-1.cm2', affectedAbove: '0:1.19.0.cm2' }],
       },
     ]);
   });
@@ -174,11 +174,15 @@ describe('parseAzureLinuxOval', () => {
     expect(await fixedInOf(document({ patchable: 'true' }))).toEqual([{ feature: 'example', version: '0:1.0-1.azl3' }]);
     expect(await fixedInOf(document({ patchable: 'false' }))).toEqual([{ feature: 'example', version: null }]);
     expect(await fixedInOf(document({ patchable: 'true', operation: 'less than or equal' }))).toEqual([
-      { feature: 'example', version: null },
+      { feature: 'example', version: null, affectedThrough: '0:1.0-1.azl3' },
+    ]);
+    expect(await fixedInOf(document({ patchable: 'false', operation: 'less than or equal' }))).toEqual([
+      { feature: 'example', version: null, affectedThrough: '0:1.0-1.azl3' },
     ]);
     expect(await fixedInOf(document({ patchable: 'NOT APPLICABLE' }))).toEqual([
       { feature: 'example', version: null, state: 'not_affected' },
     ]);
+    // A lower bound alone bounds nothing from above: no entry.
     expect(await fixedInOf(document({ operation: 'greater than' }))).toBeUndefined();
     expect(await fixedInOf(document({ evr: 'a:1.0' }))).toBeUndefined();
   });

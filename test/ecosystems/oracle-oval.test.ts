@@ -173,7 +173,7 @@ describe('parseOracleOval rules', () => {
     expect(none).not.toHaveProperty('cves');
   });
 
-  it('ignores arch criteria and keeps the lowest version of a package listed per arch', async () => {
+  it("limits each arch branch's fixes to the packages of such a machine; one branch's package named twice: the higher fix", async () => {
     const data = await parse(
       doc(
         elsa({
@@ -182,7 +182,15 @@ describe('parseOracleOval rules', () => {
             c('Oracle Linux 8 is installed'),
             or(
               and(c('Oracle Linux arch is aarch64'), or(pkg('glibc', '0:2.28-236.0.2.el8', 8))),
-              and(c('Oracle Linux arch is x86_64'), or(pkg('glibc', '0:2.28-236.0.1.el8', 8), pkg('glibc-devel', '0:2.28-236.0.1.el8', 8))),
+              and(
+                c('Oracle Linux arch is x86_64'),
+                or(
+                  pkg('glibc', '0:2.28-236.0.1.el8', 8),
+                  pkg('glibc-devel', '0:2.28-236.0.1.el8', 8),
+                  pkg('glibc-devel', '0:2.28-235.el8', 8),
+                ),
+              ),
+              pkg('tzdata', '0:2024a-1.el8', 8),
             ),
           ),
         }),
@@ -190,9 +198,14 @@ describe('parseOracleOval rules', () => {
     );
     expect(data.vulnerabilities).toHaveLength(1);
     expect(data.vulnerabilities[0]?.namespace).toBe('oracle:8');
+    // An x86_64 machine runs x86_64, multilib i686 and noarch packages; an aarch64 one aarch64 and noarch.
+    const x86 = ['athlon', 'i386', 'i486', 'i586', 'i686', 'noarch', 'x86_64'];
     expect(data.vulnerabilities[0]?.fixedIn).toEqual([
-      { feature: 'glibc', version: '0:2.28-236.0.1.el8' },
-      { feature: 'glibc-devel', version: '0:2.28-236.0.1.el8' },
+      { feature: 'glibc', version: '0:2.28-236.0.2.el8', arches: ['aarch64', 'noarch'] },
+      { feature: 'glibc', version: '0:2.28-236.0.1.el8', arches: x86 },
+      { feature: 'glibc-devel', version: '0:2.28-236.0.1.el8', arches: x86 },
+      // Beside no arch criterion: every architecture.
+      { feature: 'tzdata', version: '0:2024a-1.el8' },
     ]);
   });
 

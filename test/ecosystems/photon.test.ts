@@ -22,10 +22,11 @@ const parse = (...entries: unknown[]) => parsePhotonCveData(JSON.stringify(entri
 describe('parsePhotonCveData on the 4.0 excerpt', () => {
   const data = parsePhotonCveData(readFileSync(FIXTURE), '4.0');
 
-  it('covers photon:4.0 and keeps CVE ids only, in natural order', () => {
+  it('covers photon:4.0 and keeps CVE and other advisory ids, in natural order', () => {
     expect(data.namespaces).toEqual(['photon:4.0']);
-    // UNK-2 and BDSA-2025-0719 are left out; cve-2024-7592 is upper-cased.
+    // The placeholder UNK-2 is left out; Black Duck's BDSA-2025-0719 is kept; cve-2024-7592 is upper-cased.
     expect(data.vulnerabilities.map((v) => v.name)).toEqual([
+      'BDSA-2025-0719',
       'CVE-2000-0546',
       'CVE-2023-38545',
       'CVE-2023-38546',
@@ -39,6 +40,14 @@ describe('parsePhotonCveData on the 4.0 excerpt', () => {
   it('reads every record field by field', () => {
     const common = { namespace: 'photon:4.0', description: '', metadata: null };
     expect(data.vulnerabilities).toEqual([
+      // Not a CVE: no NVD page, so Photon's list of advisories.
+      {
+        ...common,
+        name: 'BDSA-2025-0719',
+        link: 'https://github.com/vmware/photon/wiki/Security-Advisories',
+        severity: 'High',
+        fixedIn: [{ feature: 'krb5-devel', version: '1.17-15.ph4' }],
+      },
       // Only "Not Affected": listed, with the state, and a score of 5.0.
       {
         ...common,
@@ -74,21 +83,23 @@ describe('parsePhotonCveData on the 4.0 excerpt', () => {
           { feature: 'nghttp2', version: '1.57.0-1.ph4' },
         ],
       },
-      // "NA" with status "Fixed" and a null score: unfixed, severity unknown.
+      // "Fixed" with "NA": Photon calls the package fixed and names no update, so no version is
+      // affected; a null score: severity unknown.
       {
         ...common,
         name: 'CVE-2023-50447',
         link: nvd('CVE-2023-50447'),
         severity: 'Unknown',
-        fixedIn: [{ feature: 'python3', version: null }],
+        fixedIn: [{ feature: 'python3', version: null, state: 'not_affected' }],
       },
-      // Listed twice: 1.22.7-2 is below 1.22.7-3.ph4 (release 2 < 3.ph4).
+      // Listed twice, "before 1.22.7-3.ph4" and "before 1.22.7-2": vulnerable below either, so below
+      // 1.22.7-3.ph4 (release 2 < 3.ph4), which is the fix.
       {
         ...common,
         name: 'CVE-2024-4453',
         link: nvd('CVE-2024-4453'),
         severity: 'High',
-        fixedIn: [{ feature: 'gstreamer-plugins-base', version: '1.22.7-2' }],
+        fixedIn: [{ feature: 'gstreamer-plugins-base', version: '1.22.7-3.ph4' }],
       },
       // Written "cve-2024-7592", without a status (the older form of the file).
       {
@@ -132,22 +143,43 @@ describe('parsePhotonCveData', () => {
     expect(data.vulnerabilities[0]?.severity).toBe('Critical');
   });
 
-  it('prefers a fix over no fix, and affected over not affected, whatever the order', () => {
+  it('reads rows of one package as alternatives: the higher fix, no fix over a fix, affected over not affected, whatever the order', () => {
     const fixed = entry({ pkg: 'a' });
-    const unfixed = entry({ pkg: 'a', res_ver: 'NA', aff_ver: 'NA' });
+    const later = entry({ pkg: 'a', res_ver: '1.0-2.ph5' });
+    const unfixed = entry({ pkg: 'a', res_ver: 'NA', aff_ver: 'NA', status: 'Affected' });
     const notAffected = entry({ pkg: 'a', res_ver: 'NA', aff_ver: 'NA', status: 'Not Affected' });
-    expect(parse(unfixed, fixed).vulnerabilities[0]?.fixedIn).toEqual([{ feature: 'a', version: '1.0-1.ph5' }]);
+    expect(parse(later, fixed).vulnerabilities[0]?.fixedIn).toEqual([{ feature: 'a', version: '1.0-2.ph5' }]);
+    expect(parse(fixed, later).vulnerabilities[0]?.fixedIn).toEqual([{ feature: 'a', version: '1.0-2.ph5' }]);
+    expect(parse(unfixed, fixed).vulnerabilities[0]?.fixedIn).toEqual([{ feature: 'a', version: null }]);
+    expect(parse(fixed, notAffected).vulnerabilities[0]?.fixedIn).toEqual([{ feature: 'a', version: '1.0-1.ph5' }]);
     expect(parse(notAffected, unfixed).vulnerabilities[0]?.fixedIn).toEqual([{ feature: 'a', version: null }]);
     expect(parse(unfixed, notAffected).vulnerabilities[0]?.fixedIn).toEqual([{ feature: 'a', version: null }]);
   });
 
-  it('reads an empty res_ver as unfixed and leaves out one that is not an rpm version', () => {
-    expect(parse(entry({ res_ver: '' })).vulnerabilities[0]?.fixedIn).toEqual([{ feature: 'example', version: null }]);
+  it('reads "Fixed" (or no status) without a version as not affected, any other status as unfixed', () => {
+    const notAffected = [{ feature: 'example', version: null, state: 'not_affected' }];
+    expect(parse(entry({ res_ver: 'NA', aff_ver: 'NA' })).vulnerabilities[0]?.fixedIn).toEqual(notAffected);
+    expect(parse(entry({ res_ver: '' })).vulnerabilities[0]?.fixedIn).toEqual(notAffected);
+    expect(parse(entry({ res_ver: 'NA', status: undefined })).vulnerabilities[0]?.fixedIn).toEqual(notAffected);
+    expect(parse(entry({ res_ver: 'NA', status: 'Vulnerable' })).vulnerabilities[0]?.fixedIn).toEqual([
+      { feature: 'example', version: null },
+    ]);
+  });
+
+  it('leaves out a res_ver that is not an rpm version', () => {
     expect(parse(entry({ res_ver: 'see advisory' })).vulnerabilities).toEqual([]);
   });
 
-  it('skips entries without an id or a package, and ids that are not CVEs', () => {
-    const data = parse(entry({ cve_id: '' }), entry({ pkg: '' }), entry({ cve_id: 'Re' }), entry({ pkg: 7 }), 'junk', null);
+  it('skips entries without an id or a package, placeholders (UNK-2) and stray ids', () => {
+    const data = parse(
+      entry({ cve_id: '' }),
+      entry({ pkg: '' }),
+      entry({ cve_id: 'Re' }),
+      entry({ cve_id: 'UNK-2' }),
+      entry({ pkg: 7 }),
+      'junk',
+      null,
+    );
     expect(data).toEqual({ namespaces: ['photon:5.0'], vulnerabilities: [] });
   });
 
@@ -174,6 +206,6 @@ describe('photonUpdater', () => {
     expect(four.urls).toEqual(['https://packages.broadcom.com/photon/photon_cve_metadata/cve_data_photon4.0.json']);
     const data = await four.parse([createReadStream(FIXTURE)]);
     expect(data.namespaces).toEqual(['photon:4.0']);
-    expect(data.vulnerabilities).toHaveLength(7);
+    expect(data.vulnerabilities).toHaveLength(8);
   });
 });

@@ -75,6 +75,10 @@ describe('parseRedHatOval on real excerpts', () => {
       'Git is a distributed revision control system with a decentralized architecture. As opposed to centralized version control systems with a client-server model, Git ensures that each working copy of a Git repository is an exact copy with complete revision history. This not only allows the user to work on and contribute to projects without the need to have permission to push the changes to their official repositories, but also makes it possible for the user to work with no network connection. The following packages have been upgraded to a later upstream version: git (2.18.4). (BZ#1826008) Security Fix(es): * git: Crafted URL containing new lines, empty host or lacks a scheme can cause credential leak (CVE-2020-11008) For more details about the security issue(s), including the impact, a CVSS score, acknowledgments, and other related information, refer to the CVE page(s) listed in the References section.',
     );
     const fixed = '0:2.18.4-2.el8_2';
+    // The architecture-dependent packages' states carry <arch operation="pattern match">aarch64|ppc64le|s390x|x86_64:
+    // an i686 git does not satisfy the test. The noarch ones' states name no architecture.
+    const arches = ['aarch64', 'ppc64le', 's390x', 'x86_64'];
+    const archDependent = new Set(['git', 'git-core', 'git-daemon', 'git-debugsource', 'git-instaweb', 'git-subtree', 'git-svn']);
     expect(v?.fixedIn).toEqual(
       [
         'git',
@@ -92,7 +96,7 @@ describe('parseRedHatOval on real excerpts', () => {
         'gitweb',
         'perl-Git',
         'perl-Git-SVN',
-      ].map((feature) => ({ feature, version: fixed })),
+      ].map((feature) => ({ feature, version: fixed, ...(archDependent.has(feature) ? { arches } : {}) })),
     );
   });
 
@@ -177,7 +181,7 @@ describe('parseRedHatOval on real excerpts', () => {
 });
 
 describe('parseRedHatOval rules', () => {
-  it('stops reading once the definitions are read: what follows them is not needed', async () => {
+  it('stops reading once the states are read: the variables that follow them are not needed', async () => {
     const definitions = doc(
       patch({
         id: '20990002',
@@ -186,7 +190,7 @@ describe('parseRedHatOval rules', () => {
         description: 'zlib',
         criteria: rhel9(pkg('zlib', '0:1.2.11-99.el9')),
       }),
-    ).split('<tests/>')[0]!;
+    ).split('</oval_definitions>')[0]!;
     let pulledAfter = 0;
     const input = Readable.from(
       (async function* () {
@@ -194,7 +198,7 @@ describe('parseRedHatOval rules', () => {
         // Never well-formed and never ending: only a reader that reads on would notice.
         for (;;) {
           pulledAfter += 1;
-          yield Buffer.from('<tests><broken attr=');
+          yield Buffer.from('<variables><broken attr=');
           await new Promise((resolve) => setTimeout(resolve, 5));
         }
       })(),
@@ -337,7 +341,7 @@ describe('parseRedHatOval rules', () => {
     ]);
   });
 
-  it('skips invalid versions and negated criteria, and keeps the lowest version of a duplicate', async () => {
+  it('skips invalid versions and negated criteria; a package named twice is affected below the higher fix', async () => {
     const data = await parse(
       doc(
         patch({
@@ -357,9 +361,46 @@ describe('parseRedHatOval rules', () => {
         }),
       ),
     );
+    // OVAL: the definition holds when any of its alternatives does, so below 0:2.0-3.el9.
     expect(data.vulnerabilities[0]?.fixedIn).toEqual([
-      { feature: 'arch-pkg', version: '0:2.0-1.el9' },
+      { feature: 'arch-pkg', version: '0:2.0-3.el9' },
       { feature: 'good', version: '0:1.0-1.el9' },
+    ]);
+  });
+
+  it('limits a fix to the architectures its rpminfo state names; a state without <arch>, or an unreadable pattern, to none', async () => {
+    const criterion = (test: string, comment: string) => `<criterion comment="${comment}" test_ref="oval:t:tst:${test}"/>`;
+    const test = (n: string, state: string) =>
+      `<red-def:rpminfo_test check="at least one" id="oval:t:tst:${n}" version="1"><red-def:object object_ref="oval:t:obj:1"/>` +
+      `<red-def:state state_ref="oval:t:ste:${state}"/></red-def:rpminfo_test>`;
+    const state = (n: string, arch: string | undefined, evr: string) =>
+      `<red-def:rpminfo_state id="oval:t:ste:${n}" version="1">` +
+      (arch === undefined ? '' : `<red-def:arch datatype="string" operation="pattern match">${arch}</red-def:arch>`) +
+      `<red-def:evr datatype="evr_string" operation="less than">${evr}</red-def:evr></red-def:rpminfo_state>`;
+    const xml = doc(
+      patch({
+        id: '20990020',
+        title: 'RHSA-2099:0020: kernel update (Important)',
+        criteria: rhel9(
+          or(
+            criterion('1', 'kernel is earlier than 0:5.14.0-2.el9'),
+            criterion('2', 'kernel is earlier than 0:5.14.0-1.el9'),
+            criterion('3', 'kernel-doc is earlier than 0:5.14.0-2.el9'),
+            criterion('4', 'kernel-tools is earlier than 0:5.14.0-2.el9'),
+          ),
+        ),
+      }),
+    ).replace(
+      '<tests/><objects/><states/>',
+      `<tests>${test('1', '1')}${test('2', '2')}${test('3', '3')}${test('4', '4')}</tests><objects/>` +
+        `<states>${state('1', 'aarch64|x86_64', '0:5.14.0-2.el9')}${state('2', 's390x', '0:5.14.0-1.el9')}` +
+        `${state('3', undefined, '0:5.14.0-2.el9')}${state('4', 'x86_.*', '0:5.14.0-2.el9')}</states>`,
+    );
+    expect((await parse(xml)).vulnerabilities[0]?.fixedIn).toEqual([
+      { feature: 'kernel', version: '0:5.14.0-2.el9', arches: ['aarch64', 'x86_64'] },
+      { feature: 'kernel', version: '0:5.14.0-1.el9', arches: ['s390x'] },
+      { feature: 'kernel-doc', version: '0:5.14.0-2.el9' },
+      { feature: 'kernel-tools', version: '0:5.14.0-2.el9' },
     ]);
   });
 
@@ -462,7 +503,8 @@ describe('parseRedHatOval rules', () => {
         // The first definition's, as for its text and severity.
         ['CVE-2099-1100'],
         [
-          { feature: 'b', version: '0:1-1.el9' },
+          // Below either definition's fix: the higher.
+          { feature: 'b', version: '0:2-1.el9' },
           { feature: 'b2', version: '0:1-1.el9' },
         ],
       ],

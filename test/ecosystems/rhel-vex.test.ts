@@ -238,8 +238,8 @@ describe('parseRedHatVex rules', () => {
       severity: 'High',
       metadata: null,
       fixedIn: [
-        { feature: 'libfoo', version: '0:1.2-3.el9_4' },
-        { feature: 'openssl', version: '1:3.0.7-99.el9_4' },
+        { feature: 'libfoo', version: '0:1.2-3.el9_4', arches: ['x86_64'] },
+        { feature: 'openssl', version: '1:3.0.7-99.el9_4', arches: ['x86_64'] },
       ],
     });
   });
@@ -254,7 +254,7 @@ describe('parseRedHatVex rules', () => {
     );
     expect(v!.fixedIn).toEqual([
       { feature: 'libbar', version: null },
-      { feature: 'libfoo', version: '2:1.0-4.el8' },
+      { feature: 'libfoo', version: '2:1.0-4.el8', arches: ['aarch64'] },
     ]);
   });
 
@@ -273,7 +273,7 @@ describe('parseRedHatVex rules', () => {
     expect(out).toEqual([]);
   });
 
-  it('one package named twice in a namespace: a fix beats any other state, the higher fix beats the lower', () => {
+  it('one package named twice in a namespace: a fix beats any other state, the higher fix of each architecture the lower', () => {
     const [v] = only(
       vexDocument({
         fixed: [
@@ -291,10 +291,13 @@ describe('parseRedHatVex rules', () => {
       }),
     );
     // libbar: "Will not fix" for the binary, no remediation (affected) for the source rpm of the same name.
+    // libfoo: fixed for x86_64 in two minor releases (the later build of the EUS stream is the higher),
+    // for aarch64 in one; a package of another architecture is named by no fixed product.
     expect(v!.fixedIn).toEqual([
       { feature: 'libbar', version: null },
       { feature: 'libbaz', version: null, state: 'not_affected' },
-      { feature: 'libfoo', version: '0:1.0-11.el9_4' },
+      { feature: 'libfoo', version: '0:1.0-11.el9_4', arches: ['aarch64'] },
+      { feature: 'libfoo', version: '0:1.0-10.el9_2', arches: ['x86_64'] },
     ]);
   });
 

@@ -12,6 +12,7 @@ import { readNdb } from '../../src/ecosystems/rpm/ndb.js';
 import { readSqliteRpmdb } from '../../src/ecosystems/rpm/sqlite.js';
 import type { Package } from '../../src/model/indexing.js';
 import { prng } from '../helpers/prng.js';
+import { ndbDatabase, rpmHeader } from '../helpers/rpmdb.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/rpm/', import.meta.url));
 /** Every corrupt-input test must finish quickly: a hang is a failure, not a slow pass. */
@@ -96,85 +97,6 @@ function readsOrFailsCleanly(read: Reader, db: Buffer): void {
 }
 
 // ---- builders for small databases with chosen contents ----
-
-interface HeaderSpec {
-  name: string;
-  version: string;
-  release: string;
-  epoch?: number;
-  arch?: string;
-  sourceRpm?: string;
-}
-
-/** An rpm header blob (il, dl, index, data store; big-endian) holding the tags of spec. */
-function rpmHeader(spec: HeaderSpec): Buffer {
-  const strings: [number, string | undefined][] = [
-    [1000, spec.name],
-    [1001, spec.version],
-    [1002, spec.release],
-    [1022, spec.arch],
-    [1044, spec.sourceRpm],
-  ];
-  const entries: { tag: number; type: number; offset: number; count: number }[] = [];
-  const data: Buffer[] = [];
-  let length = 0;
-  for (const [tag, value] of strings) {
-    if (value === undefined) continue;
-    const bytes = Buffer.from(`${value}\0`, 'utf8');
-    entries.push({ tag, type: 6, offset: length, count: 1 });
-    data.push(bytes);
-    length += bytes.length;
-  }
-  if (spec.epoch !== undefined) {
-    const pad = (4 - (length % 4)) % 4;
-    data.push(Buffer.alloc(pad));
-    length += pad;
-    const epoch = Buffer.alloc(4);
-    epoch.writeUInt32BE(spec.epoch);
-    entries.push({ tag: 1003, type: 4, offset: length, count: 1 });
-    data.push(epoch);
-    length += 4;
-  }
-  const index = Buffer.alloc(8 + entries.length * 16);
-  index.writeUInt32BE(entries.length, 0);
-  index.writeUInt32BE(length, 4);
-  entries.forEach((e, i) => {
-    index.writeInt32BE(e.tag, 8 + i * 16);
-    index.writeUInt32BE(e.type, 12 + i * 16);
-    index.writeUInt32BE(e.offset, 16 + i * 16);
-    index.writeUInt32BE(e.count, 20 + i * 16);
-  });
-  return Buffer.concat([index, ...data]);
-}
-
-/** An ndb Packages.db (rpm's lib/backend/ndb/rpmpkg.c layout) holding blobs as packages 1..n. */
-function ndbDatabase(blobs: readonly Buffer[]): Buffer {
-  const header = Buffer.alloc(4096);
-  header.write('RpmP', 0, 'latin1');
-  header.writeUInt32LE(1, 8); // generation
-  header.writeUInt32LE(1, 12); // one slot page
-  header.writeUInt32LE(blobs.length + 1, 16); // next package index
-  for (let at = 32; at < 4096; at += 16) header.write('Slot', at, 'latin1');
-  const parts = [header];
-  let block = 4096 / 16;
-  blobs.forEach((blob, i) => {
-    const blocks = Math.ceil((16 + blob.length + 12) / 16);
-    const slot = 32 + i * 16;
-    header.writeUInt32LE(i + 1, slot + 4);
-    header.writeUInt32LE(block, slot + 8);
-    header.writeUInt32LE(blocks, slot + 12);
-    const area = Buffer.alloc(blocks * 16);
-    area.write('BlbS', 0, 'latin1');
-    area.writeUInt32LE(i + 1, 4);
-    area.writeUInt32LE(blob.length, 12);
-    blob.copy(area, 16);
-    area.writeUInt32LE(blob.length, area.length - 8);
-    area.write('BlbE', area.length - 4, 'latin1');
-    parts.push(area);
-    block += blocks;
-  });
-  return Buffer.concat(parts);
-}
 
 /** Rewrites a little-endian Berkeley DB hash database as the big-endian machine would have written it. */
 function toBigEndianBdb(le: Buffer): Buffer {
@@ -353,10 +275,16 @@ function listedFrom(expected: readonly ExpectedPackage[]): Package[] {
     const version = `${epoch}${p.version}-${p.release}`;
     // SOURCERPM is <name>-<version>-<release>.src.rpm; the source takes the binary's epoch.
     const source = /^(.+)-([^-]+)-([^-]+)\.(?:no)?src\.rpm$/.exec(p.sourceRpm ?? '');
-    out.set(`${p.name} ${version}`, {
-      name: p.name,
-      version,
-      ...(source ? { source: { name: source[1]!, version: `${epoch}${source[2]}-${source[3]}` } } : {}),
+    const key = `${p.name} ${version}`;
+    // One package per name and version, with the architectures of all its copies.
+    const arches = [...new Set([...(out.get(key)?.arches ?? []), ...(p.arch ? [p.arch] : [])])].sort();
+    out.set(key, {
+      ...(out.get(key) ?? {
+        name: p.name,
+        version,
+        ...(source ? { source: { name: source[1]!, version: `${epoch}${source[2]}-${source[3]}` } } : {}),
+      }),
+      ...(arches.length > 0 ? { arches } : {}),
     });
   }
   return [...out.values()];
@@ -421,11 +349,13 @@ describe('rpmLister', () => {
       name: 'openssl-libs',
       version: '1:3.0.8-1.amzn2023.0.4',
       source: { name: 'openssl', version: '1:3.0.8-1.amzn2023.0.4' },
+      arches: ['x86_64'],
     });
     expect(listed).toContainEqual({
       name: 'crypto-policies',
       version: '20220428-1.gitdfb10ea.amzn2023.0.2',
       source: { name: 'crypto-policies', version: '20220428-1.gitdfb10ea.amzn2023.0.2' },
+      arches: ['noarch'],
     });
     expect(listed?.some((p) => p.name === 'gpg-pubkey')).toBe(false);
   });
@@ -438,15 +368,16 @@ describe('rpmLister', () => {
       name: 'system-user-root',
       version: '20190513-3.3.1',
       source: { name: 'system-user-root', version: '20190513-3.3.1' },
+      arches: ['noarch'],
     });
   });
 
   it('lists a Berkeley DB database', () => {
     expect(rpmLister.list(files({ 'var/lib/rpm/Packages': bdb.bytes }))).toEqual([
-      { name: 'hello', version: '1:0.0.1-rls', source: { name: 'hello', version: '1:0.0.1-rls' } },
+      { name: 'hello', version: '1:0.0.1-rls', source: { name: 'hello', version: '1:0.0.1-rls' }, arches: ['x86_64'] },
     ]);
     expect(rpmLister.list(files({ 'var/lib/rpm/Packages': fixture('rhel8-libuuid-bdb').bytes }))).toEqual([
-      { name: 'libuuid', version: '2.32.1-42.el8_8', source: { name: 'util-linux', version: '2.32.1-42.el8_8' } },
+      { name: 'libuuid', version: '2.32.1-42.el8_8', source: { name: 'util-linux', version: '2.32.1-42.el8_8' }, arches: ['x86_64'] },
     ]);
   });
 
@@ -474,10 +405,10 @@ describe('rpmLister', () => {
     const other = ndbDatabase([rpmHeader({ name: 'stale', version: '1', release: '1', arch: 'noarch' })]);
     const both = { 'var/lib/rpm/Packages.db': other, 'usr/lib/sysimage/rpm/Packages.db': ndb.bytes };
     expect(rpmLister.list(files(both))).toEqual(listedFrom(ndb.packages));
-    expect(rpmLister.list(files({ 'var/lib/rpm/Packages.db': other }))).toEqual([{ name: 'stale', version: '1-1' }]);
+    expect(rpmLister.list(files({ 'var/lib/rpm/Packages.db': other }))).toEqual([{ name: 'stale', version: '1-1', arches: ['noarch'] }]);
   });
 
-  it('lists a multilib package once, and drops an explicit epoch 0', () => {
+  it('lists a multilib package once, with both architectures, and drops an explicit epoch 0', () => {
     const db = ndbDatabase([
       rpmHeader({ name: 'glibc', version: '2.28', release: '225.el8', arch: 'x86_64' }),
       rpmHeader({ name: 'glibc', version: '2.28', release: '225.el8', arch: 'i686' }),
@@ -490,11 +421,11 @@ describe('rpmLister', () => {
     ]);
     expect(readNdb(db)).toHaveLength(8);
     expect(rpmLister.list(files({ 'var/lib/rpm/Packages.db': db }))).toEqual([
-      { name: 'glibc', version: '2.28-225.el8' },
-      { name: 'kernel', version: '4.18.0-513.el8' },
-      { name: 'kernel', version: '4.18.0-477.el8' },
-      { name: 'libgcc', version: '8.5.0-20.el8' },
-      { name: 'perl-libs', version: '4:5.26.3-422.el8' },
+      { name: 'glibc', version: '2.28-225.el8', arches: ['i686', 'x86_64'] },
+      { name: 'kernel', version: '4.18.0-513.el8', arches: ['x86_64'] },
+      { name: 'kernel', version: '4.18.0-477.el8', arches: ['x86_64'] },
+      { name: 'libgcc', version: '8.5.0-20.el8', arches: ['i686', 'x86_64'] },
+      { name: 'perl-libs', version: '4:5.26.3-422.el8', arches: ['x86_64'] },
     ]);
   });
 

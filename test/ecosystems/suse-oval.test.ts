@@ -40,6 +40,23 @@ describe('SUSE OVAL', () => {
     );
   });
 
+  it('reads two products of one namespace naming a package as alternatives: affected below the higher fix', async () => {
+    const branch = (product: string, nevr: string) =>
+      `<criteria operator="AND"><criterion test_ref="oval:t:tst:p" comment="${product} is installed"/>` +
+      `<criterion test_ref="oval:t:tst:absent" comment="${nevr} is installed"/></criteria>`;
+    const xml =
+      '<oval_definitions xmlns="http://oval.mitre.org/XMLSchema/oval-definitions-5"><definitions>' +
+      '<definition id="oval:org.opensuse.security:def:20990009" version="1" class="vulnerability"><metadata><title>CVE-2099-0009</title>' +
+      '<description>Example.</description></metadata><criteria operator="OR">' +
+      branch('SUSE Linux Enterprise Module for Basesystem 15 SP6', 'libfoo1-1.0-150600.2.1') +
+      branch('SUSE Linux Enterprise Server 15 SP6', 'libfoo1-1.0-150600.5.1') +
+      '</criteria></definition></definitions><tests/><objects/><states/></oval_definitions>';
+    const data = await parseSuseOval(Readable.from([Buffer.from(xml)]));
+    expect(data.vulnerabilities.map((v) => [v.namespace, v.fixedIn])).toEqual([
+      ['sles:15.6', [{ feature: 'libfoo1', version: '1.0-150600.5.1' }]],
+    ]);
+  });
+
   it('keeps only the namespaces of its scope', async () => {
     const leap = await parseSuseOval(fixture('opensuse-oval-excerpt.xml'), { distribution: 'sles', release: '15' });
     expect(leap).toEqual({ namespaces: [], vulnerabilities: [] });

@@ -262,36 +262,43 @@ describe('parseUbuntuOval rules (current generator shape)', () => {
     expect(data.vulnerabilities[0]?.fixedIn).toEqual([{ feature: 'zlib', version: '1:1.2.11.dfsg-2ubuntu9.2' }]);
   });
 
-  it('skips invalid versions and keeps the lowest version of a package named twice', async () => {
-    const data = await parse(
+  it('skips invalid versions; a package named twice is affected while any of its criteria says so', async () => {
+    const gccDefaults = [
+      {
+        comment: "gcc-defaults package in jammy was vulnerable but has been fixed (note: '1.193ubuntu1').",
+        binaries: ['gcc', 'cpp'],
+        evr: '4:11.2.0-1ubuntu1',
+      },
+      {
+        comment: "gcc-defaults package in jammy was vulnerable but has been fixed (note: '1.191ubuntu1').",
+        binaries: ['gcc-multilib', 'cpp'],
+        evr: '4:11.1.0-1ubuntu1',
+      },
+      {
+        comment: "gcc-defaults package in jammy was vulnerable but has been fixed (note: '1.195ubuntu1').",
+        binaries: ['cpp'],
+        evr: '4:11.3.0-1ubuntu1',
+      },
+    ];
+    const bad = {
+      comment: "bad package in jammy was vulnerable but has been fixed (note: '1.0-1!').",
+      binaries: ['bad-bin'],
+      evr: '0:1.0-1!',
+    };
+    const fixed = await parse(ubuntuDoc([{ cve: 'CVE-2099-0006', criteria: [bad, ...gccDefaults] }]));
+    // "bad" (invalid note version) is skipped; gcc-defaults is affected below its highest note
+    // version (OVAL: the definition is true when any criterion is); the binaries are not emitted.
+    expect(fixed.vulnerabilities[0]?.fixedIn).toEqual([{ feature: 'gcc-defaults', version: '1.195ubuntu1' }]);
+    const unfixed = await parse(
       ubuntuDoc([
         {
           cve: 'CVE-2099-0006',
-          criteria: [
-            { comment: "bad package in jammy was vulnerable but has been fixed (note: '1.0-1!').", binaries: ['bad-bin'], evr: '0:1.0-1!' },
-            {
-              comment: "gcc-defaults package in jammy was vulnerable but has been fixed (note: '1.193ubuntu1').",
-              binaries: ['gcc', 'cpp'],
-              evr: '4:11.2.0-1ubuntu1',
-            },
-            {
-              comment: "gcc-defaults package in jammy was vulnerable but has been fixed (note: '1.191ubuntu1').",
-              binaries: ['gcc-multilib', 'cpp'],
-              evr: '4:11.1.0-1ubuntu1',
-            },
-            {
-              comment: "gcc-defaults package in jammy was vulnerable but has been fixed (note: '1.195ubuntu1').",
-              binaries: ['cpp'],
-              evr: '4:11.3.0-1ubuntu1',
-            },
-            { comment: 'gcc-defaults package in jammy is affected and needs fixing.', binaries: ['gcc'] },
-          ],
+          criteria: [...gccDefaults, { comment: 'gcc-defaults package in jammy is affected and needs fixing.', binaries: ['gcc'] }],
         },
       ]),
     );
-    // "bad" (invalid note version) is skipped; gcc-defaults keeps its lowest note version, a version
-    // beats null; the binaries gcc, cpp and gcc-multilib are not emitted.
-    expect(data.vulnerabilities[0]?.fixedIn).toEqual([{ feature: 'gcc-defaults', version: '1.191ubuntu1' }]);
+    // A criterion with no fix leaves every version affected, whatever the others fix.
+    expect(unfixed.vulnerabilities[0]?.fixedIn).toEqual([{ feature: 'gcc-defaults', version: null }]);
   });
 
   it('without a note, a fixed source package takes the state evr; literal binary names in the object are not emitted', async () => {

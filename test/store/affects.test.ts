@@ -1,5 +1,11 @@
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { MATCHING } from '../../src/ecosystems/matching.js';
+import { recordsWrittenBy } from '../../src/store/exports.js';
+import { ensureFeatureVersions, featuresOfNamespace, lockNamespace, relinkFeatures } from '../../src/store/features.js';
+import { withTransaction } from '../../src/store/pool.js';
+import { applyNamespaceUpdate, liveVulnerabilities } from '../../src/store/updates.js';
+import { ensureNamespace } from '../../src/store/vulnerabilities.js';
 import { testApp } from '../helpers/app.js';
 
 /** Installed versions, as the indexer will record them, written straight into the store. */
@@ -82,5 +88,98 @@ describe('the affects relation, from the vulnerability side', () => {
       payload: { Vulnerability: { Name: 'CVE-C', FixedIn: [{ Name: 'curl', Version: '7.88.1-10+deb12u5' }] } },
     });
     expect(await affected(t.pool, 'CVE-C')).toEqual(['7.88.1-10']);
+  });
+});
+
+describe('the affects relation, for several entries of one package', () => {
+  /** Each linked installed version ("version [arches]") with the fix its link names (FixedBy). */
+  async function decided(pool: pg.Pool, vulnerability: string): Promise<Record<string, string | null>> {
+    const { rows } = await pool.query<{ name: string; version: string; arches: string[]; fixed: string | null }>(
+      `SELECT f.name, fv.version, fv.arches, fi.fixed_version AS fixed FROM vulnerability_affects a
+       JOIN vulnerability v ON v.id = a.vulnerability_id AND v.deleted_at IS NULL
+       JOIN feature_version fv ON fv.id = a.feature_version_id JOIN feature f ON f.id = fv.feature_id
+       JOIN vulnerability_fixedin fi ON fi.id = a.fixedin_id
+       WHERE v.name = $1`,
+      [vulnerability],
+    );
+    return Object.fromEntries(rows.map((r) => [`${r.name} ${r.version} [${r.arches.join(',')}]`, r.fixed]));
+  }
+
+  it('links each installed version by the entry that decides, the same through updater, API and recomputed writes', async () => {
+    const t = await testApp();
+    const namespace = await withTransaction(t.pool, (c) => ensureNamespace(c, 'rhel:9', 'rpm'));
+    await withTransaction(t.pool, (c) =>
+      ensureFeatureVersions(
+        c,
+        namespace,
+        [
+          { name: 'git', version: '2-4', arches: ['x86_64'] },
+          { name: 'git', version: '2-4', arches: ['s390x'] },
+          { name: 'git', version: '2-2', arches: ['i686', 'x86_64'] },
+          // Indexed before architectures were recorded: every entry applies.
+          { name: 'git', version: '2-2' },
+          { name: 'bind', version: '9-1' },
+          { name: 'bind', version: '9-2' },
+          { name: 'zz', version: '1-3' },
+        ],
+        MATCHING,
+      ),
+    );
+    const record = {
+      namespace: 'rhel:9',
+      name: 'RHSA-2099:0001',
+      description: '',
+      link: '',
+      severity: 'High' as const,
+      metadata: null,
+      sourceSeverity: 'High' as const,
+      fixedIn: [
+        { feature: 'git', version: '0:2-3', arches: ['x86_64'] },
+        { feature: 'git', version: '0:2-5', arches: ['s390x'] },
+        { feature: 'bind', version: null, affectedThrough: '9-1' },
+        { feature: 'zz', version: '1-2' },
+        { feature: 'zz', version: '1-4', affectedAbove: '1-1' },
+      ],
+    };
+    await withTransaction(t.pool, async (c) => {
+      await lockNamespace(c, namespace.id);
+      const live = await liveVulnerabilities(c, namespace);
+      await applyNamespaceUpdate(
+        c,
+        { namespace, desired: [record], updater: 'rhel', notify: false, withdrawMissing: false, matching: MATCHING },
+        live,
+      );
+    });
+    const expected = {
+      'git 2-4 [s390x]': '0:2-5',
+      'git 2-2 [i686,x86_64]': '0:2-3',
+      'git 2-2 []': '0:2-5',
+      'bind 9-1 []': null,
+      'zz 1-3 []': '1-4',
+    };
+    expect(await decided(t.pool, 'RHSA-2099:0001')).toEqual(expected);
+    // Exported as stored: the conditions travel with the entries.
+    expect((await recordsWrittenBy(t.pool, 'rhel', 'rhel:9'))[0]?.vulnerability.fixedIn).toEqual(
+      expect.arrayContaining([
+        { feature: 'git', version: '0:2-5', arches: ['s390x'] },
+        { feature: 'bind', version: null, affectedThrough: '9-1' },
+        { feature: 'zz', version: '1-4', affectedAbove: '1-1' },
+      ]),
+    );
+
+    // An edit of another package through the API keeps git's entries, and relinks them the same way.
+    const put = await t.app.inject({
+      method: 'PUT',
+      url: '/v1/namespaces/rhel%3A9/vulnerabilities/RHSA-2099:0001/fixes/bind',
+      payload: { Feature: { Version: '9-5' } },
+    });
+    expect(put.statusCode, put.body).toBe(200);
+    expect(await decided(t.pool, 'RHSA-2099:0001')).toEqual({ ...expected, 'bind 9-1 []': '9-5', 'bind 9-2 []': '9-5' });
+    // Computed again from scratch (src/rematch.ts), nothing changes.
+    const features = await featuresOfNamespace(t.pool, namespace.id);
+    expect(await withTransaction(t.pool, (c) => relinkFeatures(c, namespace.id, features, MATCHING.match('rpm')))).toEqual({
+      added: 0,
+      removed: 0,
+    });
   });
 });

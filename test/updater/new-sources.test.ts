@@ -16,31 +16,19 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
-import { runnerSettings, UpdaterRunner } from '../../src/updater/runner.js';
-import { enabledSources } from '../../src/updater/sources.js';
 import { json, testApp, type TestApp } from '../helpers/app.js';
-import { silentLog } from '../helpers/db.js';
 import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
 import { layerTar, rpmLayerTar, type RpmImage } from '../helpers/image-archives.js';
 import { ociLayout, pushImage } from '../helpers/oci-image.js';
 import { missingRegistryPrograms, startRegistry } from '../helpers/registry.js';
 import { serveVexFeed, vexCsv } from '../helpers/rhel-vex-feed.js';
+import { indexLayer, storedVulnerability, updaterFor } from '../helpers/source-runs.js';
 import { gzip } from '../helpers/tarball.js';
 import { whenDone } from '../helpers/when-done.js';
 
 const fixture = (path: string): Buffer => readFileSync(new URL(`../fixtures/${path}`, import.meta.url));
-
-/** A source's updater, as the server would run it: enabled by name, reading from the feed server. */
-function updaterFor(pool: pg.Pool, name: string, url: string) {
-  const config = parseConfig(`clair:\n  updater:\n    enabledupdaters: [${name}]\n    sources:\n      ${name}: { url: "${url}" }\n`);
-  const sources = enabledSources(config.updater.enabledUpdaters);
-  expect(sources.map((s) => s.name)).toEqual([name]);
-  const runner = new UpdaterRunner({ pool, settings: runnerSettings(config), log: silentLog });
-  return () => runner.run(sources[0]!);
-}
 
 /** A base layer: the os-release of one distribution over the rpm database of another (see each use). */
 const borrowedRpmLayer = (osRelease: string, rpm: RpmImage): Buffer => {
@@ -51,17 +39,6 @@ const borrowedRpmLayer = (osRelease: string, rpm: RpmImage): Buffer => {
   }[rpm] as [string, string];
   return layerTar({ 'etc/os-release': fixture(`osrelease/${osRelease}/etc/os-release`), [database[1]]: fixture(database[0]) });
 };
-
-/** POST /v1/layers: the server downloads the layer from the feed server. */
-async function indexLayer(t: TestApp, server: FeedServer, name: string, tar: Buffer): Promise<void> {
-  server.put(`/layers/${name}.tar.gz`, gzip(tar));
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/v1/layers',
-    payload: { Layer: { Name: name, Path: server.url(`/layers/${name}.tar.gz`), Format: 'Docker' } },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-}
 
 interface Report {
   namespace: string;
@@ -82,13 +59,6 @@ async function layerReport(t: TestApp, name: string): Promise<Report> {
     if (vulns.length > 0) vulnerable[f.Name] = vulns;
   }
   return { namespace: layer.NamespaceName, versions: new Map(features.map((f) => [f.Name, f.Version])), vulnerable };
-}
-
-/** GET /v1/namespaces/{ns}/vulnerabilities/{name}?fixedIn. */
-async function storedVulnerability(t: TestApp, namespace: string, name: string) {
-  const res = await t.app.inject({ url: `/v1/namespaces/${encodeURIComponent(namespace)}/vulnerabilities/${name}?fixedIn` });
-  expect(res.statusCode, res.body).toBe(200);
-  return json(res).Vulnerability;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
+import { unionOfFixes } from '../../model/fixes.js';
 import { CVE_ID, severityVocabulary, type FixedIn, type Vulnerability } from '../../model/vulnerability.js';
 import type { SourceData } from '../../model/source-data.js';
 import { rpm } from '../rpm/version.js';
@@ -13,6 +14,14 @@ import { rpm } from '../rpm/version.js';
  * Each `<update type="security">` becomes one vulnerability named by its ALAS id in the given
  * namespace (`amzn:2018.03` for AL1 images, `amzn:2`, `amzn:2023`). updateinfo only lists fixed
  * advisories, so every FixedIn entry has a version.
+ *
+ * The package list names each package once per architecture (`<package arch="x86_64" …>`), and an
+ * advisory applies to an installed package of the same name and architecture (dnf's advisory
+ * matching, libdnf Query::getAdvisoryPkgs: name, arch, then the version): each entry is limited to
+ * the architectures listed with its version, so an i686 build of a package the advisory lists for
+ * x86_64 only is not affected, and a noarch package only by a noarch entry. A package listed with
+ * different versions for one architecture (or under one id twice) is affected below the higher. A
+ * package without an arch attribute holds for every architecture.
  *
  * Metadata is `{ ALAS: { CVEs: [...] } }`: the CVE ids the advisory references, as Clair kept
  * them. Advisories that reference no CVE get `metadata: null`. Clair's NVD appender matches
@@ -100,8 +109,8 @@ interface Advisory {
   severity: string;
   description: string;
   readonly cves: string[];
-  /** package name → lowest fixed version seen (first-seen order kept for output). */
-  readonly fixed: Map<string, string>;
+  /** The packages listed, one entry per listing (unionOfFixes makes them as few as it takes). */
+  readonly fixed: FixedIn[];
 }
 
 type TextField = 'id' | 'severity' | 'description';
@@ -129,7 +138,7 @@ class UpdateinfoCollector {
     if (depth === 1) {
       // <update>: only security advisories become vulnerabilities.
       if (name === 'update' && (tag.attributes['type'] ?? '').trim() === 'security') {
-        this.current = { id: '', severity: '', description: '', cves: [], fixed: new Map() };
+        this.current = { id: '', severity: '', description: '', cves: [], fixed: [] };
       }
       return;
     }
@@ -145,13 +154,12 @@ class UpdateinfoCollector {
         if (cve !== '' && !advisory.cves.includes(cve)) advisory.cves.push(cve);
       }
     } else if (name === 'package' && this.stack[2] === 'pkglist') {
-      const { name: pkg, epoch, version, release } = tag.attributes;
+      const { name: pkg, epoch, version, release, arch } = tag.attributes;
       const feature = pkg?.trim() ?? '';
       const evr = fixedVersion(epoch, version, release);
       if (feature === '' || evr === undefined || !rpm.valid(evr)) return;
-      const seen = advisory.fixed.get(feature);
-      // The same package is listed once per architecture; keep the lowest fix.
-      if (seen === undefined || rpm.compare(evr, seen) < 0) advisory.fixed.set(feature, evr);
+      const arches = arch?.trim() ? { arches: [arch.trim()] } : {};
+      advisory.fixed.push({ feature, version: evr, ...arches });
     }
   }
 
@@ -185,17 +193,14 @@ class UpdateinfoCollector {
     }
     // The same id twice: the first occurrence's text wins; fixes and CVEs are merged.
     for (const cve of advisory.cves) if (!earlier.cves.includes(cve)) earlier.cves.push(cve);
-    for (const [feature, evr] of advisory.fixed) {
-      const seen = earlier.fixed.get(feature);
-      if (seen === undefined || rpm.compare(evr, seen) < 0) earlier.fixed.set(feature, evr);
-    }
+    earlier.fixed.push(...advisory.fixed);
   }
 
   result(): SourceData {
     if (this.stack.length !== 0) throw new Error(`Amazon updateinfo (${this.namespace}): document ended early`);
     const vulnerabilities: Vulnerability[] = [];
     for (const a of this.byId.values()) {
-      const fixedIn: FixedIn[] = [...a.fixed].map(([feature, version]) => ({ feature, version }));
+      const fixedIn = unionOfFixes(rpm.compare, a.fixed);
       vulnerabilities.push({
         namespace: this.namespace,
         name: a.id,

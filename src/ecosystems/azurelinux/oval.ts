@@ -11,10 +11,16 @@
  * | state operation        | patchable          | FixedIn                                     |
  * |------------------------|--------------------|---------------------------------------------|
  * | `less than` E:V-R      | `true`             | fixed in E:V-R (as written)                 |
- * | `less than or equal`   | `false` (or `true`)| version null: affected, no fix known        |
- * | any                    | `false`            | version null                                |
+ * | `less than or equal` E:V-R | `false` (or `true`) | version null, affected through E:V-R (itself included): later versions are not |
+ * | `less than`            | `false`            | version null (every version: the fix is not published) |
  * | any                    | `Not Applicable`   | version null, state `not_affected` ("This CVE either no longer is or was never applicable"; trivy and vunnel drop these) |
- * | `greater than` (a lower bound beside a `less than`, golang's release tracks) | — | ignored: a fixed-in version cannot say "introduced in"; versions below the bound read as affected, as in trivy |
+ * | `greater than` E:V-R beside one of the above (golang's release tracks) | — | a lower bound: only versions after E:V-R are affected |
+ *
+ * A definition's criteria are one AND, so its bounds make one entry; a `greater than or equal` or
+ * any other lower bound is not read (the entry then reaches below it). Several definitions for one
+ * CVE and package (xorg-x11-server "less than 1.20.10-6" and "less than 1.20.10-4") are each tested
+ * on their own, as OVAL does: the package is affected when one of them says so, so below the
+ * higher fix (model/fixes.ts).
  *
  * - Whitespace inside a state's evr is dropped (`0: 1.20.10-1.azl3` in the 3.0 file); an evr rpm
  *   cannot read is left out.
@@ -22,9 +28,6 @@
  *   Description: the definition's, whitespace collapsed. Metadata null.
  * - Severity (`metadata/severity`): Critical, High, Medium, Low (the words Microsoft writes);
  *   anything else, or none, Unknown.
- * - Definitions are per package, so one CVE can have several (one per package, or two for one
- *   package: golang's release tracks). A package named twice for one CVE keeps the lowest fixed
- *   version (Clair's rule for a single fixed-in), a fix over no fix, and affected over not affected.
  */
 import type { Readable } from 'node:stream';
 import { severityVocabulary, type FixedIn } from '../../model/vulnerability.js';
@@ -65,9 +68,8 @@ export async function parseAzureLinuxOval(input: Readable, namespace: string): P
   const collector = new VulnerabilityCollector(rpm);
   collector.addNamespace(namespace);
   for (const def of pending) {
-    for (const fixedIn of resolveDefinition(def.testRefs, tables, def.patchable)) {
-      collector.add(def.head, fixedIn.feature, fixedIn.version, fixedIn.state);
-    }
+    const fixedIn = resolveDefinition(def.testRefs, tables, def.patchable);
+    if (fixedIn) collector.add(def.head, fixedIn);
   }
   return collector.result();
 }
@@ -99,29 +101,34 @@ function reduceDefinition(def: OvalDefinition, namespace: string): PendingDefini
   };
 }
 
-/** The FixedIn entries of one definition's package criteria (rpminfo tests with an evr state). */
-function resolveDefinition(testRefs: readonly string[], tables: OvalTables, patchable: string): FixedIn[] {
-  const found: FixedIn[] = [];
+/**
+ * The FixedIn entry of one definition: its package, from the rpminfo tests' object, and the bounds
+ * of their evr states together (one AND); undefined when no upper bound can be read.
+ */
+function resolveDefinition(testRefs: readonly string[], tables: OvalTables, patchable: string): FixedIn | undefined {
+  let feature = '';
+  let upper: { operation: string; evr: string } | undefined;
+  let above: string | undefined;
   for (const ref of testRefs) {
     const test = tables.tests.get(ref);
     if (!test || test.type !== 'rpminfo_test') continue;
-    const feature = tables.objects.get(test.objectRef)?.names[0] ?? '';
-    if (feature === '') continue;
+    const name = tables.objects.get(test.objectRef)?.names[0] ?? '';
+    if (name === '') continue;
     for (const stateRef of test.stateRefs) {
-      const evr = tables.states.get(stateRef)?.evr;
-      if (!evr) continue;
-      const fixedIn = readState(feature, evr.operation, evr.value, patchable);
-      if (fixedIn) found.push(fixedIn);
+      const state = tables.states.get(stateRef)?.evr;
+      if (!state) continue;
+      // An evr never holds whitespace; one 3.0 state reads "0: 1.20.10-1.azl3" (golang, CVE-2023-39323).
+      const evr = state.value.replace(/\s+/g, '');
+      if (!rpm.valid(evr)) continue;
+      feature ||= name;
+      if (state.operation === 'less than' || state.operation === 'less than or equal') upper ??= { operation: state.operation, evr };
+      else if (state.operation === 'greater than') above ??= evr;
     }
   }
-  return found;
-}
-
-function readState(feature: string, operation: string, version: string, patchable: string): FixedIn | undefined {
-  if (operation !== 'less than' && operation !== 'less than or equal') return undefined; // a lower bound
+  if (feature === '' || upper === undefined) return undefined;
   if (patchable === 'not applicable') return { feature, version: null, state: 'not_affected' };
-  if (patchable === 'false' || operation === 'less than or equal') return { feature, version: null };
-  // An evr never holds whitespace; one 3.0 state reads "0: 1.20.10-1.azl3" (golang, CVE-2023-39323).
-  const evr = version.replace(/\s+/g, '');
-  return rpm.valid(evr) ? { feature, version: evr } : undefined;
+  const bounded = above !== undefined ? { affectedAbove: above } : {};
+  if (upper.operation === 'less than or equal') return { feature, version: null, affectedThrough: upper.evr, ...bounded };
+  if (patchable === 'false') return { feature, version: null, ...bounded };
+  return { feature, version: upper.evr, ...bounded };
 }

@@ -9,8 +9,14 @@
  *   OR = union). A definition covering several majors becomes one vulnerability per namespace,
  *   each with its own packages. A package with no such criterion beside it takes every
  *   `affected/platform` "Oracle Linux N" of the definition.
- * - FixedIn from "<pkg> is earlier than <evr>"; "is signed with the Oracle Linux … key" and
- *   "Oracle Linux arch is …" criteria are ignored.
+ * - FixedIn from "<pkg> is earlier than <evr>"; "is signed with the Oracle Linux … key" criteria
+ *   are ignored. "Oracle Linux arch is <arch>" holds beside the packages of each architecture's
+ *   branch (the machine's architecture: Oracle tests it on the release package); its entries are
+ *   limited to the package architectures such a machine runs (x86_64: x86_64, the 32-bit x86
+ *   ones of multilib, noarch; aarch64: aarch64, noarch), so a package named per branch with
+ *   different fixes is affected below its own branch's fix. Entries with no such criterion beside
+ *   them hold for every architecture. A package named twice for one ELSA, major and branch is
+ *   affected below the higher fix.
  * - Userspace ksplice is skipped (ksplice userspace packages are not used inside containers):
  *   definitions whose affected CPEs are all of the `userspace_ksplice` edition (claircore), and
  *   criteria whose evr carries a `ksplice` release tag such as `.ksplice1.` (Clair).
@@ -31,6 +37,7 @@ import { readOval, type OvalDefinition } from '../oval/reader.js';
 
 const EARLIER_THAN = /^\s*(\S+) is earlier than (\S+)\s*$/;
 const ORACLE_MAJOR = /^\s*Oracle Linux (\d+) is installed\s*$/;
+const ORACLE_ARCH = /^\s*Oracle Linux arch is (\S+)\s*$/;
 const PLATFORM = /^\s*Oracle Linux (\d+)\s*$/;
 const KSPLICE = /ksplice/i;
 
@@ -51,15 +58,17 @@ function addDefinition(def: OvalDefinition, collector: VulnerabilityCollector): 
   });
   const reached = reachCriteria(def.criteria, {
     fact: (c) => {
-      const m = ORACLE_MAJOR.exec(c.comment);
-      return m ? `major:${Number(m[1])}` : undefined;
+      const major = ORACLE_MAJOR.exec(c.comment);
+      if (major) return `major:${Number(major[1])}`;
+      const arch = ORACLE_ARCH.exec(c.comment);
+      return arch ? `arch:${arch[1]}` : undefined;
     },
     wanted: (c) => EARLIER_THAN.test(c.comment),
   });
   // Every major the definition speaks of is a namespace the document covers, kept or not.
   for (const major of platformMajors) collector.addNamespace(`oracle:${major}`);
   for (const { contexts } of reached) {
-    for (const facts of contexts) for (const f of facts) collector.addNamespace(`oracle:${f.slice('major:'.length)}`);
+    for (const facts of contexts) for (const major of factsOf(facts, 'major:')) collector.addNamespace(`oracle:${major}`);
   }
   if (onlyUserspaceKsplice(def.affectedCpes)) return;
 
@@ -75,16 +84,32 @@ function addDefinition(def: OvalDefinition, collector: VulnerabilityCollector): 
     cves,
   });
   for (const { criterion, contexts } of reached) {
-    const [, pkg, evr] = EARLIER_THAN.exec(criterion.comment) as RegExpExecArray;
-    if (KSPLICE.test(evr as string)) continue;
-    const majors = new Set<number>();
+    const [, feature, version] = EARLIER_THAN.exec(criterion.comment) as RegExpExecArray;
+    if (KSPLICE.test(version as string)) continue;
     for (const facts of contexts) {
-      if (facts.length === 0) for (const m of platformMajors) majors.add(m);
-      else if (facts.length === 1) majors.add(Number((facts[0] as string).slice('major:'.length)));
-      // Two different majors in one alternative cannot both hold: nothing to add.
+      const named = factsOf(facts, 'major:');
+      const arches = factsOf(facts, 'arch:');
+      // Two different majors or architectures in one alternative cannot both hold: nothing to add.
+      if (named.length > 1 || arches.length > 1) continue;
+      const majors = named.length === 1 ? [Number(named[0])] : platformMajors;
+      const limited = arches.length === 1 ? { arches: machinePackages(arches[0] as string) } : {};
+      for (const major of majors) collector.add(head(major), { feature: feature as string, version: version as string, ...limited });
     }
-    for (const major of majors) collector.add(head(major), pkg as string, evr as string);
   }
+}
+
+/** The values of one kind of fact (`major:`, `arch:`) in an alternative's facts. */
+function factsOf(facts: readonly string[], kind: string): string[] {
+  return facts.filter((f) => f.startsWith(kind)).map((f) => f.slice(kind.length));
+}
+
+/** 32-bit x86 package architectures, which an x86_64 machine runs beside its own (multilib). */
+const X86_32 = ['i386', 'i486', 'i586', 'i686', 'athlon'];
+
+/** The package architectures a machine of an architecture runs: its own, the 32-bit ones of x86_64, and noarch. */
+export function machinePackages(arch: string): string[] {
+  const own = arch === 'x86_64' ? [arch, ...X86_32] : X86_32.includes(arch) ? X86_32 : [arch];
+  return [...new Set([...own, 'noarch'])].sort();
 }
 
 /** True when the definition lists affected CPEs and every one is of the userspace_ksplice edition. */

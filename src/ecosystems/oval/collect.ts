@@ -3,7 +3,8 @@
  * FixedIn merged per feature, and a deterministic order.
  */
 import type { VersionFormat } from '../../model/version-format.js';
-import { betterFixedIn, CVE_ID, type FixedIn, type FixState, type Severity, type Vulnerability } from '../../model/vulnerability.js';
+import { unionOfFixes } from '../../model/fixes.js';
+import { CVE_ID, type FixedIn, type Severity, type Vulnerability } from '../../model/vulnerability.js';
 import type { SourceData } from '../../model/source-data.js';
 import type { OvalReference } from './reader.js';
 
@@ -19,16 +20,17 @@ export interface VulnerabilityHead {
 
 interface Draft {
   readonly head: VulnerabilityHead;
-  /** Feature → its entry (feature name included, so entries come out as they are) and the rank it was given with. */
-  readonly fixedIn: Map<string, { entry: FixedIn; rank: number }>;
+  /** Feature → the rank its entries were given with, and the entries of that rank. */
+  readonly fixedIn: Map<string, { rank: number; entries: FixedIn[] }>;
 }
 
 /**
- * Collects FixedIn entries per (namespace, vulnerability name). When a feature is named twice for
- * one vulnerability, the entry of the lower rank is kept (a source's preference between its
- * products, SUSE's plain service pack over its LTSS variant), then as betterFixedIn says: the lowest
- * fixed version, any version over null (as Clair's #MAXV# did), the stronger state. The first
- * definition seen for a (namespace, name) supplies its description, link, severity and CVE ids.
+ * Collects FixedIn entries per (namespace, vulnerability name). A feature named more than once for
+ * one vulnerability keeps the entries of its lowest rank (a source's preference between its
+ * products: SUSE's plain service pack over its LTSS variant), and those are alternatives, as OVAL
+ * reads several criteria or definitions: their union (model/fixes.ts) is kept, the highest of
+ * overlapping fixes for one architecture and range. The first definition seen for a
+ * (namespace, name) supplies its description, link, severity and CVE ids.
  */
 export class VulnerabilityCollector {
   private readonly drafts = new Map<string, Draft>();
@@ -42,12 +44,14 @@ export class VulnerabilityCollector {
   }
 
   /**
-   * Adds one FixedIn entry. A version the format refuses is skipped (false is returned); null
-   * (no fix yet) is always accepted, with what the source says of it (state: will_not_fix, …).
+   * Adds one FixedIn entry. One whose version the format refuses is skipped (false is returned);
+   * null (no fix yet) is always accepted, with what the source says of it (state: will_not_fix,
+   * …). A bound the format cannot read is dropped, which leaves the entry affecting more rather
+   * than less.
    */
-  add(head: VulnerabilityHead, feature: string, version: string | null, state?: FixState, rank = 0): boolean {
-    if (feature === '') return false;
-    if (version !== null && !this.format.valid(version)) return false;
+  add(head: VulnerabilityHead, fixedIn: FixedIn, rank = 0): boolean {
+    if (fixedIn.feature === '') return false;
+    if (fixedIn.version !== null && !this.format.valid(fixedIn.version)) return false;
     this.namespaceSet.add(head.namespace);
     const key = `${head.namespace}\u0000${head.name}`;
     let draft = this.drafts.get(key);
@@ -55,11 +59,16 @@ export class VulnerabilityCollector {
       draft = { head, fixedIn: new Map() };
       this.drafts.set(key, draft);
     }
-    const entry: FixedIn = { feature, version, ...(version === null && state !== undefined ? { state } : {}) };
-    const current = draft.fixedIn.get(feature);
-    if (!current || rank < current.rank || (rank === current.rank && betterFixedIn(this.format.compare, entry, current.entry))) {
-      draft.fixedIn.set(feature, { entry, rank });
-    }
+    const { affectedAbove, affectedThrough, state, ...rest } = fixedIn;
+    const entry: FixedIn = {
+      ...rest,
+      ...(fixedIn.version === null && state !== undefined ? { state } : {}),
+      ...(affectedAbove !== undefined && this.format.valid(affectedAbove) ? { affectedAbove } : {}),
+      ...(affectedThrough !== undefined && this.format.valid(affectedThrough) ? { affectedThrough } : {}),
+    };
+    const current = draft.fixedIn.get(fixedIn.feature);
+    if (!current || rank < current.rank) draft.fixedIn.set(fixedIn.feature, { rank, entries: [entry] });
+    else if (rank === current.rank) current.entries.push(entry);
     return true;
   }
 
@@ -77,7 +86,9 @@ export class VulnerabilityCollector {
         link: d.head.link,
         severity: d.head.severity,
         metadata: null,
-        fixedIn: [...d.fixedIn.entries()].sort(([a], [b]) => compareStrings(a, b)).map(([, { entry }]) => entry),
+        fixedIn: [...d.fixedIn.entries()]
+          .sort(([a], [b]) => compareStrings(a, b))
+          .flatMap(([, { entries }]) => unionOfFixes(this.format.compare, entries)),
         // Absent rather than empty, so records of sources that list no CVEs keep their shape.
         ...(d.head.cves !== undefined && d.head.cves.length > 0 ? { cves: [...d.head.cves] } : {}),
       }))

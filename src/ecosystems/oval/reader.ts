@@ -92,6 +92,8 @@ export interface OvalState {
   readonly type: string;
   /** `<evr>` (dpkginfo/rpminfo states) or `<value>` (variable_state); null when the state has neither. */
   readonly evr: { readonly value: string; readonly operation: string; readonly datatype: string } | null;
+  /** `<arch>` (rpminfo states: the package architectures, usually a `pattern match`); null when absent. */
+  readonly arch: { readonly value: string; readonly operation: string } | null;
 }
 
 export interface OvalTables {
@@ -107,8 +109,12 @@ export interface ReadOvalOptions {
   readonly label: string;
   /** Called once per `<definition>`, in document order, as soon as it is complete. */
   readonly onDefinition: (definition: OvalDefinition) => void;
-  /** Collect tests, objects, states and variables (default false: they are skipped). */
-  readonly tables?: boolean;
+  /**
+   * Collect tests, objects, states and variables (default false: they are skipped); or only the
+   * tests `keepTest` accepts, with the objects, states and variables they refer to (a document's
+   * tables come in that order, after the definitions, which say what is wanted).
+   */
+  readonly tables?: boolean | { readonly keepTest: (id: string) => boolean };
 }
 
 /**
@@ -210,6 +216,7 @@ type Capture =
   | 'cpe'
   | 'object-name'
   | 'state-evr'
+  | 'state-arch'
   | 'variable-value';
 
 const SECTIONS = new Set(['definitions', 'tests', 'objects', 'states', 'variables']);
@@ -221,6 +228,10 @@ class OvalReader {
   private readonly label: string;
   private readonly onDefinition: (definition: OvalDefinition) => void;
   private readonly wantTables: boolean;
+  /** With a keepTest filter: the tests kept, and the objects, states and variables they reach; undefined keeps all. */
+  private readonly keep: { readonly test: (id: string) => boolean; readonly refs: Set<string> } | undefined;
+  /** How many variable references the kept objects hold. */
+  private variablesWanted = 0;
 
   /** Local names of the open elements, root first. */
   private readonly path: string[] = [];
@@ -242,13 +253,14 @@ class OvalReader {
 
   private test: { id: string; type: string; objectRef: string; stateRefs: string[] } | null = null;
   private object: { id: string; type: string; names: string[]; varRefs: string[] } | null = null;
-  private state: { id: string; type: string; evr: OvalState['evr'] } | null = null;
+  private state: { id: string; type: string; evr: OvalState['evr']; arch: OvalState['arch'] } | null = null;
   private variable: { id: string; values: string[] } | null = null;
 
   constructor(options: ReadOvalOptions) {
     this.label = options.label;
     this.onDefinition = options.onDefinition;
-    this.wantTables = options.tables === true;
+    this.wantTables = options.tables !== undefined && options.tables !== false;
+    this.keep = typeof options.tables === 'object' ? { test: options.tables.keepTest, refs: new Set() } : undefined;
   }
 
   tables(): OvalTables {
@@ -306,6 +318,8 @@ class OvalReader {
     }
     if (depth <= 1) {
       if (depth === 1 && this.section === 'definitions' && !this.wantTables) this.finished = true;
+      // With a filter, the states close the tables wanted unless a kept object names variables.
+      if (depth === 1 && this.section === 'states' && this.keep && this.variablesWanted === 0) this.finished = true;
       if (depth === 1) this.section = '';
       return;
     }
@@ -315,31 +329,46 @@ class OvalReader {
         return;
       case 'tests':
         if (depth === 2 && this.test) {
-          this.testMap.set(this.test.id, { type: this.test.type, objectRef: this.test.objectRef, stateRefs: this.test.stateRefs });
+          if (this.kept(this.test.id, 'test')) {
+            this.testMap.set(this.test.id, { type: this.test.type, objectRef: this.test.objectRef, stateRefs: this.test.stateRefs });
+            this.keep?.refs.add(this.test.objectRef);
+            for (const ref of this.test.stateRefs) this.keep?.refs.add(ref);
+          }
           this.test = null;
         }
         return;
       case 'objects':
         if (depth === 2 && this.object) {
-          this.objectMap.set(this.object.id, { type: this.object.type, names: this.object.names, varRefs: this.object.varRefs });
+          if (this.kept(this.object.id)) {
+            this.objectMap.set(this.object.id, { type: this.object.type, names: this.object.names, varRefs: this.object.varRefs });
+            for (const ref of this.object.varRefs) this.keep?.refs.add(ref);
+            this.variablesWanted += this.object.varRefs.length;
+          }
           this.object = null;
         }
         return;
       case 'states':
         if (depth === 2 && this.state) {
-          this.stateMap.set(this.state.id, { type: this.state.type, evr: this.state.evr });
+          if (this.kept(this.state.id))
+            this.stateMap.set(this.state.id, { type: this.state.type, evr: this.state.evr, arch: this.state.arch });
           this.state = null;
         }
         return;
       case 'variables':
         if (depth === 2 && this.variable) {
-          this.variableMap.set(this.variable.id, this.variable.values);
+          if (this.kept(this.variable.id)) this.variableMap.set(this.variable.id, this.variable.values);
           this.variable = null;
         }
         return;
       default:
         return;
     }
+  }
+
+  /** Whether a table entry is kept: every one without a filter, else the wanted tests and what they refer to. */
+  private kept(id: string, table?: 'test'): boolean {
+    if (!this.keep) return true;
+    return table === 'test' ? this.keep.test(id) : this.keep.refs.has(id);
   }
 
   private startCapture(capture: Capture, depth: number, attrs: Record<string, string> = {}): void {
@@ -393,6 +422,11 @@ class OvalReader {
             operation: (this.captureAttrs.operation ?? 'equals').trim().toLowerCase(),
             datatype: (this.captureAttrs.datatype ?? 'string').trim(),
           };
+        }
+        break;
+      case 'state-arch':
+        if (this.state && this.state.arch === null && text.trim() !== '') {
+          this.state.arch = { value: text.trim(), operation: (this.captureAttrs.operation ?? 'equals').trim().toLowerCase() };
         }
         break;
       case 'variable-value':
@@ -526,12 +560,14 @@ class OvalReader {
   // states/<x>_state/{evr,value}
   private openInStates(name: string, attrs: Record<string, string>, depth: number): void {
     if (depth === 2) {
-      this.state = attrs.id ? { id: attrs.id, type: name, evr: null } : null;
+      this.state = attrs.id ? { id: attrs.id, type: name, evr: null, arch: null } : null;
       return;
     }
     if (depth !== 3 || !this.state) return;
     if (name === 'evr' || (name === 'value' && /evr/.test(attrs.datatype ?? ''))) {
       this.startCapture('state-evr', depth, attrs);
+    } else if (name === 'arch') {
+      this.startCapture('state-arch', depth, attrs);
     }
   }
 

@@ -6,7 +6,11 @@
  * - `class="patch"` (RHSA, and RHBA/RHEA that carry fixes): named by the advisory id (the title
  *   before ": ", e.g. `RHSA-2020:1980`), link = the `source="RHSA"` reference, cves = the ids of
  *   its `source="CVE"` references in document order (the `advisory/cve` elements repeat them).
- *   FixedIn from the criteria "<pkg> is earlier than <evr>".
+ *   FixedIn from the criteria "<pkg> is earlier than <evr>", limited to the architectures the
+ *   criterion's rpminfo state names (`<arch operation="pattern match">aarch64|ppc64le|s390x|x86_64`:
+ *   an i686 build of the package does not satisfy the test; a state without `<arch>`, which Red
+ *   Hat writes for noarch packages, holds for every architecture). A package named twice for one
+ *   advisory and major (two criteria) is affected below the higher fix of its architecture.
  * - `class="vulnerability"` (`oval:com.redhat.cve:def:*`, unpatched): named by the CVE id, link =
  *   the CVE reference. FixedIn null (no fix) for each "<pkg> is installed" criterion, only when
  *   `advisory/affected/resolution@state` is Affected, Fix deferred (fix_deferred), Will not fix or Out of support
@@ -16,8 +20,8 @@
  *
  * Criteria are read as Clair read them (clair-behaviour §6.6), from the comments: the tree's
  * alternatives (AND = product, OR = union) are considered only as far as needed to know which
- * facts hold beside a package criterion. "is signed with Red Hat … key", arch and "must be
- * installed" criteria are ignored. A package criterion is dropped when every alternative holding
+ * facts hold beside a package criterion. "is signed with Red Hat … key" and "must be installed"
+ * criteria are ignored. A package criterion is dropped when every alternative holding
  * it also holds "Module <name:stream> is enabled" (Tarsier does not read module metadata from
  * layers, so module-stream fixes would be matched against the non-module package of the same name
  * and produce false positives) or "Red Hat Enterprise Linux <M> is installed" for another major.
@@ -31,6 +35,7 @@ import { rpm } from '../rpm/version.js';
 import { reachCriteria } from '../oval/criteria.js';
 import { cveReferences, findReference, normalizeText, VulnerabilityCollector, type VulnerabilityHead } from '../oval/collect.js';
 import { readOval, type OvalCriterion, type OvalDefinition } from '../oval/reader.js';
+import { testArches } from '../oval/states.js';
 
 /**
  * resolution@state values that mean "affected, no fix available" (compared lower-cased), with
@@ -50,29 +55,52 @@ const INSTALLED = /^\s*(\S+) is installed\s*$/;
 const MODULE = /^\s*Module \S+ is enabled\s*$/;
 const RHEL_MAJOR = /^\s*Red Hat Enterprise Linux (\d+)\b.* is installed\s*$/;
 
+/** A patch definition's fixes, kept until the states that say their architectures are read. */
+interface PendingPatch {
+  readonly head: VulnerabilityHead;
+  readonly fixes: ReadonlyArray<{ readonly feature: string; readonly version: string; readonly testRef: string }>;
+}
+
 /** Parses one Red Hat OVAL document into `rhel:<major>`. */
 export async function parseRedHatOval(input: Readable, major: number): Promise<SourceData> {
   if (!Number.isInteger(major) || major < 1) throw new Error(`Red Hat OVAL: invalid major release ${String(major)}`);
   const namespace = `rhel:${major}`;
   const collector = new VulnerabilityCollector(rpm);
   collector.addNamespace(namespace);
-  await readOval(input, {
+  const patches: PendingPatch[] = [];
+  // Only the tests of the package criteria kept, and their states: the tables are most of the document.
+  const tests = new Set<string>();
+  const tables = await readOval(input, {
     label: `Red Hat OVAL (${namespace})`,
-    onDefinition: (def) => addDefinition(def, major, namespace, collector),
+    tables: { keepTest: (id) => tests.has(id) },
+    onDefinition: (def) => {
+      const patch = addDefinition(def, major, namespace, collector);
+      if (!patch) return;
+      patches.push(patch);
+      for (const fix of patch.fixes) tests.add(fix.testRef);
+    },
   });
+  for (const { head, fixes } of patches) {
+    for (const { feature, version, testRef } of fixes) {
+      const arches = testArches(tables, testRef);
+      collector.add(head, { feature, version, ...(arches ? { arches } : {}) });
+    }
+  }
   return collector.result();
 }
 
-function addDefinition(def: OvalDefinition, major: number, namespace: string, collector: VulnerabilityCollector): void {
-  if (def.criteria === null || def.id.includes(':com.redhat.unaffected:')) return;
+/** Adds an unpatched definition's entries; returns a patch definition's, for when the states are known. */
+function addDefinition(def: OvalDefinition, major: number, namespace: string, collector: VulnerabilityCollector): PendingPatch | undefined {
+  if (def.criteria === null || def.id.includes(':com.redhat.unaffected:')) return undefined;
   const kind = def.class.trim().toLowerCase();
-  if (kind === 'patch') addPatch(def, major, namespace, collector);
-  else if (kind === 'vulnerability') addUnpatched(def, major, namespace, collector);
+  if (kind === 'patch') return patchOf(def, major, namespace);
+  if (kind === 'vulnerability') addUnpatched(def, major, namespace, collector);
+  return undefined;
 }
 
-function addPatch(def: OvalDefinition, major: number, namespace: string, collector: VulnerabilityCollector): void {
+function patchOf(def: OvalDefinition, major: number, namespace: string): PendingPatch | undefined {
   const name = advisoryName(def);
-  if (name === '') return;
+  if (name === '') return undefined;
   const head: VulnerabilityHead = {
     namespace,
     name,
@@ -81,10 +109,11 @@ function addPatch(def: OvalDefinition, major: number, namespace: string, collect
     severity: redHatSeverity(def.severity, def.title),
     cves: cveReferences(def.references),
   };
-  for (const criterion of packageCriteria(def, major, EARLIER_THAN)) {
-    const [, pkg, evr] = EARLIER_THAN.exec(criterion.comment) as RegExpExecArray;
-    collector.add(head, pkg as string, evr as string);
-  }
+  const fixes = packageCriteria(def, major, EARLIER_THAN).map((criterion) => {
+    const [, feature, version] = EARLIER_THAN.exec(criterion.comment) as RegExpExecArray;
+    return { feature: feature as string, version: version as string, testRef: criterion.testRef };
+  });
+  return { head, fixes };
 }
 
 function addUnpatched(def: OvalDefinition, major: number, namespace: string, collector: VulnerabilityCollector): void {
@@ -114,7 +143,8 @@ function addUnpatched(def: OvalDefinition, major: number, namespace: string, col
   for (const criterion of packageCriteria(def, major, INSTALLED)) {
     const pkg = (INSTALLED.exec(criterion.comment) as RegExpExecArray)[1] as string;
     if (other.has(pkg) && !affected.has(pkg)) continue;
-    collector.add(head, pkg, null, affected.get(pkg));
+    const state = affected.get(pkg);
+    collector.add(head, { feature: pkg, version: null, ...(state ? { state } : {}) });
   }
 }
 

@@ -42,11 +42,19 @@
  * which is what the OVAL file's one definition per advisory reported (and claircore's one record
  * per product). Between unfixed states: affected, fix_deferred, will_not_fix, not_affected.
  *
+ * Architectures: a fixed product id names a binary rpm of one architecture
+ * (`curl-0:7.76.1-26.el9_3.2.x86_64`, the purl's `arch` qualifier), so a fixed entry is limited to
+ * the architectures its products name (the highest fix of each): a build of an architecture no
+ * fixed product names (an i686 curl, which RHEL 9 does not ship) is not affected by the record, as
+ * OVAL's arch patterns say for the same packages. Unfixed and not-affected entries, often named
+ * by their source rpm, hold for every architecture.
+ *
  * Severity: the highest `threats[impact]` of the namespace's products, else the document's
  * `aggregate_severity` (Low, Moderate → Medium, Important → High, Critical, as the OVAL source).
  * Description: the `description` note, whitespace collapsed. Metadata null (CVSS comes from NVD).
  * A document with `tracking.status` "deleted" gives nothing and says so.
  */
+import { unionOfFixes } from '../../model/fixes.js';
 import { severityRank, type FixedIn, type FixState, type Severity, type Vulnerability } from '../../model/vulnerability.js';
 import { compareNames, compareStrings, normalizeText } from '../oval/collect.js';
 import { rpm } from '../rpm/version.js';
@@ -152,6 +160,8 @@ interface Component {
   /** `E:V-R`, or null when the entry carries no version (unfixed components). */
   readonly version: string | null;
   readonly source: boolean;
+  /** The binary rpm's architecture, when the entry names one. */
+  readonly arch?: string;
 }
 
 /** Relationships can nest (a component of a module of a product); claircore follows up to five. */
@@ -211,7 +221,7 @@ function componentOfPurl(purl: string): Component | undefined {
   if (!p || p.type !== 'rpm' || p.namespace.toLowerCase() !== 'redhat' || p.qualifiers.has('rpmmod') || p.name === '') return undefined;
   const arch = p.qualifiers.get('arch') ?? '';
   const version = p.version === '' ? null : `${p.qualifiers.get('epoch') || '0'}:${p.version}`;
-  return { name: p.name, version, source: arch === 'src' || arch === 'nosrc' };
+  return { name: p.name, version, source: arch === 'src' || arch === 'nosrc', ...(arch !== '' ? { arch } : {}) };
 }
 
 const NEVRA = /^(.+)-(\d+):([^-:\s]+)-([^-:\s]+)\.([A-Za-z0-9_]+)$/;
@@ -220,7 +230,7 @@ const PACKAGE_NAME = /^[A-Za-z0-9_+][A-Za-z0-9._+-]*$/;
 /** A component without a purl: `name-E:V-R.arch` (a fixed build) or a bare package name. */
 function componentOfName(name: string): Component | undefined {
   const m = NEVRA.exec(name);
-  if (m) return { name: m[1]!, version: `${m[2]}:${m[3]}-${m[4]}`, source: m[5] === 'src' || m[5] === 'nosrc' };
+  if (m) return { name: m[1]!, version: `${m[2]}:${m[3]}-${m[4]}`, source: m[5] === 'src' || m[5] === 'nosrc', arch: m[5]! };
   return PACKAGE_NAME.test(name) ? { name, version: null, source: false } : undefined;
 }
 
@@ -281,7 +291,7 @@ function vulnerabilitiesOf(v: CsafVulnerability, tree: ProductTree, documentId: 
   if (name === '') return [];
   const remediations = byProduct(v.remediations);
   const threats = byProduct(v.threats);
-  const namespaces = new Map<string, { entries: Map<string, Entry>; severity: Severity }>();
+  const namespaces = new Map<string, { entries: Map<string, Entry>; fixed: FixedIn[]; severity: Severity }>();
 
   const add = (productId: string, status: 'fixed' | 'known_affected' | 'known_not_affected') => {
     const resolved = tree.resolve(productId);
@@ -295,7 +305,10 @@ function vulnerabilitiesOf(v: CsafVulnerability, tree: ProductTree, documentId: 
       entry = { version: null, state: status === 'known_not_affected' ? 'not_affected' : unfixedState(remediations.get(productId)) };
     }
     let group = namespaces.get(namespace);
-    if (!group) namespaces.set(namespace, (group = { entries: new Map(), severity: 'Unknown' }));
+    if (!group) namespaces.set(namespace, (group = { entries: new Map(), fixed: [], severity: 'Unknown' }));
+    if (entry.state === 'fixed') {
+      group.fixed.push({ feature: component.name, version: entry.version, ...(component.arch ? { arches: [component.arch] } : {}) });
+    }
     const current = group.entries.get(component.name);
     if (!current || wins(entry, current)) group.entries.set(component.name, entry);
     for (const t of threats.get(productId) ?? []) {
@@ -318,7 +331,16 @@ function vulnerabilitiesOf(v: CsafVulnerability, tree: ProductTree, documentId: 
     link: `${LINK}${name}`,
     severity: group.severity !== 'Unknown' ? group.severity : redHatSeverity(aggregate),
     metadata: null,
-    fixedIn: [...group.entries].sort(([a], [b]) => compareStrings(a, b)).map(([feature, e]): FixedIn => fixedIn(feature, e)),
+    fixedIn: [...group.entries]
+      .sort(([a], [b]) => compareStrings(a, b))
+      .flatMap(([feature, e]): FixedIn[] =>
+        e.state === 'fixed'
+          ? unionOfFixes(
+              rpm.compare,
+              group.fixed.filter((f) => f.feature === feature),
+            )
+          : [fixedIn(feature, e)],
+      ),
   }));
 }
 

@@ -38,8 +38,8 @@ const GPG_PUBKEY = 'gpg-pubkey';
 
 export const rpmLister = {
   name: 'rpm',
-  // 3: packages carry their source package's name.
-  version: 3,
+  // 3: packages carry their source package's name; 4: and their architectures.
+  version: 4,
   format: 'rpm',
   // The database files themselves: whiting out var/lib/rpm/Packages deletes the database, whiting out a lock file does not.
   databasePaths: DATABASES.map((db) => db.path),
@@ -73,10 +73,6 @@ function messageOf(err: unknown): string {
 }
 
 /**
- * Packages as matched against advisories, in database order, each name and version once: the
- * same package installed for two architectures (multilib x86_64 + i686) is one feature.
- */
-/**
  * The source package in a SOURCERPM file name, `perl-5.38.2-506.azl3.src.rpm` → perl at
  * 5.38.2-506.azl3, with the binary's epoch (the file name carries none; rpm gives subpackages
  * their source's epoch). Names may hold dashes; version and release do not.
@@ -88,19 +84,26 @@ export function sourcePackage(sourceRpm: string, epoch: number | null): { name: 
   return { name: parts.slice(0, -2).join('-'), version: `${epoch ? `${epoch}:` : ''}${version}-${release}` };
 }
 
+/**
+ * Packages as matched against advisories, in database order, each name and version once: the
+ * same package installed for two architectures (multilib x86_64 + i686) is one feature, with both
+ * architectures.
+ */
 function uniquePackages(headers: readonly RpmHeader[]): Package[] {
-  const seen = new Set<string>();
-  const packages: Package[] = [];
+  const byKey = new Map<string, { pkg: Package; arches: Set<string> }>();
   for (const header of headers) {
     if (header.name === GPG_PUBKEY) continue;
-    const source = header.sourceRpm === null ? undefined : sourcePackage(header.sourceRpm, header.epoch);
-    const pkg: Package = { name: header.name, version: evr(header), ...(source !== undefined ? { source } : {}) };
-    const key = `${pkg.name}\0${pkg.version}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    packages.push(pkg);
+    const version = evr(header);
+    const key = `${header.name}\0${version}`;
+    let seen = byKey.get(key);
+    if (!seen) {
+      const source = header.sourceRpm === null ? undefined : sourcePackage(header.sourceRpm, header.epoch);
+      seen = { pkg: { name: header.name, version, ...(source !== undefined ? { source } : {}) }, arches: new Set() };
+      byKey.set(key, seen);
+    }
+    if (header.arch !== null && header.arch !== '') seen.arches.add(header.arch);
   }
-  return packages;
+  return [...byKey.values()].map(({ pkg, arches }) => (arches.size > 0 ? { ...pkg, arches: [...arches].sort() } : pkg));
 }
 
 /**

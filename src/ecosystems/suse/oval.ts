@@ -36,17 +36,18 @@
  * | comment "<name> is not affected"       | version null, state `not_affected`    |
  * | evr "equals", "greater than or equal" (kernel livepatch alternatives) | left out |
  *
- * When the state is missing, the version is taken from the comment after "<object name>-" (the
- * comment names the fixed NEVR, without the epoch, which is why the state is preferred). SUSE's
- * OVAL carries no "will not fix" or "deferred" state (those are in its CSAF VEX), so no other
- * states are produced.
+ * A state's `<arch>` (a pattern such as `(aarch64|ppc64le|s390x|x86_64)`, on kernel packages)
+ * limits the entry to those package architectures. When the state is missing, the version is
+ * taken from the comment after "<object name>-" (the comment names the fixed NEVR, without the
+ * epoch, which is why the state is preferred). SUSE's OVAL carries no "will not fix" or
+ * "deferred" state (those are in its CSAF VEX), so no other states are produced.
  *
  * - Name: the CVE id of the title. Description: whitespace collapsed.
  * - Link: the `source="SUSE CVE"` reference, else https://www.suse.com/security/cve/<id>/.
  * - Severity (`advisory/severity`): None → Negligible, Low, Moderate → Medium, Important → High,
  *   Critical; anything else (or none) Unknown.
- * - A feature named twice for one (namespace, CVE): a fixed version over no fix (the lowest
- *   version wins), and affected over not affected.
+ * - A feature named twice for one (namespace, CVE) and rank: the entries are alternatives (OVAL's
+ *   OR of products), so the highest fix, no fix over a fix, affected over not affected.
  *
  * Tests, objects and states follow the definitions in the document, so definitions are reduced to
  * their package criteria as they stream by and resolved once the document ends.
@@ -58,6 +59,7 @@ import { rpm } from '../rpm/version.js';
 import { reachCriteria } from '../oval/criteria.js';
 import { findReference, normalizeText, VulnerabilityCollector, type VulnerabilityHead } from '../oval/collect.js';
 import { readOval, type OvalDefinition, type OvalTables } from '../oval/reader.js';
+import { stateArches } from '../oval/states.js';
 
 /** The distributions SUSE's OVAL feeds. */
 export type SuseDistribution = 'sles' | 'sle-micro' | 'opensuse-leap';
@@ -207,7 +209,7 @@ function resolveDefinition(def: PendingDefinition, tables: OvalTables, collector
     const fixedIn = resolveEntry(entry, tables);
     if (!fixedIn) continue;
     for (const { namespace, rank } of entry.products) {
-      collector.add({ ...def.head, namespace }, fixedIn.feature, fixedIn.version, fixedIn.state, rank);
+      collector.add({ ...def.head, namespace }, fixedIn, rank);
     }
   }
 }
@@ -220,17 +222,20 @@ function resolveEntry(entry: Entry, tables: OvalTables): FixedIn | undefined {
   if (entry.notAffected) return { feature: objectName ?? entry.subject, version: null, state: 'not_affected' };
 
   let evr: { value: string; operation: string } | undefined;
+  let arches: string[] | undefined;
   for (const ref of test?.stateRefs ?? []) {
-    const found = tables.states.get(ref)?.evr;
-    if (found) {
-      evr = found;
+    const state = tables.states.get(ref);
+    if (state?.evr) {
+      evr = state.evr;
+      arches = stateArches(state.arch);
       break;
     }
   }
   if (evr) {
     if (!objectName) return undefined;
-    if (evr.operation === 'less than') return { feature: objectName, version: evr.value };
-    if (evr.operation === 'greater than' && ANY_VERSION.test(evr.value)) return { feature: objectName, version: null };
+    const limited = arches ? { arches } : {};
+    if (evr.operation === 'less than') return { feature: objectName, version: evr.value, ...limited };
+    if (evr.operation === 'greater than' && ANY_VERSION.test(evr.value)) return { feature: objectName, version: null, ...limited };
     return undefined; // livepatch alternatives ("equals", "greater than or equal")
   }
   // No state to read (absent from the document): the comment names the fixed NEVR.

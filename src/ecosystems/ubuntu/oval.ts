@@ -115,7 +115,7 @@ function resolveDefinition(def: PendingDefinition, tables: OvalTables, collector
     const fixed = comment.status === 'fixed';
     const unknown = comment.status === 'unknown';
     const version = fixed ? (comment.noteVersion ?? stateEvr ?? null) : unknown ? (stateEvr ?? null) : null;
-    collector.add(def.head, comment.source, version, comment.fixState);
+    collector.add(def.head, { feature: comment.source, version, ...(comment.fixState ? { state: comment.fixState } : {}) });
   }
 }
 

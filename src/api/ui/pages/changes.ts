@@ -19,7 +19,7 @@
  *   severity with data-severity).
  */
 import { badRequest } from '../../../errors.js';
-import { fixStateOf, fixWords, type FixedIn } from '../../../model/vulnerability.js';
+import { fixWords, type FixedIn } from '../../../model/vulnerability.js';
 import type { RiskContext } from '../../../model/risk.js';
 import { EXPOSURE_SEVERITIES, exposureOverTime, type ExposureDay } from '../../../store/exposure.js';
 import { recentNotifications, type ChangeImage, type ChangeSide, type RecentNotification } from '../../../store/notifications.js';
@@ -209,17 +209,16 @@ function kevText(kev: Kev): string {
   return parts.join(', ');
 }
 
-/** What a fixed-in entry says, in words. */
-const fixText = (f: FixedIn | undefined): string => (f ? fixWords(f) : 'not listed');
+/** What a package's fixed-in entries say, in words (one per architecture or range it has). */
+const fixText = (entries: readonly FixedIn[]): string => (entries.length > 0 ? entries.map(fixWords).join('; ') : 'not listed');
 
-const sameFix = (a: FixedIn | undefined, b: FixedIn | undefined): boolean =>
-  (a?.version ?? null) === (b?.version ?? null) && (a && fixStateOf(a)) === (b && fixStateOf(b));
+const sameFix = (a: readonly FixedIn[], b: readonly FixedIn[]): boolean => fixText(a) === fixText(b);
 
 /** Packages of both sides, in name order. */
 const packagesOf = (...sides: Array<ChangeSide | null>): string[] =>
   [...new Set(sides.flatMap((s) => (s ? s.fixedIn.map((f) => f.feature) : [])))].sort();
 
-const fixOf = (side: ChangeSide | null, feature: string): FixedIn | undefined => side?.fixedIn.find((f) => f.feature === feature);
+const fixOf = (side: ChangeSide | null, feature: string): FixedIn[] => side?.fixedIn.filter((f) => f.feature === feature) ?? [];
 
 /** The parts of a change, most telling first: severity, then each package's fix. */
 function whatChanged(old: ChangeSide, fresh: ChangeSide): Html[] {
@@ -229,7 +228,7 @@ function whatChanged(old: ChangeSide, fresh: ChangeSide): Html[] {
     const before = fixOf(old, feature);
     const after = fixOf(fresh, feature);
     if (sameFix(before, after)) continue;
-    parts.push(after ? html`<code>${feature}</code> ${fixText(after)}` : html`<code>${feature}</code> no longer listed`);
+    parts.push(after.length > 0 ? html`<code>${feature}</code> ${fixText(after)}` : html`<code>${feature}</code> no longer listed`);
   }
   if (parts.length === 0) parts.push(html`${old.details !== fresh.details ? 'description, links or scores' : 'republished unchanged'}`);
   return parts;

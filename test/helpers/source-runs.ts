@@ -1,0 +1,41 @@
+/**
+ * A source run end to end, as the server runs it, and the API calls that show what it wrote: the
+ * updater of one source enabled by name and reading from a feed server, layers indexed through the
+ * v1 API from the same server, and the stored records.
+ */
+import type pg from 'pg';
+import { expect } from 'vitest';
+import { parseConfig } from '../../src/config.js';
+import { runnerSettings, UpdaterRunner } from '../../src/updater/runner.js';
+import { enabledSources } from '../../src/updater/sources.js';
+import { json, type TestApp } from './app.js';
+import { silentLog } from './db.js';
+import type { FeedServer } from './feed-server.js';
+import { gzip } from './tarball.js';
+
+/** A source's updater, as the server would run it: enabled by name, reading from the feed server. */
+export function updaterFor(pool: pg.Pool, name: string, url: string) {
+  const config = parseConfig(`clair:\n  updater:\n    enabledupdaters: [${name}]\n    sources:\n      ${name}: { url: "${url}" }\n`);
+  const sources = enabledSources(config.updater.enabledUpdaters);
+  expect(sources.map((s) => s.name)).toEqual([name]);
+  const runner = new UpdaterRunner({ pool, settings: runnerSettings(config), log: silentLog });
+  return () => runner.run(sources[0]!);
+}
+
+/** POST /v1/layers: the server downloads the layer from the feed server. */
+export async function indexLayer(t: TestApp, server: FeedServer, name: string, tar: Buffer): Promise<void> {
+  server.put(`/layers/${name}.tar.gz`, gzip(tar));
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/v1/layers',
+    payload: { Layer: { Name: name, Path: server.url(`/layers/${name}.tar.gz`), Format: 'Docker' } },
+  });
+  expect(res.statusCode, res.body).toBe(201);
+}
+
+/** GET /v1/namespaces/{ns}/vulnerabilities/{name}?fixedIn. */
+export async function storedVulnerability(t: TestApp, namespace: string, name: string) {
+  const res = await t.app.inject({ url: `/v1/namespaces/${encodeURIComponent(namespace)}/vulnerabilities/${name}?fixedIn` });
+  expect(res.statusCode, res.body).toBe(200);
+  return json(res).Vulnerability;
+}
