@@ -1,5 +1,4 @@
-import { afterAll, onTestFinished } from 'vitest';
-import { getCurrentTest } from 'vitest/suite';
+import { afterAll, onTestFinished, TestRunner } from 'vitest';
 
 /**
  * Releases what a helper opened (a database, a pool, an app, a server, a process) once whoever
@@ -40,5 +39,5 @@ export function whenDone(release: () => unknown): void {
     return (done ??= (async () => void (await release()))());
   };
   pending.add(once);
-  if (getCurrentTest()) onTestFinished(once);
+  if (TestRunner.getCurrentTest()) onTestFinished(once);
 }
