@@ -9,10 +9,14 @@ export function wantedBy(listers: readonly PackageLister[], detectors: readonly 
   return (path) => listers.some((l) => l.wants(path)) || detectors.some((d) => d.wants(path));
 }
 
-/** The first detector (in precedence order) that recognises the layer's release files. */
-function detectNamespace(contents: LayerContents, detectors: readonly NamespaceDetector[]): string | null {
+/** The first detector (in precedence order) that recognises the layer's release files or packages. */
+function detectNamespace(
+  contents: LayerContents,
+  databases: LayerScan['packageDbs'],
+  detectors: readonly NamespaceDetector[],
+): string | null {
   for (const detector of detectors) {
-    const found = detector.detect(contents.files);
+    const found = detector.detect(contents.files, databases);
     if (found !== undefined) return found;
   }
   return null;
@@ -51,5 +55,5 @@ export function scanContents(
     const database = packageDatabase(lister, contents);
     if (database) packageDbs[lister.format] = database;
   }
-  return { namespace: detectNamespace(contents, detectors), packageDbs };
+  return { namespace: detectNamespace(contents, packageDbs, detectors), packageDbs };
 }

@@ -2,6 +2,8 @@
  * What the indexer's parts agree on. A layer is read once as a stream; listers and detectors
  * declare the paths they want, and only those files are buffered and handed to them.
  */
+import type { PackageDatabase } from './layer.js';
+import type { VersionFormatName } from './version-format.js';
 
 /**
  * The wanted files of one layer: normalised path (relative to the layer root: no leading `/` or
@@ -65,6 +67,10 @@ export interface NamespaceDetector {
   readonly name: string;
   readonly version: number;
   wants(path: string): boolean;
-  /** The namespace name (e.g. "debian:12", "alpine:v3.19", "rhel:9"), or undefined. */
-  detect(files: LayerFiles): string | undefined;
+  /**
+   * The namespace name (e.g. "debian:12", "alpine:v3.19", "rhel:9"), or undefined. databases: the
+   * layer's own package databases as the listers read them (the products a layer has installed are
+   * release packages: SUSE's LTSS).
+   */
+  detect(files: LayerFiles, databases?: Readonly<Partial<Record<VersionFormatName, PackageDatabase>>>): string | undefined;
 }

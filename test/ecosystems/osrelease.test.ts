@@ -237,6 +237,7 @@ const DEBIAN_12_OS_RELEASE = 'ID=debian\nVERSION_ID="12"\nVERSION_CODENAME=bookw
 describe('precedence', () => {
   it('lists the detectors in order', () => {
     expect(NAMESPACE_DETECTORS.map((d) => d.name)).toEqual([
+      'suse-products',
       'os-release',
       'lsb-release',
       'alpine-release',

@@ -29,11 +29,11 @@ describe('SUSE OVAL', () => {
     expectSame(await parseSuseOval(fixture('opensuse-oval-excerpt.xml')), await expected('suse-opensuse-oval-excerpt.json'));
   });
 
-  it('reads SLE 15 (vunnel fixture): GA as sles:15, LTSS/BCL variants, modules, not-affected criteria, states absent', async () => {
+  it('reads SLE 15 (vunnel fixture): GA as sles:15, LTSS/BCL variants as namespaces of their own, modules, not-affected criteria, states absent (versions from the comments, with epoch 0:)', async () => {
     expectSame(await parseSuseOval(fixture('suse-oval-excerpt.xml')), await expected('suse-oval-excerpt.json'));
   });
 
-  it('reads a SLES 15 -affected excerpt: SP namespaces, plain SP over LTSS, unfixed and not-affected packages, livepatch skipped', async () => {
+  it("reads a SLES 15 -affected excerpt: SP namespaces, SP4-LTSS apart from SP4 with SP4's entries as alternatives, unfixed packages above 0:0-0, not-affected packages, livepatch skipped", async () => {
     expectSame(
       await parseSuseOval(fixture('sles-15-sp6-affected-excerpt.xml'), { distribution: 'sles', release: '15' }),
       await expected('suse-sles-15-sp6-affected-excerpt.json'),
@@ -53,7 +53,7 @@ describe('SUSE OVAL', () => {
       '</criteria></definition></definitions><tests/><objects/><states/></oval_definitions>';
     const data = await parseSuseOval(Readable.from([Buffer.from(xml)]));
     expect(data.vulnerabilities.map((v) => [v.namespace, v.fixedIn])).toEqual([
-      ['sles:15.6', [{ feature: 'libfoo1', version: '1.0-150600.5.1' }]],
+      ['sles:15.6', [{ feature: 'libfoo1', version: '0:1.0-150600.5.1' }]],
     ]);
   });
 
@@ -61,19 +61,21 @@ describe('SUSE OVAL', () => {
     const leap = await parseSuseOval(fixture('opensuse-oval-excerpt.xml'), { distribution: 'sles', release: '15' });
     expect(leap).toEqual({ namespaces: [], vulnerabilities: [] });
     const sp4 = await parseSuseOval(fixture('sles-15-sp6-affected-excerpt.xml'), { distribution: 'sles', release: '15.4' });
-    expect(sp4.namespaces).toEqual(['sles:15.4']);
-    expect(sp4.vulnerabilities.map((v) => v.name)).toEqual(['CVE-2099-0001']);
+    expect(sp4.namespaces).toEqual(['sles:15.4', 'sles:15.4-ltss']);
+    expect(sp4.vulnerabilities.map((v) => `${v.namespace} ${v.name}`)).toEqual(['sles:15.4 CVE-2099-0001', 'sles:15.4-ltss CVE-2099-0001']);
   });
 
   it('maps product names to namespaces', () => {
-    expect(productOf('SUSE Linux Enterprise Server 15 SP6 is installed')).toEqual({ namespace: 'sles:15.6', rank: 0 });
-    expect(productOf('SUSE Linux Enterprise Server 15 is installed')).toEqual({ namespace: 'sles:15', rank: 0 });
-    expect(productOf('SUSE Linux Enterprise Server 15 SP1-LTSS is installed')).toEqual({ namespace: 'sles:15.1', rank: 1 });
-    expect(productOf('SUSE Linux Enterprise Server 16.0 is installed')).toEqual({ namespace: 'sles:16.0', rank: 0 });
-    expect(productOf('SUSE Linux Enterprise Module for Basesystem 15 SP6 is installed')).toEqual({ namespace: 'sles:15.6', rank: 0 });
-    expect(productOf('SUSE Linux Enterprise Micro 5.5 is installed')).toEqual({ namespace: 'sle-micro:5.5', rank: 0 });
-    expect(productOf('SUSE Linux Micro 6.1 is installed')).toEqual({ namespace: 'sle-micro:6.1', rank: 0 });
-    expect(productOf('openSUSE Leap 15.6 is installed')).toEqual({ namespace: 'opensuse-leap:15.6', rank: 0 });
+    expect(productOf('SUSE Linux Enterprise Server 15 SP6 is installed')).toBe('sles:15.6');
+    expect(productOf('SUSE Linux Enterprise Server 15 is installed')).toBe('sles:15');
+    expect(productOf('SUSE Linux Enterprise Server 15 SP1-LTSS is installed')).toBe('sles:15.1-ltss');
+    expect(productOf('SUSE Linux Enterprise Server 15-LTSS is installed')).toBe('sles:15-ltss');
+    expect(productOf('SUSE Linux Enterprise Server 15 SP1-BCL is installed')).toBe('sles:15.1-bcl');
+    expect(productOf('SUSE Linux Enterprise Server 16.0 is installed')).toBe('sles:16.0');
+    expect(productOf('SUSE Linux Enterprise Module for Basesystem 15 SP6 is installed')).toBe('sles:15.6');
+    expect(productOf('SUSE Linux Enterprise Micro 5.5 is installed')).toBe('sle-micro:5.5');
+    expect(productOf('SUSE Linux Micro 6.1 is installed')).toBe('sle-micro:6.1');
+    expect(productOf('openSUSE Leap 15.6 is installed')).toBe('opensuse-leap:15.6');
     expect(productOf('SUSE Linux Enterprise Server for SAP Applications 15 SP6 is installed')).toBeUndefined();
     expect(productOf('SUSE Linux Enterprise Desktop 15 SP6 is installed')).toBeUndefined();
     expect(productOf('SUSE Linux Enterprise Module for SUSE Manager Server 4.3 is installed')).toBeUndefined();
@@ -129,7 +131,7 @@ describe('SUSE updater', () => {
     const sles15 = parts.find((p) => p.key === 'suse.linux.enterprise.server.15')!;
     expect(sles15.urls).toEqual(['https://ftp.suse.com/pub/projects/security/oval/suse.linux.enterprise.server.15-affected.xml.gz']);
     const data = await sles15.parse([fixture('sles-15-sp6-affected-excerpt.xml')]);
-    expect(data.namespaces).toEqual(['sles:15.4', 'sles:15.6']);
+    expect(data.namespaces).toEqual(['sles:15.4', 'sles:15.4-ltss', 'sles:15.6']);
     const leap = parts.find((p) => p.key === 'opensuse.leap.15.6')!;
     expect((await leap.parse([fixture('sles-15-sp6-affected-excerpt.xml')])).vulnerabilities).toEqual([]);
   });

@@ -12,6 +12,8 @@
  *   architecture; a multilib package is affected when one of its copies is.
  * - Microsoft's `greater than` and `less than or equal` bounds, Photon's "Fixed" without a version
  *   and its non-CVE ids.
+ * - SUSE's products: a service pack's LTSS variant applies only where its release package is
+ *   installed, and there together with the service pack's own entries.
  */
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
@@ -230,5 +232,78 @@ describe('Photon OS CVE metadata (4.0)', () => {
       'python3 3.10.11-10.ph4': ['CVE-2024-7592 3.10.11-11.ph4'],
       'krb5-devel 1.17-14.ph4': ['BDSA-2025-0719 1.17-15.ph4'],
     });
+  });
+});
+
+describe('SUSE OVAL (SLES 15 SP4 with and without LTSS, SP6)', () => {
+  it('applies the LTSS product only to layers with its release package, FixedBy with its epoch, and unfixed packages above 0:0-0', async () => {
+    const { t, server } = await afterRun('suse', '/suse/', () => ({
+      '/suse/suse.linux.enterprise.server.15-affected.xml.gz': gzipSync(fixture('feeds/suse/sles-15-sp6-affected-excerpt.xml')),
+    }));
+
+    const sles = (version: string, packages: readonly HeaderSpec[]): Buffer =>
+      layerTar({
+        'etc/os-release': `NAME="SLES"\nVERSION_ID="${version}"\nID="sles"\nID_LIKE="suse"\n`,
+        'var/lib/rpm/Packages.db': ndbDatabase(packages.map(rpmHeader)),
+      });
+    const product = (name: string, version: string): HeaderSpec => ({ name, version, release: '150400.1.1', arch: 'x86_64' });
+    const openssl = (name: string, release: string): HeaderSpec => ({ name, version: '3.0.8', release, arch: 'x86_64' });
+    // CVE-2099-0001: SP4 fixes libopenssl3 in 150400.4.60.1; SP4-LTSS fixes it and openssl-3 in 150400.4.69.1.
+    const sp4Packages = [
+      ...['150400.4.59.1', '150400.4.60.1', '150400.4.69.1'].map((r) => openssl('libopenssl3', r)),
+      openssl('openssl-3', '150399.4.69.1'),
+    ];
+    await indexLayer(t, server, 'sp4', sles('15.4', [product('sles-release', '15.4'), ...sp4Packages]));
+    await indexLayer(
+      t,
+      server,
+      'sp4-ltss',
+      sles('15.4', [product('sles-release', '15.4'), product('sles-ltss-release', '15.4'), ...sp4Packages]),
+    );
+
+    expect(await vulnerable(t, 'sp4')).toEqual({ 'libopenssl3 3.0.8-150400.4.59.1': ['CVE-2099-0001 0:3.0.8-150400.4.60.1'] });
+    const ltss = ['CVE-2099-0001 0:3.0.8-150400.4.69.1'];
+    expect(await vulnerable(t, 'sp4-ltss')).toEqual({
+      ...eachVersion('libopenssl3', ['3.0.8-150400.4.59.1', '3.0.8-150400.4.60.1'], ltss),
+      'openssl-3 3.0.8-150399.4.69.1': ltss,
+    });
+
+    await indexLayer(
+      t,
+      server,
+      'sp6',
+      sles('15.6', [
+        product('sles-release', '15.6'),
+        // CVE-2099-0002: libxml2-2 "greater than 0:0-0", no fix.
+        { name: 'libxml2-2', version: '0', release: '0', arch: 'x86_64' },
+        { name: 'libxml2-2', version: '2.10.3', release: '150500.5.5.1', arch: 'x86_64' },
+        { name: 'kernel-default', version: '6.4.0', release: '150600.23.25.1', arch: 'x86_64' },
+      ]),
+    );
+    expect(await vulnerable(t, 'sp6')).toEqual({
+      'libxml2-2 2.10.3-150500.5.5.1': ['CVE-2099-0002 None'],
+      'kernel-default 6.4.0-150600.23.25.1': ['CVE-2099-0003 0:6.4.0-150600.23.30.1'],
+    });
+  });
+
+  it('writes the implied epoch of a version read from a criterion comment (states unreadable)', async () => {
+    const { t, server } = await afterRun('suse', '/suse/', () => ({
+      '/suse/suse.linux.enterprise.server.15-affected.xml.gz': gzipSync(fixture('feeds/suse/suse-oval-excerpt.xml')),
+    }));
+    await indexLayer(
+      t,
+      server,
+      'sp1-ltss',
+      layerTar({
+        'var/lib/rpm/Packages.db': ndbDatabase(
+          [
+            { name: 'sles-release', version: '15.1', release: '1.1', arch: 'x86_64' },
+            { name: 'sles-ltss-release', version: '15.1', release: '1.1', arch: 'x86_64' },
+            { name: 'kernel-default', version: '4.12.14', release: '197.89.1', arch: 'x86_64' },
+          ].map(rpmHeader),
+        ),
+      }),
+    );
+    expect(await vulnerable(t, 'sp1-ltss')).toEqual({ 'kernel-default 4.12.14-197.89.1': ['CVE-2021-29154 0:4.12.14-197.89.2'] });
   });
 });

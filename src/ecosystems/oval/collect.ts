@@ -20,16 +20,14 @@ export interface VulnerabilityHead {
 
 interface Draft {
   readonly head: VulnerabilityHead;
-  /** Feature → the rank its entries were given with, and the entries of that rank. */
-  readonly fixedIn: Map<string, { rank: number; entries: FixedIn[] }>;
+  /** Feature → its entries. */
+  readonly fixedIn: Map<string, FixedIn[]>;
 }
 
 /**
  * Collects FixedIn entries per (namespace, vulnerability name). A feature named more than once for
- * one vulnerability keeps the entries of its lowest rank (a source's preference between its
- * products: SUSE's plain service pack over its LTSS variant), and those are alternatives, as OVAL
- * reads several criteria or definitions: their union (model/fixes.ts) is kept, the highest of
- * overlapping fixes for one architecture and range. The first definition seen for a
+ * one vulnerability has alternatives, as OVAL reads several criteria or definitions: their union
+ * (model/fixes.ts) is kept, the highest of overlapping fixes for one architecture and range. The first definition seen for a
  * (namespace, name) supplies its description, link, severity and CVE ids.
  */
 export class VulnerabilityCollector {
@@ -49,7 +47,7 @@ export class VulnerabilityCollector {
    * …). A bound the format cannot read is dropped, which leaves the entry affecting more rather
    * than less.
    */
-  add(head: VulnerabilityHead, fixedIn: FixedIn, rank = 0): boolean {
+  add(head: VulnerabilityHead, fixedIn: FixedIn): boolean {
     if (fixedIn.feature === '') return false;
     if (fixedIn.version !== null && !this.format.valid(fixedIn.version)) return false;
     this.namespaceSet.add(head.namespace);
@@ -67,8 +65,8 @@ export class VulnerabilityCollector {
       ...(affectedThrough !== undefined && this.format.valid(affectedThrough) ? { affectedThrough } : {}),
     };
     const current = draft.fixedIn.get(fixedIn.feature);
-    if (!current || rank < current.rank) draft.fixedIn.set(fixedIn.feature, { rank, entries: [entry] });
-    else if (rank === current.rank) current.entries.push(entry);
+    if (current) current.push(entry);
+    else draft.fixedIn.set(fixedIn.feature, [entry]);
     return true;
   }
 
@@ -88,7 +86,7 @@ export class VulnerabilityCollector {
         metadata: null,
         fixedIn: [...d.fixedIn.entries()]
           .sort(([a], [b]) => compareStrings(a, b))
-          .flatMap(([, { entries }]) => unionOfFixes(this.format.compare, entries)),
+          .flatMap(([, entries]) => unionOfFixes(this.format.compare, entries)),
         // Absent rather than empty, so records of sources that list no CVEs keep their shape.
         ...(d.head.cves !== undefined && d.head.cves.length > 0 ? { cves: [...d.head.cves] } : {}),
       }))

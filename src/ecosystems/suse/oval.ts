@@ -12,7 +12,7 @@
  * |-----------------------------------------------------------|---------------------|
  * | SUSE Linux Enterprise Server 15 SP6                       | `sles:15.6`         |
  * | SUSE Linux Enterprise Server 15 (no SP: 15 GA)            | `sles:15`           |
- * | SUSE Linux Enterprise Server 15 SP1-LTSS (-BCL, -ESPOS…)   | `sles:15.1`, second choice |
+ * | SUSE Linux Enterprise Server 15 SP1-LTSS (-BCL, -ESPOS…)   | `sles:15.1-ltss` (`-bcl`, …) |
  * | SUSE Linux Enterprise Module for Basesystem 15 SP6        | `sles:15.6`         |
  * | SUSE Linux Enterprise Micro 5.5, SUSE Linux Micro 6.1     | `sle-micro:5.5`, `sle-micro:6.1` |
  * | openSUSE Leap 15.6                                        | `opensuse-leap:15.6` |
@@ -21,10 +21,13 @@
  * image says VERSION_ID="15". Modules are where SLE 15 ships most packages (openssl and glibc are
  * in Basesystem), and a SLES image installs them, so they count for SLES; only modules versioned
  * like SLES itself (a two-digit major) do, which leaves out e.g. "Module for SUSE Manager Server
- * 4.3". The LTSS/BCL/ESPOS variants of a service pack publish their own, higher, versions: a
- * package named by the plain service pack (or a module) takes that entry, a variant's only when
- * the plain product does not name the package (vunnel prefers sles-release the same way). Desktop,
- * SAP, HPC, Manager and other products are not SLES images and are ignored.
+ * 4.3". The LTSS/BCL/ESPOS variants of a service pack are products of their own, installed on top
+ * of it (`sles-ltss-release` beside `sles-release`; see products.ts): a variant's entries go to its
+ * namespace only, and the plain service pack's (and its modules') to the plain namespace and to
+ * each variant namespace of it the document names, where they are alternatives of the variant's,
+ * as on a system with the variant both hold. A service pack past its general support is named
+ * only through its variants: a plain image of it gets no entry from them. Desktop, SAP, HPC,
+ * Manager and other products are not SLES images and are ignored.
  *
  * Package criteria are "<name>-<version>-<release> is installed" and "<name> is not affected";
  * they are read through their rpminfo test, object and state:
@@ -32,22 +35,23 @@
  * | state                                  | FixedIn                               |
  * |----------------------------------------|---------------------------------------|
  * | evr "less than" E:V-R                  | fixed in E:V-R (state as written)     |
- * | evr "greater than" 0:0-0 (any version; in the `-affected` files) | version null (affected) |
+ * | evr "greater than" E:V-R (0:0-0 in the `-affected` files)  | version null, affected above E:V-R |
  * | comment "<name> is not affected"       | version null, state `not_affected`    |
  * | evr "equals", "greater than or equal" (kernel livepatch alternatives) | left out |
  *
  * A state's `<arch>` (a pattern such as `(aarch64|ppc64le|s390x|x86_64)`, on kernel packages)
  * limits the entry to those package architectures. When the state is missing, the version is
  * taken from the comment after "<object name>-" (the comment names the fixed NEVR, without the
- * epoch, which is why the state is preferred). SUSE's OVAL carries no "will not fix" or
+ * epoch, which is why the state is preferred; it is written with rpm's implied epoch `0:`, as the
+ * states write every version). SUSE's OVAL carries no "will not fix" or
  * "deferred" state (those are in its CSAF VEX), so no other states are produced.
  *
  * - Name: the CVE id of the title. Description: whitespace collapsed.
  * - Link: the `source="SUSE CVE"` reference, else https://www.suse.com/security/cve/<id>/.
  * - Severity (`advisory/severity`): None → Negligible, Low, Moderate → Medium, Important → High,
  *   Critical; anything else (or none) Unknown.
- * - A feature named twice for one (namespace, CVE) and rank: the entries are alternatives (OVAL's
- *   OR of products), so the highest fix, no fix over a fix, affected over not affected.
+ * - A feature named twice for one (namespace, CVE): the entries are alternatives (OVAL's OR of
+ *   products), so the highest fix, no fix over a fix, affected over not affected.
  *
  * Tests, objects and states follow the definitions in the document, so definitions are reduced to
  * their package criteria as they stream by and resolved once the document ends.
@@ -60,6 +64,7 @@ import { reachCriteria } from '../oval/criteria.js';
 import { findReference, normalizeText, VulnerabilityCollector, type VulnerabilityHead } from '../oval/collect.js';
 import { readOval, type OvalDefinition, type OvalTables } from '../oval/reader.js';
 import { stateArches } from '../oval/states.js';
+import { plainProduct, slesNamespace } from './products.js';
 
 /** The distributions SUSE's OVAL feeds. */
 export type SuseDistribution = 'sles' | 'sle-micro' | 'opensuse-leap';
@@ -82,19 +87,14 @@ const LEAP = /^\s*openSUSE Leap (\d+\.\d+) is installed\s*$/;
 const PACKAGE = /^\s*(\S+) is (installed|not affected)\s*$/;
 /** "<name>-<version>-<release>" when the object is unknown. */
 const NEVR = /^(.+)-([^-]+-[^-]+)$/;
-const ANY_VERSION = /^(?:0:)?0-0$/;
-
-/** A product fact: the namespace and 0 for the plain product, 1 for an LTSS-like variant. */
-interface Product {
-  readonly namespace: string;
-  readonly rank: number;
-}
+const HAS_EPOCH = /^\d+:/;
 
 interface Entry {
   readonly testRef: string;
   readonly subject: string;
   readonly notAffected: boolean;
-  readonly products: readonly Product[];
+  /** The namespaces of the products it holds with (`sles:15.4`, `sles:15.4-ltss`). */
+  readonly products: readonly string[];
 }
 
 interface PendingDefinition {
@@ -117,31 +117,54 @@ export async function parseSuseOval(input: Readable, scope?: SuseScope): Promise
   });
   const collector = new VulnerabilityCollector(rpm);
   for (const namespace of namespaces) collector.addNamespace(namespace);
-  for (const def of pending) resolveDefinition(def, tables, collector);
+  const variants = variantsOf(namespaces);
+  for (const def of pending) resolveDefinition(def, tables, collector, variants);
   return collector.result();
 }
 
 function withinScope(namespace: string, scope: SuseScope): boolean {
   const prefix = `${scope.distribution}:`;
   if (!namespace.startsWith(prefix)) return false;
-  const release = namespace.slice(prefix.length);
+  const release = plainProduct(namespace).slice(prefix.length);
   return release === scope.release || release.startsWith(`${scope.release}.`);
 }
 
-/** The product a criterion comment names (rank 0 plain, 1 an LTSS-like variant); undefined for anything else. */
-export function productOf(comment: string): Product | undefined {
+/** The namespace of the product a criterion comment names (`sles:15.4`, `sles:15.4-ltss`); undefined for anything else. */
+export function productOf(comment: string): string | undefined {
   const server = SERVER.exec(comment);
   if (server) {
     const [, major, minor, sp, variant] = server;
     // "Server 16.0" carries its minor; "Server 15 SP6" its service pack; "Server 15" is GA.
     const release = minor !== undefined ? `${major}.${minor}` : sp !== undefined ? `${major}.${Number(sp)}` : (major as string);
-    return { namespace: `sles:${release}`, rank: variant === undefined ? 0 : 1 };
+    return slesNamespace(release, variant?.slice(1));
   }
   const micro = MICRO.exec(comment);
-  if (micro) return { namespace: `sle-micro:${micro[1]}`, rank: 0 };
+  if (micro) return `sle-micro:${micro[1]}`;
   const leap = LEAP.exec(comment);
-  if (leap) return { namespace: `opensuse-leap:${leap[1]}`, rank: 0 };
+  if (leap) return `opensuse-leap:${leap[1]}`;
   return undefined;
+}
+
+/**
+ * The product one alternative of the criteria holds on: its product facts name one service pack,
+ * with at most one variant (a variant needs its service pack, so "SP4 and SP4-LTSS" is the
+ * variant); undefined for none of ours, or two at once (cannot hold).
+ */
+function productOfAlternative(facts: readonly string[]): string | undefined {
+  const plain = new Set(facts.map(plainProduct));
+  const variants = new Set(facts.filter((f) => plainProduct(f) !== f));
+  if (plain.size !== 1 || variants.size > 1) return undefined;
+  return variants.size === 1 ? [...variants][0] : [...plain][0];
+}
+
+/** The variant namespaces of each plain product among namespaces (`sles:15.4` → [`sles:15.4-ltss`]). */
+function variantsOf(namespaces: ReadonlySet<string>): ReadonlyMap<string, readonly string[]> {
+  const variants = new Map<string, string[]>();
+  for (const namespace of namespaces) {
+    const plain = plainProduct(namespace);
+    if (plain !== namespace) variants.set(plain, [...(variants.get(plain) ?? []), namespace]);
+  }
+  return variants;
 }
 
 function reduceDefinition(def: OvalDefinition, inScope: (ns: string) => boolean, namespaces: Set<string>): PendingDefinition | undefined {
@@ -149,23 +172,16 @@ function reduceDefinition(def: OvalDefinition, inScope: (ns: string) => boolean,
   const reached = reachCriteria(def.criteria, {
     fact: (c) => {
       const product = productOf(c.comment);
-      return product && inScope(product.namespace) ? `${product.namespace}\t${product.rank}` : undefined;
+      return product && inScope(product) ? product : undefined;
     },
     wanted: (c) => PACKAGE.test(c.comment) && productOf(c.comment) === undefined,
   });
   const entries: Entry[] = [];
   for (const { criterion, contexts } of reached) {
-    const products = new Map<string, number>();
+    const products = new Set<string>();
     for (const facts of contexts) {
-      const inAlternative = new Map<string, number>();
-      for (const fact of facts) {
-        const [namespace, rank] = fact.split('\t') as [string, string];
-        inAlternative.set(namespace, Math.min(inAlternative.get(namespace) ?? 1, Number(rank)));
-      }
-      // No product of ours (another SUSE product), or two releases at once (cannot hold): nothing.
-      if (inAlternative.size !== 1) continue;
-      const [namespace, rank] = [...inAlternative][0] as [string, number];
-      products.set(namespace, Math.min(products.get(namespace) ?? 1, rank));
+      const product = productOfAlternative(facts);
+      if (product !== undefined) products.add(product);
     }
     if (products.size === 0) continue;
     const [, subject, verb] = PACKAGE.exec(criterion.comment) as RegExpExecArray;
@@ -173,7 +189,7 @@ function reduceDefinition(def: OvalDefinition, inScope: (ns: string) => boolean,
       testRef: criterion.testRef,
       subject: subject as string,
       notAffected: verb === 'not affected',
-      products: [...products].map(([namespace, rank]) => ({ namespace, rank })),
+      products: [...products],
     });
   }
   // Product criteria of ours with no package beside them still say which namespaces the file covers.
@@ -198,19 +214,26 @@ function collectProductNamespaces(def: OvalDefinition, inScope: (ns: string) => 
       return;
     }
     const product = node.negate ? undefined : productOf(node.comment);
-    if (product && inScope(product.namespace)) namespaces.add(product.namespace);
+    if (product && inScope(product)) namespaces.add(product);
   };
   if (def.criteria) walk(def.criteria);
 }
 
-/** Each package entry under each of its products; a plain product ranks before its variants (SP4 before SP4-LTSS). */
-function resolveDefinition(def: PendingDefinition, tables: OvalTables, collector: VulnerabilityCollector): void {
+/**
+ * Each package entry under each of its products: a plain service pack's also under its variants
+ * (SP4's under SP4-LTSS, whose systems have SP4 installed), a variant's under the variant only.
+ */
+function resolveDefinition(
+  def: PendingDefinition,
+  tables: OvalTables,
+  collector: VulnerabilityCollector,
+  variants: ReadonlyMap<string, readonly string[]>,
+): void {
   for (const entry of def.entries) {
     const fixedIn = resolveEntry(entry, tables);
     if (!fixedIn) continue;
-    for (const { namespace, rank } of entry.products) {
-      collector.add({ ...def.head, namespace }, fixedIn, rank);
-    }
+    const namespaces = new Set(entry.products.flatMap((product) => [product, ...(variants.get(product) ?? [])]));
+    for (const namespace of namespaces) collector.add({ ...def.head, namespace }, fixedIn);
   }
 }
 
@@ -235,17 +258,23 @@ function resolveEntry(entry: Entry, tables: OvalTables): FixedIn | undefined {
     if (!objectName) return undefined;
     const limited = arches ? { arches } : {};
     if (evr.operation === 'less than') return { feature: objectName, version: evr.value, ...limited };
-    if (evr.operation === 'greater than' && ANY_VERSION.test(evr.value)) return { feature: objectName, version: null, ...limited };
+    // The -affected files' unfixed packages: any version above 0:0-0 (which is not itself affected).
+    if (evr.operation === 'greater than') return { feature: objectName, version: null, affectedAbove: evr.value, ...limited };
     return undefined; // livepatch alternatives ("equals", "greater than or equal")
   }
   // No state to read (absent from the document): the comment names the fixed NEVR.
   if (objectName) {
     return entry.subject.startsWith(`${objectName}-`)
-      ? { feature: objectName, version: entry.subject.slice(objectName.length + 1) }
+      ? { feature: objectName, version: withEpoch(entry.subject.slice(objectName.length + 1)) }
       : undefined;
   }
   const nevr = NEVR.exec(entry.subject);
-  return nevr ? { feature: nevr[1] as string, version: nevr[2] as string } : undefined;
+  return nevr ? { feature: nevr[1] as string, version: withEpoch(nevr[2] as string) } : undefined;
+}
+
+/** A version from a comment with rpm's implied epoch written out, as SUSE's states write theirs. */
+function withEpoch(version: string): string {
+  return HAS_EPOCH.test(version) ? version : `0:${version}`;
 }
 
 function cveName(def: OvalDefinition): string {

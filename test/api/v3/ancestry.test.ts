@@ -11,7 +11,7 @@ import { storeSnapshot } from '../../helpers/store-snapshot.js';
 import { gzip, tarball, type TarEntry } from '../../helpers/tarball.js';
 
 const LISTERS = ['dpkg', 'apk', 'rpm'];
-const DETECTORS = ['os-release', 'lsb-release', 'alpine-release', 'redhat-release', 'apt-sources'];
+const DETECTORS = ['suse-products', 'os-release', 'lsb-release', 'alpine-release', 'redhat-release', 'apt-sources'];
 const STATUS = { listers: LISTERS, detectors: DETECTORS };
 
 /** An app (with the ancestry API) on a fresh database. */

@@ -8,7 +8,7 @@ async function v3App(yaml?: string): Promise<TestApp> {
 }
 
 const LISTERS = ['dpkg', 'apk', 'rpm'];
-const DETECTORS = ['os-release', 'lsb-release', 'alpine-release', 'redhat-release', 'apt-sources'];
+const DETECTORS = ['suse-products', 'os-release', 'lsb-release', 'alpine-release', 'redhat-release', 'apt-sources'];
 
 describe('GET /status', () => {
   it('lists the listers and detectors; last_update_time is absent before any successful update', async () => {
