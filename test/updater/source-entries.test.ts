@@ -116,6 +116,16 @@ describe('entries naming a source rpm match the binaries built from it', () => {
     expect(findings(await features('rhel9-amazon-db'))).toEqual([['gawk', 'CVE-2023-4156', 'rhel:9', null, 'will_not_fix']]);
   });
 
+  it("a write through the API keeps the entry naming the source, and its links (another package's fix added)", async () => {
+    const put = await t.app.inject({
+      method: 'PUT',
+      url: '/v1/namespaces/rhel%3A9/vulnerabilities/CVE-2025-1215/fixes/xxd',
+      payload: { Feature: { Version: '2:8.2.2637-21.el9' } },
+    });
+    expect(put.statusCode, put.body).toBeLessThan(300);
+    expect(findings(await features('rhel9-vim-after'))).toEqual(VIM_AND_GAWK);
+  });
+
   it('recomputing the matches (rematch) keeps the links by source, and restores them when missing', async () => {
     const namespace = (await t.pool.query<{ id: number }>("SELECT id FROM namespace WHERE name = 'rhel:9'")).rows[0]!.id;
     const countLinks = async () =>
@@ -123,7 +133,8 @@ describe('entries naming a source rpm match the binaries built from it', () => {
         (
           await t.pool.query<{ n: string }>(
             `SELECT count(*) AS n FROM vulnerability_affects a JOIN feature_version fv ON fv.id = a.feature_version_id
-             JOIN feature f ON f.id = fv.feature_id WHERE f.name LIKE 'vim-%'`,
+             JOIN feature f ON f.id = fv.feature_id
+             JOIN vulnerability v ON v.id = a.vulnerability_id AND v.deleted_at IS NULL WHERE f.name LIKE 'vim-%'`,
           )
         ).rows[0]!.n,
       );
