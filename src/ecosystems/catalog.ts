@@ -32,8 +32,12 @@ export interface Distribution {
   /**
    * `source`: its advisories name source packages where its package database lists binaries
    * (rpm), so packages are matched by the source package they were built from.
+   * `binary-and-source`: its advisories name binary packages, and some entries name a source
+   * package instead (marked FixedIn.source: Red Hat's VEX names unfixed packages by their source
+   * rpm), so packages are matched by their own name and, for those entries, by their source's.
+   * Rebuilds matched as it (matchedAs) are matched so too: their packages go to its namespaces.
    */
-  readonly advisoryNames?: 'source';
+  readonly advisoryNames?: 'source' | 'binary-and-source';
   /** Package URL namespace (the vendor) and `distro` qualifier prefix: pkg:rpm/redhat/…?distro=rhel-9. */
   readonly purl: { readonly vendor: string; readonly distro: string };
 }
@@ -80,7 +84,16 @@ export const DISTRIBUTIONS: readonly Distribution[] = [
     matchedAs: 'wolfi',
     purl: { vendor: 'chainguard', distro: 'chainguard' },
   },
-  { id: 'rhel', osReleaseIds: ['rhel'], naming: 'major', versionFormat: 'rpm', source: 'rhel', purl: { vendor: 'redhat', distro: 'rhel' } },
+  {
+    id: 'rhel',
+    osReleaseIds: ['rhel'],
+    naming: 'major',
+    versionFormat: 'rpm',
+    source: 'rhel',
+    // Red Hat's VEX documents name packages without a fix by their source rpm (vim for vim-minimal).
+    advisoryNames: 'binary-and-source',
+    purl: { vendor: 'redhat', distro: 'rhel' },
+  },
   // Rebuilds of RHEL: Red Hat's advisories cover them; their layers keep their own namespace.
   {
     id: 'centos',

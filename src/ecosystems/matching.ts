@@ -10,9 +10,10 @@ export const MATCHING: Matching = {
     const { compare } = versionFormat(format);
     const affects = (fix: StoredFix, installed: InstalledVersion): boolean => {
       if (fix.fix_state === 'not_affected' || !onArchitecture(fix, installed)) return false;
-      if (fix.affected_above != null && compare(installed.version, fix.affected_above) <= 0) return false;
-      if (fix.fixed_version !== null) return compare(installed.version, fix.fixed_version) < 0;
-      return fix.affected_through == null || compare(installed.version, fix.affected_through) <= 0;
+      const version = versionFor(fix, installed);
+      if (fix.affected_above != null && compare(version, fix.affected_above) <= 0) return false;
+      if (fix.fixed_version !== null) return compare(version, fix.fixed_version) < 0;
+      return fix.affected_through == null || compare(version, fix.affected_through) <= 0;
     };
     const asFix = (f: StoredFix) => ({ version: f.fixed_version, state: f.fix_state });
     return (fixes, installed) => {
@@ -38,7 +39,20 @@ export const MATCHING: Matching = {
     if (layerNamespace === null || distributionOf(matchNamespace(layerNamespace))?.advisoryNames !== 'source') return undefined;
     return (pkg) => pkg.source ?? { name: pkg.name, version: pkg.version };
   },
+  sourceEntries(advisoryNamespace) {
+    return distributionOf(advisoryNamespace)?.advisoryNames === 'binary-and-source';
+  },
 };
+
+/**
+ * The version an entry is compared with: an entry naming a source package gives the source's
+ * version (an rpm subpackage may carry a version of its own: perl's modules), so it is compared
+ * with the version of the source the package was built from; with the package's own when that is
+ * not known. In RHEL the two are the same for nearly every package.
+ */
+function versionFor(fix: StoredFix, installed: InstalledVersion): string {
+  return fix.source && installed.source_version ? installed.source_version : installed.version;
+}
 
 /**
  * Whether an entry limited to some architectures applies to a package installed for others: it

@@ -11,6 +11,8 @@ export interface StoredFix {
   readonly affected_above?: string | null;
   /** With no fix: only versions up to this one, included, are affected. */
   readonly affected_through?: string | null;
+  /** It names a source package: it applies to the packages built from it, compared by their source's version. */
+  readonly source?: boolean | null;
 }
 
 /** An installed version of a package as the store holds it. */
@@ -18,6 +20,11 @@ export interface InstalledVersion {
   readonly version: string;
   /** The architectures it is installed for (multilib: several); empty when the database does not say. */
   readonly arches: readonly string[];
+  /**
+   * The version of the source package it was built from, which entries naming that source compare
+   * against; null or absent when not known (its own version is compared then).
+   */
+  readonly source_version?: string | null;
 }
 
 /**
@@ -50,4 +57,10 @@ export interface Matching {
    * distribution's advisories name source packages. Asked once per layer, not per package.
    */
   bySource(layerNamespace: string | null): ((pkg: Package) => { name: string; version: string }) | undefined;
+  /**
+   * Whether an advisory namespace's records may hold entries naming source packages beside those
+   * naming installed ones (FixedIn.source: Red Hat's VEX): its package versions are then stored with
+   * the source package each was built from, and linked to those entries by it.
+   */
+  sourceEntries(advisoryNamespace: string): boolean;
 }

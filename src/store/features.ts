@@ -38,19 +38,47 @@ export const FEATURE_LOCK_BUCKETS = 1024;
 const LOCK_FEATURES = `
   SELECT pg_advisory_xact_lock(${FEATURE_LOCK_CLASS}, bucket)
   FROM (SELECT DISTINCT id % ${FEATURE_LOCK_BUCKETS} AS bucket FROM unnest($1::int[]) AS id ORDER BY 1) buckets`;
-/** The architectures ($3) come as comma-separated lists ('' for none): unnest cannot take an array of arrays. */
+/**
+ * The architectures ($3) come as comma-separated lists ('' for none): unnest cannot take an array
+ * of arrays. A version stored without its source gets it (its links by source are then made).
+ */
 const INSERT_FEATURE_VERSIONS = `
-  INSERT INTO feature_version (feature_id, version, arches)
-  SELECT t.feature_id, t.version, string_to_array(t.arches, ',') FROM unnest($1::int[], $2::text[], $3::text[]) AS t(feature_id, version, arches)
-  ON CONFLICT (feature_id, version, arches) DO NOTHING RETURNING id, feature_id, version, arches`;
+  INSERT INTO feature_version (feature_id, version, arches, source_name, source_version)
+  SELECT t.feature_id, t.version, string_to_array(t.arches, ','), t.source_name, t.source_version
+  FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[]) AS t(feature_id, version, arches, source_name, source_version)
+  ON CONFLICT (feature_id, version, arches) DO UPDATE SET source_name = EXCLUDED.source_name, source_version = EXCLUDED.source_version
+    WHERE feature_version.source_name IS NULL AND EXCLUDED.source_name IS NOT NULL
+  RETURNING id, feature_id, version, arches, source_name, source_version`;
 const SELECT_FEATURE_VERSIONS = `
   SELECT fv.id, fv.feature_id, fv.version, fv.arches FROM feature_version fv
   JOIN unnest($1::int[], $2::text[], $3::text[]) AS t(feature_id, version, arches)
     ON fv.feature_id = t.feature_id AND fv.version = t.version AND fv.arches = string_to_array(t.arches, ',')`;
-const SELECT_VERSIONS_OF_FEATURES = 'SELECT id, feature_id, version, arches FROM feature_version WHERE feature_id = ANY($1::int[])';
+/**
+ * A feature version as linking reads it (fv, and f its feature): with the feature that entries
+ * naming its source name (source_feature_id): its own when its source is not known (stored before
+ * sources were, or where the namespace's records name none), null when no feature has its source's
+ * name (nothing names that source).
+ */
+const LINKED_VERSION_COLUMNS = `fv.id, fv.feature_id, fv.version, fv.arches, fv.source_version,
+  CASE WHEN fv.source_name IS NULL THEN fv.feature_id
+    ELSE (SELECT sf.id FROM feature sf WHERE sf.namespace_id = f.namespace_id AND sf.name = fv.source_name) END AS source_feature_id`;
+/**
+ * The versions of some features ($n) and the versions built from them (whose source they name),
+ * each once: every version an entry of those features may link.
+ */
+export const linkableVersions = (n: number): string => `
+  SELECT ${LINKED_VERSION_COLUMNS} FROM feature_version fv JOIN feature f ON f.id = fv.feature_id
+  WHERE fv.feature_id = ANY($${n}::int[])
+  UNION ALL
+  SELECT ${LINKED_VERSION_COLUMNS} FROM feature s
+  JOIN feature_version fv ON fv.source_name = s.name
+  JOIN feature f ON f.id = fv.feature_id AND f.namespace_id = s.namespace_id
+  WHERE s.id = ANY($${n}::int[]) AND fv.feature_id <> ALL($${n}::int[])`;
+const SELECT_LINKABLE_VERSIONS = linkableVersions(1);
 /** Fixed-in entries of the live vulnerabilities of some features. */
 const SELECT_LIVE_FIXES = `
-  SELECT fi.id, fi.vulnerability_id, fi.feature_id, fi.fixed_version, fi.fix_state, fi.arches, fi.affected_above, fi.affected_through
+  SELECT fi.id, fi.vulnerability_id, fi.feature_id, fi.fixed_version, fi.fix_state, fi.arches, fi.affected_above, fi.affected_through,
+    fi.source
   FROM vulnerability_fixedin fi JOIN vulnerability v ON v.id = fi.vulnerability_id AND v.deleted_at IS NULL
   WHERE fi.feature_id = ANY($1::int[])`;
 const INSERT_AFFECTS = `
@@ -94,6 +122,8 @@ export async function lockFeatures(client: pg.PoolClient, namespaceId: number, n
 export interface FeatureVersionRecord extends InstalledVersion {
   id: number;
   feature_id: number;
+  /** The feature its source package is (entries naming that source apply to it); see LINKED_VERSION_COLUMNS. */
+  source_feature_id: number | null;
 }
 
 /** A stored fixed-in entry. */
@@ -107,45 +137,75 @@ export interface FixRecord {
   arches: string[] | null;
   affected_above: string | null;
   affected_through: string | null;
+  /** It names a source package: it links the versions built from it. */
+  source: boolean;
 }
 
 /** The matching rule of a format, as the store applies it (Matching.match). */
 export type MatchRule = ReturnType<Matching['match']>;
 
-/** Every stored version of these features. */
+/** Every stored version of these features, and every version built from them (linkableVersions). */
 export async function versionsOfFeatures(client: pg.PoolClient, ids: readonly number[]): Promise<FeatureVersionRecord[]> {
-  return (await client.query<FeatureVersionRecord>(SELECT_VERSIONS_OF_FEATURES, [[...new Set(ids)]])).rows;
+  return (await client.query<FeatureVersionRecord>(SELECT_LINKABLE_VERSIONS, [[...new Set(ids)]])).rows;
 }
 
 /**
  * The feature versions the fixes leave affected, as the matching rule says, each once per
- * vulnerability with the fix that says how: the fixes of one vulnerability and feature are taken
- * together (several entries of one package are alternatives).
+ * vulnerability with the fix that says how. An entry naming a package applies to that package's
+ * versions, one naming a source package to the versions built from it; the entries of one
+ * vulnerability applying to a version are taken together (alternatives: a binary named like its
+ * source, gawk, named both ways is reported once).
  */
 export function* affectedVersions<F extends StoredFix & { feature_id: number; vulnerability_id?: number }>(
   fixes: readonly F[],
   versions: readonly FeatureVersionRecord[],
   match: MatchRule,
 ): Generator<[F, FeatureVersionRecord]> {
-  const versionsByFeature = new Map<number, FeatureVersionRecord[]>();
-  for (const fv of versions) {
-    const list = versionsByFeature.get(fv.feature_id);
-    if (list) list.push(fv);
-    else versionsByFeature.set(fv.feature_id, [fv]);
+  const byFeature = indexBy(versions, (fv) => fv.feature_id);
+  const bySource = indexBy(versions, (fv) => fv.source_feature_id);
+  const byPackage = indexBy(fixes, (fix) => `${fix.vulnerability_id ?? ''}/${fix.source ? 's' : 'p'}${fix.feature_id}`);
+  // The entries naming a source, by the version they apply to: few (unfixed packages), so kept.
+  const sourceEntries = new Map<string, { fv: FeatureVersionRecord; fixes: F[] }>();
+  for (const group of byPackage.values()) {
+    if (!group[0]!.source) continue;
+    for (const fv of bySource.get(group[0]!.feature_id) ?? []) {
+      const key = `${group[0]!.vulnerability_id ?? ''}/${fv.id}`;
+      const found = sourceEntries.get(key);
+      if (found) found.fixes.push(...group);
+      else sourceEntries.set(key, { fv, fixes: [...group] });
+    }
   }
-  const groups = new Map<string, F[]>();
-  for (const fix of fixes) {
-    const key = `${fix.vulnerability_id ?? ''}/${fix.feature_id}`;
-    const group = groups.get(key);
-    if (group) group.push(fix);
-    else groups.set(key, [fix]);
-  }
-  for (const group of groups.values()) {
-    for (const fv of versionsByFeature.get(group[0]!.feature_id) ?? []) {
-      const fix = match(group, fv);
+  for (const group of byPackage.values()) {
+    if (group[0]!.source) continue;
+    for (const fv of byFeature.get(group[0]!.feature_id) ?? []) {
+      const key = `${group[0]!.vulnerability_id ?? ''}/${fv.id}`;
+      const alsoBySource = sourceEntries.get(key);
+      sourceEntries.delete(key);
+      const fix = match(alsoBySource ? [...group, ...alsoBySource.fixes] : group, fv);
       if (fix) yield [fix, fv];
     }
   }
+  for (const { fv, fixes: group } of sourceEntries.values()) {
+    const fix = match(group, fv);
+    if (fix) yield [fix, fv];
+  }
+}
+
+/** The features whose entries may apply to a version: its own, and its source's. */
+const namingFeatures = (fv: FeatureVersionRecord): number[] =>
+  fv.source_feature_id === null ? [fv.feature_id] : [fv.feature_id, fv.source_feature_id];
+
+/** Items by a key (null: left out), in their order. */
+function indexBy<T, K>(items: readonly T[], key: (item: T) => K | null): Map<K, T[]> {
+  const index = new Map<K, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    if (k === null) continue;
+    const list = index.get(k);
+    if (list) list.push(item);
+    else index.set(k, [item]);
+  }
+  return index;
 }
 
 /** Writes the "affects" links between stored fixes and the feature versions they leave affected. */
@@ -188,20 +248,36 @@ async function inChunks(client: pg.PoolClient, sql: string, columns: readonly nu
  */
 export async function ensureFeatureVersions(
   client: pg.PoolClient,
-  namespace: { id: number; versionFormat: VersionFormatName },
+  namespace: { id: number; name: string; versionFormat: VersionFormatName },
   packages: readonly Package[],
   matching: Matching,
 ): Promise<Map<string, Map<string, number>>> {
-  const featureIds = await lockFeatures(
-    client,
-    namespace.id,
-    packages.map((p) => p.name),
-  );
+  // Where records may name source packages, each version keeps its source, whose feature is
+  // locked too: a write of an entry naming that source locks it, so neither misses the other.
+  const sourceOf = (p: Package) => (matching.sourceEntries(namespace.name) ? p.source : undefined);
+  const featureIds = await lockFeatures(client, namespace.id, [
+    ...packages.map((p) => p.name),
+    ...packages.flatMap((p) => sourceOf(p)?.name ?? []),
+  ]);
   const featureColumn = packages.map((p) => featureIds.get(p.name)!);
   const versionColumn = packages.map((p) => p.version);
   const archesColumn = packages.map((p) => archesText(p.arches ?? []));
   const columns = [featureColumn, versionColumn, archesColumn];
-  const created = (await client.query<FeatureVersionRecord>(INSERT_FEATURE_VERSIONS, columns)).rows;
+  // Each version once: an upsert may not touch one row twice.
+  const distinct = new Map(packages.map((p, i) => [`${featureColumn[i]}\0${installedKey(p.version, p.arches ?? [])}`, p]));
+  const inserted = (
+    await client.query<FeatureVersionRecord & { source_name: string | null }>(INSERT_FEATURE_VERSIONS, [
+      [...distinct.values()].map((p) => featureIds.get(p.name)!),
+      [...distinct.values()].map((p) => p.version),
+      [...distinct.values()].map((p) => archesText(p.arches ?? [])),
+      [...distinct.values()].map((p) => sourceOf(p)?.name ?? null),
+      [...distinct.values()].map((p) => sourceOf(p)?.version ?? null),
+    ])
+  ).rows;
+  const created = inserted.map(({ source_name, ...fv }) => ({
+    ...fv,
+    source_feature_id: source_name === null ? fv.feature_id : featureIds.get(source_name)!,
+  }));
   await linkNewVersions(client, matching.match(namespace.versionFormat), created);
   const all = (await client.query<FeatureVersionRecord>(SELECT_FEATURE_VERSIONS, columns)).rows;
   const nameOf = new Map([...featureIds].map(([name, id]) => [id, name]));
@@ -223,7 +299,8 @@ const archesText = (arches: readonly string[]): string => arches.join(',');
 
 async function linkNewVersions(client: pg.PoolClient, match: MatchRule, created: readonly FeatureVersionRecord[]): Promise<void> {
   if (created.length === 0) return;
-  const fixes = (await client.query<FixRecord>(SELECT_LIVE_FIXES, [[...new Set(created.map((fv) => fv.feature_id))]])).rows;
+  const features = new Set(created.flatMap(namingFeatures));
+  const fixes = (await client.query<FixRecord>(SELECT_LIVE_FIXES, [[...features]])).rows;
   await linkAffected(client, fixes, created, match);
 }
 
@@ -252,8 +329,10 @@ export async function relinkFeatures(
   match: MatchRule,
 ): Promise<RelinkCounts> {
   await lockNamespace(client, namespaceId);
-  const fixes = (await client.query<FixRecord>(SELECT_LIVE_FIXES, [features])).rows;
+  // The versions of these features and those built from them, with every entry that may apply to them.
   const versions = await versionsOfFeatures(client, features);
+  const named = new Set([...features, ...versions.flatMap(namingFeatures)]);
+  const fixes = (await client.query<FixRecord>(SELECT_LIVE_FIXES, [[...named]])).rows;
   const stored = (
     await client.query<{ vulnerability_id: number; feature_version_id: number }>(SELECT_LIVE_AFFECTS, [versions.map((fv) => fv.id)])
   ).rows;

@@ -35,7 +35,7 @@ const COPY_VERSIONS =
 /** The same, with the time each was written elsewhere (records carried by a bundle). */
 const COPY_WRITTEN_VERSIONS =
   'COPY vulnerability (id, namespace_id, name, description, link, severity, metadata, updater, source_severity, cves, created_at) FROM STDIN';
-const FIXEDIN_COLUMNS = 'vulnerability_id, feature_id, fixed_version, fix_state, arches, affected_above, affected_through';
+const FIXEDIN_COLUMNS = 'vulnerability_id, feature_id, fixed_version, fix_state, arches, affected_above, affected_through, source';
 const COPY_FIXEDIN = `COPY vulnerability_fixedin (id, ${FIXEDIN_COLUMNS}) FROM STDIN`;
 /** For fixes of features nothing has installed: nothing to link, so no ids to know. */
 const COPY_UNLINKED_FIXEDIN = `COPY vulnerability_fixedin (${FIXEDIN_COLUMNS}) FROM STDIN`;
@@ -173,7 +173,7 @@ export async function applyNamespaceUpdate(
 
 async function insertVersions(client: pg.PoolClient, update: NamespaceUpdate, write: readonly DesiredVulnerability[]): Promise<number[]> {
   if (write.length === 0) return [];
-  // The features and their installed versions, which stay put while the namespace is locked.
+  // The features and their installed versions (those built from them too), which stay put while the namespace is locked.
   const names = [...new Set(write.flatMap((v) => v.fixedIn.map((f) => f.feature)))];
   const featureIdByName = names.length > 0 ? await featureIds(client, update.namespace.id, names) : new Map<string, number>();
   const versions = featureIdByName.size > 0 ? await versionsOfFeatures(client, [...featureIdByName.values()]) : [];
@@ -208,6 +208,7 @@ async function insertVersions(client: pg.PoolClient, update: NamespaceUpdate, wr
         arches: fix.arches ? [...fix.arches] : null,
         affected_above: fix.affectedAbove ?? null,
         affected_through: fix.affectedThrough ?? null,
+        source: fix.source === true,
       });
     }
   });
@@ -238,6 +239,7 @@ function fixedInRow(f: FixRecord): Array<string | number | null> {
     f.arches && arrayLiteral(f.arches),
     f.affected_above,
     f.affected_through,
+    f.source ? 't' : 'f',
   ];
 }
 

@@ -8,6 +8,7 @@ import {
   FEATURE_LOCK_BUCKETS,
   FEATURE_LOCK_CLASS,
   lockFeatures,
+  linkableVersions,
   NAMESPACE_LOCK_CLASS,
   type FeatureVersionRecord,
 } from './features.js';
@@ -59,9 +60,9 @@ const SELECT_LIVE_NAMED = `
  * json_build_object, and as columns: storedFixedIn reads either back.
  */
 export const FIXED_IN_FIELDS = `'feature', f.name, 'version', fi.fixed_version, 'state', fi.fix_state,
-  'arches', fi.arches, 'affectedAbove', fi.affected_above, 'affectedThrough', fi.affected_through`;
+  'arches', fi.arches, 'affectedAbove', fi.affected_above, 'affectedThrough', fi.affected_through, 'source', fi.source`;
 const FIXED_IN_COLUMNS = `f.name AS feature, fi.fixed_version AS version, fi.fix_state AS state,
-  fi.arches, fi.affected_above AS "affectedAbove", fi.affected_through AS "affectedThrough"`;
+  fi.arches, fi.affected_above AS "affectedAbove", fi.affected_through AS "affectedThrough", fi.source`;
 const SELECT_FIXEDIN = `
   SELECT fi.vulnerability_id, ${FIXED_IN_COLUMNS}
   FROM vulnerability_fixedin fi JOIN feature f ON f.id = fi.feature_id
@@ -114,13 +115,13 @@ const SELECT_FOR_WRITE = `
     (SELECT ok FROM complete) AND (SELECT taken FROM locks) >= 0 AS locked`;
 /**
  * Retires the live version ($1, null for none) and reads every version of the features the next
- * one fixes ($2), in one statement once their locks are held.
+ * one fixes ($2), and those built from them, in one statement once their locks are held.
  */
 const RETIRE = `
   WITH retired AS (UPDATE vulnerability SET deleted_at = now() WHERE id = $1)
-  SELECT id, feature_id, version, arches FROM feature_version WHERE feature_id = ANY($2::int[])`;
+  ${linkableVersions(2)}`;
 /**
- * A new version with its fixed-in entries ($8, $9, $14, and $16 to $18: architectures as
+ * A new version with its fixed-in entries ($8, $9, $14, and $16 to $19: architectures as
  * comma-separated lists, NULL for every one), the feature versions they leave affected (pairs $10,
  * $11: the entry's place in the list, from 1, and the feature version) and, when $12 names one,
  * its notification (old version $13), which wakes the notifiers at COMMIT. The entries' ids are
@@ -132,12 +133,13 @@ const INSERT_VERSION = `
     VALUES ($1, $2, $3, $4, $5, $6, $7, $5, $15) RETURNING id),
   entries AS MATERIALIZED (
     SELECT nextval('vulnerability_fixedin_id_seq') AS id, t.*
-    FROM unnest($8::int[], $9::text[], $14::text[], $16::text[], $17::text[], $18::text[])
-      WITH ORDINALITY AS t(feature_id, fixed_version, fix_state, arches, affected_above, affected_through, place)),
+    FROM unnest($8::int[], $9::text[], $14::text[], $16::text[], $17::text[], $18::text[], $19::boolean[])
+      WITH ORDINALITY AS t(feature_id, fixed_version, fix_state, arches, affected_above, affected_through, source, place)),
   fixes AS (
-    INSERT INTO vulnerability_fixedin (id, vulnerability_id, feature_id, fixed_version, fix_state, arches, affected_above, affected_through)
+    INSERT INTO vulnerability_fixedin
+      (id, vulnerability_id, feature_id, fixed_version, fix_state, arches, affected_above, affected_through, source)
     SELECT entries.id, version.id, entries.feature_id, entries.fixed_version, entries.fix_state,
-      string_to_array(entries.arches, ','), entries.affected_above, entries.affected_through
+      string_to_array(entries.arches, ','), entries.affected_above, entries.affected_through, entries.source
     FROM version, entries),
   links AS (
     INSERT INTO vulnerability_affects (vulnerability_id, feature_version_id, fixedin_id)
@@ -200,6 +202,7 @@ export interface FixedInRow {
   arches: string[] | null;
   affectedAbove: string | null;
   affectedThrough: string | null;
+  source: boolean | null;
 }
 
 /** A stored fixed-in entry, with only the fields it has. */
@@ -211,6 +214,7 @@ export function storedFixedIn(r: FixedInRow): FixedIn {
     ...(r.arches ? { arches: r.arches } : {}),
     ...(r.affectedAbove !== null ? { affectedAbove: r.affectedAbove } : {}),
     ...(r.affectedThrough !== null ? { affectedThrough: r.affectedThrough } : {}),
+    ...(r.source ? { source: true as const } : {}),
   };
 }
 
@@ -361,6 +365,7 @@ export async function replaceVulnerability(
     arches: f.arches ?? null,
     affected_above: f.affectedAbove ?? null,
     affected_through: f.affectedThrough ?? null,
+    source: f.source === true,
   }));
   const versions =
     current || fixes.length > 0
@@ -399,6 +404,7 @@ export async function replaceVulnerability(
       fixes.map((f) => f.arches && f.arches.join(',')),
       fixes.map((f) => f.affected_above),
       fixes.map((f) => f.affected_through),
+      fixes.map((f) => f.source),
     ],
   });
   return { id: rows[0]!.id, notification: rows[0]!.notification };

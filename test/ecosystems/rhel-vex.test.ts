@@ -244,6 +244,44 @@ describe('parseRedHatVex rules', () => {
     });
   });
 
+  it('an unfixed component named by its source rpm (arch=src) is marked as naming a source package; a fixed source rpm beats it', () => {
+    const [v] = only(
+      vexDocument({
+        fixed: [
+          fixedRpm('AppStream-9.4.0.Z.MAIN', RHEL9, 'curl', '0:7.76.1-29.el9_4', 'src'),
+          fixedRpm('AppStream-9.4.0.Z.MAIN', RHEL9, 'libcurl', '0:7.76.1-29.el9_4'),
+        ],
+        affected: [
+          unfixedRpm('red_hat_enterprise_linux_9', 'cpe:/o:redhat:enterprise_linux:9', 'vim', '?arch=src'),
+          unfixedRpm('red_hat_enterprise_linux_9', 'cpe:/o:redhat:enterprise_linux:9', 'curl', '?arch=src'),
+          unfixedRpm('red_hat_enterprise_linux_9', 'cpe:/o:redhat:enterprise_linux:9', 'libfoo'),
+        ],
+        remediations: [{ category: 'none_available', details: 'Fix deferred', product_ids: ['red_hat_enterprise_linux_9:vim'] }],
+      }),
+    );
+    // vim: its binaries (vim-minimal, vim-enhanced) are matched by their source; libfoo names a binary;
+    // curl's source rpm is fixed in a minor release, whose binaries carry the fix (libcurl).
+    expect(v!.fixedIn).toEqual([
+      { feature: 'libcurl', version: '0:7.76.1-29.el9_4', arches: ['x86_64'] },
+      { feature: 'libfoo', version: null },
+      { feature: 'vim', version: null, state: 'fix_deferred', source: true },
+    ]);
+  });
+
+  it("Red Hat's current documents name vim and gawk by their source rpm", () => {
+    for (const [name, component] of [
+      ['cve-2025-1215', 'vim'],
+      ['cve-2023-4156', 'gawk'],
+    ] as const) {
+      const entries = parseRedHatVex(fixtureText(name)).vulnerabilities.map((v) => [
+        v.namespace,
+        v.fixedIn.map((f) => [f.feature, f.source]),
+      ]);
+      expect(entries.length, name).toBeGreaterThan(3);
+      for (const [namespace, fixedIn] of entries) expect(fixedIn, `${name} ${namespace}`).toEqual([[component, true]]);
+    }
+  });
+
   it('a component without a purl is read from its name (name-E:V-R.arch for a fix)', () => {
     const [v] = only(
       vexDocument({
@@ -290,11 +328,12 @@ describe('parseRedHatVex rules', () => {
         remediations: [{ category: 'no_fix_planned', details: 'Will not fix', product_ids: ['red_hat_enterprise_linux_9:libbar'] }],
       }),
     );
-    // libbar: "Will not fix" for the binary, no remediation (affected) for the source rpm of the same name.
+    // libbar: "Will not fix" for the binary, no remediation (affected) for the source rpm of the same name:
+    // affected, named by the source (which stands for the binary of its name too).
     // libfoo: fixed for x86_64 in two minor releases (the later build of the EUS stream is the higher),
     // for aarch64 in one; a package of another architecture is named by no fixed product.
     expect(v!.fixedIn).toEqual([
-      { feature: 'libbar', version: null },
+      { feature: 'libbar', version: null, source: true },
       { feature: 'libbaz', version: null, state: 'not_affected' },
       { feature: 'libfoo', version: '0:1.0-11.el9_4', arches: ['aarch64'] },
       { feature: 'libfoo', version: '0:1.0-10.el9_2', arches: ['x86_64'] },

@@ -1,3 +1,9 @@
+import type pg from 'pg';
+import { expect } from 'vitest';
+import { parseConfig } from '../../src/config.js';
+import { runnerSettings, UpdaterRunner } from '../../src/updater/runner.js';
+import { enabledSources } from '../../src/updater/sources.js';
+import { silentLog } from './db.js';
 import type { FeedServer } from './feed-server.js';
 import { compressWith, tarball } from './tarball.js';
 
@@ -34,4 +40,19 @@ export function serveVexFeed(
   server.put(`${base}csaf_vex_${archiveDate}.tar.zst`, vexArchive(documents));
   server.put(`${base}changes.csv`, vexCsv(Object.keys(documents).map((path) => [path, changedAt] as const)));
   server.put(`${base}deletions.csv`, deletions.length > 0 ? vexCsv(deletions) : '');
+}
+
+/**
+ * Red Hat's documents (<year>/cve-….json → text) served under /vex/ (archived 2025-07-10, changed
+ * on 2025-07-05), and one run of the rhel-vex updater reading them into the database; fails the
+ * test when the run does.
+ */
+export async function runVexUpdater(pool: pg.Pool, server: FeedServer, documents: Record<string, string | Buffer>): Promise<void> {
+  serveVexFeed(server, '/vex/', '2025-07-10', documents, '2025-07-05T09:56:23+00:00');
+  const config = parseConfig(
+    `clair:\n  updater:\n    enabledupdaters: [rhel-vex]\n    sources:\n      rhel-vex: { url: "${server.url('/vex/')}" }\n`,
+  );
+  const [source] = enabledSources(config.updater.enabledUpdaters);
+  const result = await new UpdaterRunner({ pool, settings: runnerSettings(config), log: silentLog }).run(source!);
+  expect(result.error).toBeUndefined();
 }

@@ -15,19 +15,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config.js';
 import { runScan, type ScanOptions } from '../../src/scanner/command.js';
 import type { ScanReport } from '../../src/scanner/report.js';
-import { runnerSettings, UpdaterRunner } from '../../src/updater/runner.js';
-import { enabledSources } from '../../src/updater/sources.js';
 import { json, testApp, type TestApp } from '../helpers/app.js';
-import { silentLog } from '../helpers/db.js';
 import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
 import { elements, text } from '../helpers/html-text.js';
 import { dockerSaveArchive, layerTar } from '../helpers/image-archives.js';
 import { ociLayout, pushImage } from '../helpers/oci-image.js';
 import { missingRegistryPrograms, startRegistry, type Registry } from '../helpers/registry.js';
-import { serveVexFeed } from '../helpers/rhel-vex-feed.js';
+import { runVexUpdater } from '../helpers/rhel-vex-feed.js';
 import { gzip } from '../helpers/tarball.js';
 import { addVulnerability } from '../helpers/vulnerabilities.js';
 
@@ -62,13 +58,7 @@ describe(`fix states from Red Hat's CSAF VEX documents, end to end${skipped}`, (
     registry = missing.length === 0 ? await startRegistry() : undefined;
     t = await testApp(registry ? { yaml: `  registries:\n    "${registry.host}": { insecure: true }` } : {});
     feed = await startFeedServer();
-    serveVexFeed(feed, '/vex/', '2025-07-10', DOCUMENTS, '2025-07-05T09:56:23+00:00');
-    const config = parseConfig(
-      `clair:\n  updater:\n    enabledupdaters: [rhel-vex]\n    sources:\n      rhel-vex: { url: "${feed.url('/vex/')}" }\n`,
-    );
-    const [source] = enabledSources(config.updater.enabledUpdaters);
-    const result = await new UpdaterRunner({ pool: t.pool, settings: runnerSettings(config), log: silentLog }).run(source!);
-    expect(result.error).toBeUndefined();
+    await runVexUpdater(t.pool, feed, DOCUMENTS);
     await addVulnerability(t, 'rhel:9', { ...FIXED_BASH, Link: 'https://security.example.org/CVE-2099-4156' });
   });
   afterAll(async () => {

@@ -20,10 +20,12 @@
  * and the rpm lister name features. Left out: modular rpms (purl type rpmmod, or an rpmmod
  * qualifier: Tarsier does not read module metadata from layers, see oval.ts) and, for fixed
  * entries, source rpms (arch=src/nosrc: their binaries are listed beside them with the same
- * version). An unfixed component is often named by its source rpm alone (`pkg:rpm/redhat/kernel?
- * arch=src`), which then stands for the binary of the same name, as OVAL's "kernel is installed".
- * A component without a purl (documents written before Red Hat added them) is read from its name:
- * `name-E:V-R.arch` or a bare package name.
+ * version; a fixed source rpm still wins over an unfixed entry of its name, below). An unfixed
+ * component is often named by its source rpm alone (`pkg:rpm/redhat/vim?arch=src`): the entry is
+ * marked as naming a source package (FixedIn.source), and stands for every binary built from it
+ * (vim-minimal, vim-enhanced, vim-common), as claircore matches such records by each package's
+ * source name. A component without a purl (documents written before Red Hat added them) is read
+ * from its name: `name-E:V-R.arch` or a bare package name (a binary).
  *
  * States (FixedIn.state), from product_status and remediations (Red Hat's guide, "Remediations"):
  * - `fixed` → the fixed version: purl version with its `epoch` qualifier (0 when absent), as
@@ -284,6 +286,8 @@ const PRECEDENCE: readonly FixState[] = ['fixed', 'affected', 'fix_deferred', 'w
 interface Entry {
   readonly version: string | null;
   readonly state: FixState;
+  /** It names a source rpm. */
+  readonly source: boolean;
 }
 
 function vulnerabilitiesOf(v: CsafVulnerability, tree: ProductTree, documentId: string, aggregate: string): Vulnerability[] {
@@ -299,18 +303,24 @@ function vulnerabilitiesOf(v: CsafVulnerability, tree: ProductTree, documentId: 
     const { namespace, component } = resolved;
     let entry: Entry;
     if (status === 'fixed') {
-      if (component.source || component.version === null || !rpm.valid(component.version)) return;
-      entry = { version: component.version, state: 'fixed' };
+      if (component.version === null || !rpm.valid(component.version)) return;
+      entry = { version: component.version, state: 'fixed', source: component.source };
     } else {
-      entry = { version: null, state: status === 'known_not_affected' ? 'not_affected' : unfixedState(remediations.get(productId)) };
+      const state = status === 'known_not_affected' ? 'not_affected' : unfixedState(remediations.get(productId));
+      entry = { version: null, state, source: component.source };
     }
     let group = namespaces.get(namespace);
     if (!group) namespaces.set(namespace, (group = { entries: new Map(), fixed: [], severity: 'Unknown' }));
-    if (entry.state === 'fixed') {
+    // A fixed source rpm gives no entry (its binaries do), but wins over an unfixed one of its name.
+    if (entry.state === 'fixed' && !entry.source) {
       group.fixed.push({ feature: component.name, version: entry.version, ...(component.arch ? { arches: [component.arch] } : {}) });
     }
     const current = group.entries.get(component.name);
-    if (!current || wins(entry, current)) group.entries.set(component.name, entry);
+    const winner = !current || wins(entry, current) ? entry : current;
+    // An unfixed package named both ways (the binary kernel, the source kernel) is named by its
+    // source, which stands for the binary of its name too (built from it) and for the others.
+    const source = winner.state !== 'fixed' && (entry.source || current?.source === true);
+    group.entries.set(component.name, { ...winner, source });
     for (const t of threats.get(productId) ?? []) {
       if (text(t.category) !== 'impact') continue;
       const severity = redHatSeverity(text(t.details));
@@ -346,7 +356,12 @@ function vulnerabilitiesOf(v: CsafVulnerability, tree: ProductTree, documentId: 
 
 /** The entry as FixedIn: fixed and affected are implied by the version (model/vulnerability.ts). */
 function fixedIn(feature: string, e: Entry): FixedIn {
-  return e.state === 'fixed' || e.state === 'affected' ? { feature, version: e.version } : { feature, version: null, state: e.state };
+  return {
+    feature,
+    version: e.version,
+    ...(e.state !== 'fixed' && e.state !== 'affected' ? { state: e.state } : {}),
+    ...(e.source ? { source: true as const } : {}),
+  };
 }
 
 function wins(next: Entry, current: Entry): boolean {
