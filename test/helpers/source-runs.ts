@@ -39,3 +39,23 @@ export async function storedVulnerability(t: TestApp, namespace: string, name: s
   expect(res.statusCode, res.body).toBe(200);
   return json(res).Vulnerability;
 }
+
+/**
+ * Amazon's repositories as the amzn updater finds them (mirror.list → repodata/repomd.xml → its
+ * updateinfo): AL2's with the given updateinfo document, AL2023's with al2023's (none: no advisory).
+ */
+export function amazonRepositories(
+  feeds: FeedServer,
+  repomd: Buffer,
+  al2: Buffer,
+  al2023: Buffer | string = '<?xml version="1.0" ?>\n<updates></updates>',
+): Record<string, Buffer | string> {
+  return {
+    '/amzn/2/core/latest/x86_64/mirror.list': `${feeds.url('/al2-mirror/')}\n`,
+    '/al2-mirror/repodata/repomd.xml': repomd,
+    '/al2-mirror/repodata/updateinfo.xml.gz': gzip(al2),
+    '/amzn/al2023/core/mirrors/latest/x86_64/mirror.list': `${feeds.url('/al2023-mirror/')}\n`,
+    '/al2023-mirror/repodata/repomd.xml': repomd,
+    '/al2023-mirror/repodata/updateinfo.xml.gz': gzip(Buffer.from(al2023)),
+  };
+}

@@ -22,7 +22,7 @@ import { json, testApp, type TestApp } from '../helpers/app.js';
 import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
 import { layerTar } from '../helpers/image-archives.js';
 import { ndbDatabase, rpmHeader, type HeaderSpec } from '../helpers/rpmdb.js';
-import { indexLayer, updaterFor } from '../helpers/source-runs.js';
+import { amazonRepositories, indexLayer, updaterFor } from '../helpers/source-runs.js';
 
 const fixture = (path: string): Buffer => readFileSync(new URL(`../fixtures/${path}`, import.meta.url));
 
@@ -113,15 +113,9 @@ describe('Red Hat OVAL (RHSA-2020:1980, git, RHEL 8)', () => {
 
 describe('Amazon Linux 2 updateinfo (ALAS2-2018-939, ALAS2-2018-942)', () => {
   it('does not match an i686 qemu against a package list for x86_64 only; matches the x86_64 one and the noarch kernel-doc', async () => {
-    const { t, server } = await afterRun('amzn', '/amzn/', (feeds) => ({
-      '/amzn/2/core/latest/x86_64/mirror.list': `${feeds.url('/al2-mirror/')}\n`,
-      '/al2-mirror/repodata/repomd.xml': fixture('feeds/amazon/repomd.xml'),
-      '/al2-mirror/repodata/updateinfo.xml.gz': gzipSync(fixture('feeds/amazon/alas2-updateinfo-excerpt.xml')),
-      // AL2023's repository, with no advisory.
-      '/amzn/al2023/core/mirrors/latest/x86_64/mirror.list': `${feeds.url('/al2023-mirror/')}\n`,
-      '/al2023-mirror/repodata/repomd.xml': fixture('feeds/amazon/repomd.xml'),
-      '/al2023-mirror/repodata/updateinfo.xml.gz': gzipSync('<?xml version="1.0" ?>\n<updates></updates>'),
-    }));
+    const { t, server } = await afterRun('amzn', '/amzn/', (feeds) =>
+      amazonRepositories(feeds, fixture('feeds/amazon/repomd.xml'), fixture('feeds/amazon/alas2-updateinfo-excerpt.xml')),
+    );
 
     const QEMU = ['qemu-kvm', 'qemu-img', 'qemu-kvm-common', 'qemu-kvm-tools', 'qemu-kvm-debuginfo'];
     const qemu = { epoch: 10, version: '1.5.3', release: '140.amzn2.5.3' };
