@@ -1,4 +1,4 @@
--- Risk context (SPEC §12): FIRST's EPSS scores and CISA's Known Exploited Vulnerabilities, per CVE.
+-- Risk context: FIRST's EPSS scores and CISA's Known Exploited Vulnerabilities, per CVE.
 -- They are joined to vulnerabilities when read, never merged into them: EPSS changes daily for
 -- almost every CVE, and merged it would make a new version of nearly every vulnerability each day.
 

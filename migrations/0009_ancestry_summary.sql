@@ -1,5 +1,5 @@
 -- What each ancestry's (image's) vulnerabilities add up to, kept so that images can be ranked by
--- risk (SPEC §13: the dashboard sorts 100,000 images by it) without reading every image's packages
+-- risk (the dashboard sorts 100,000 images by it) without reading every image's packages
 -- on every page. Counted as the images API counts: each vulnerability once by name, at its highest
 -- severity, fixable when an affected package has a fix; known_exploited: of those, the ones in KEV.
 -- risk is the sort key, most urgent first: [known exploited, Defcon1, Critical, High, Medium, Low,

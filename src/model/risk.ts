@@ -66,7 +66,7 @@ export interface RiskChange {
 }
 
 /**
- * The risk context as the metadata keys the APIs add beside the source's (SPEC §12):
+ * The risk context as the metadata keys the APIs add beside the source's:
  * `EPSS: {Score, Percentile, Date}` and `KEV: {DateAdded, DueDate, KnownRansomwareCampaignUse}`,
  * each with `CVE` when it came from a CVE an advisory lists rather than from the vulnerability's
  * own name. Clients that do not know the keys ignore them.

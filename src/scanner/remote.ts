@@ -34,7 +34,7 @@ type ImageDetailJson = Static<typeof ImageDetail>;
 type VulnerabilityJson = ImageDetailJson['Image']['Packages'][number]['Vulnerabilities'][number];
 
 /**
- * The risk context the images API gives beside a vulnerability (SPEC §12: CVE only when it is not
+ * The risk context the images API gives beside a vulnerability (CVE only when it is not
  * the vulnerability's own name); none from a server that has no such data, or predates it.
  */
 export function riskOf(v: Pick<VulnerabilityJson, 'Name' | 'EPSS' | 'KEV'>): RiskContext {

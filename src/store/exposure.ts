@@ -1,7 +1,7 @@
 import type { Queryable } from './pool.js';
 
 /**
- * Exposure over time (the changes page's chart, SPEC §13): for each of the last days (UTC), how
+ * Exposure over time (the changes page's chart): for each of the last days (UTC), how
  * many vulnerabilities were live at the end of that day (now, for today) and affect an image
  * scanned now, per severity. Read from the vulnerability versions' lifetimes (created_at,
  * deleted_at) and their vulnerability_affects rows (a superseded version keeps its rows), joined

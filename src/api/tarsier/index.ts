@@ -24,7 +24,7 @@ export interface TarsierApiDeps {
 }
 
 /**
- * Tarsier's own API under /tarsier/v1 (SPEC §10): images, layer uploads, registry webhooks. JSON
+ * Tarsier's own API under /tarsier/v1: images, layer uploads, registry webhooks. JSON
  * bodies are read as sent (none of the v1 API's field-name normalisation: registries' events have
  * fields such as `name` and `authorization` that must stay as they are); errors take the v1
  * envelope (src/api/edge.ts, by URL). Layer uploads live in a scope of their own, whose body is

@@ -173,7 +173,7 @@ export const ImageList = Type.Object({
 export const ScannedImages = Type.Object({ Images: Type.Array(ImageSummary) });
 export const QueuedScan = Type.Object({ Job: Type.String({ description: 'The id of the queued scan.' }) });
 
-/** The risk context (SPEC §12); CVE names the CVE it came from when the vulnerability is an advisory listing several. */
+/** The risk context (EPSS, KEV); CVE names the CVE it came from when the vulnerability is an advisory listing several. */
 const RiskFields = {
   EPSS: optional(
     Type.Object(

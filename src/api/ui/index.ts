@@ -20,7 +20,7 @@ import { vulnerabilityPage } from './pages/vulnerability.js';
 import { DashboardSessions } from './sessions.js';
 
 /**
- * The dashboard (SPEC §13): pages rendered here from the same store reads as the images API, so
+ * The dashboard: pages rendered here from the same store reads as the images API, so
  * their numbers agree; plain links and GET forms between them, so every page can be bookmarked and
  * opened by URL; a little script for the charts only.
  *

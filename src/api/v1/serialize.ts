@@ -35,7 +35,7 @@ export interface VulnerabilityView {
 }
 
 /**
- * Metadata with FixStates (SPEC §12): `{"<feature>": "will_not_fix" | "fix_deferred" | "not_affected"}`
+ * Metadata with FixStates: `{"<feature>": "will_not_fix" | "fix_deferred" | "not_affected"}`
  * for the features whose state is more than fixed or affected. v1's shape is unchanged (an unfixed
  * state still has no FixedBy); clients that do not know the key ignore it.
  */

@@ -7,8 +7,8 @@ import type { SourceData } from '../../model/source-data.js';
 import { rpm } from '../rpm/version.js';
 
 /**
- * Amazon Linux ALAS advisories from the yum repository's `updateinfo.xml` (data-sources §4.6,
- * clair-behaviour §6.6). Chain: `mirror.list` → first mirror → `<mirror>/repodata/repomd.xml` →
+ * Amazon Linux ALAS advisories from the yum repository's `updateinfo.xml`, read as
+ * Clair read them. Chain: `mirror.list` → first mirror → `<mirror>/repodata/repomd.xml` →
  * the `updateinfo` entry's location (gzip) → this parser (fed the decompressed XML, streamed).
  *
  * Each `<update type="security">` becomes one vulnerability named by its ALAS id in the given

@@ -106,7 +106,7 @@ export async function parseDebianTracker(input: Readable): Promise<DebianTracker
 }
 
 /**
- * What the tracker says of an open issue beyond "no fix yet" (data-sources §4.1): `<no-dsa>` with
+ * What the tracker says of an open issue beyond "no fix yet": `<no-dsa>` with
  * reason `ignored` is no fix through the security channel (will not fix), `postponed` a fix
  * deferred to a later update. A `<no-dsa>` without a reason (a minor issue) may still be fixed in
  * a point release: plain affected.

@@ -4,7 +4,7 @@ import { TextDecoder } from 'node:util';
 import type { EpssFile, EpssScore } from '../../model/risk.js';
 
 /**
- * FIRST's EPSS daily scores CSV (data-sources §4.10), `epss_scores-current.csv` once decompressed:
+ * FIRST's EPSS daily scores CSV, `epss_scores-current.csv` once decompressed:
  *
  * ```
  * #model_version:v2023.03.01,score_date:2025-02-20T00:00:00+0000

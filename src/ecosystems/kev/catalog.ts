@@ -2,7 +2,7 @@ import { CVE_ID } from '../../model/vulnerability.js';
 import type { KevCatalog, KevEntry } from '../../model/risk.js';
 
 /**
- * CISA's Known Exploited Vulnerabilities catalog (data-sources §4.11),
+ * CISA's Known Exploited Vulnerabilities catalog,
  * `known_exploited_vulnerabilities.json`:
  * `{ title, catalogVersion, dateReleased, count, vulnerabilities: [ { cveID, vendorProject, product,
  * vulnerabilityName, dateAdded, shortDescription, requiredAction, dueDate,

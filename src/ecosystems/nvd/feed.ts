@@ -3,7 +3,7 @@ import { TextDecoder } from 'node:util';
 import type { Enrichment } from '../../model/source-data.js';
 
 /**
- * NVD CVE JSON 2.0 (data-sources §4.8, clair-behaviour §6.7): the yearly / modified / recent feed
+ * NVD CVE JSON 2.0: the yearly / modified / recent feed
  * files `nvdcve-2.0-<YYYY>.json` and CVE API 2.0 pages share the shape
  * `{ ..., vulnerabilities: [ { cve: { id, vulnStatus, metrics: {...} } }, ... ] }`.
  *
@@ -72,7 +72,7 @@ export function severityFromCvss3(score: number): EnrichmentSeverity {
   return 'Critical';
 }
 
-/** Clair's CVSSv2 mapping (clair-behaviour §6.7), strict `<`: 3.9 → Medium, 6.9 → High, 8.9 → Critical. */
+/** Clair's CVSSv2 mapping, strict `<`: 3.9 → Medium, 6.9 → High, 8.9 → Critical. */
 export function severityFromCvss2(score: number): EnrichmentSeverity {
   if (score < 1.0) return 'Negligible';
   if (score < 3.9) return 'Low';

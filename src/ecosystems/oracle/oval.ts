@@ -1,11 +1,11 @@
 /**
- * Oracle Linux ELSA OVAL (data-sources §4.5): `com.oracle.elsa-all.xml` or the per-year
+ * Oracle Linux ELSA OVAL: `com.oracle.elsa-all.xml` or the per-year
  * `com.oracle.elsa-<YYYY>.xml`. One `class="patch"` definition per ELSA; only fixed advisories
  * are published, so every FixedIn entry has a version.
  *
  * - Name: the ELSA id (`ELSA-2099-1234`) from the title, else the `source="elsa"` reference.
  * - Namespace `oracle:<N>` from the "Oracle Linux N is installed" criterion that holds beside each
- *   package criterion (clair-behaviour §6.6: the criteria tree's alternatives, AND = product,
+ *   package criterion (as Clair read it: the criteria tree's alternatives, AND = product,
  *   OR = union). A definition covering several majors becomes one vulnerability per namespace,
  *   each with its own packages. A package with no such criterion beside it takes every
  *   `affected/platform` "Oracle Linux N" of the definition.

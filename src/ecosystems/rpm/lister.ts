@@ -1,6 +1,6 @@
 /**
  * Lists the packages of an rpm database, read natively in whichever of rpm's three formats the
- * layer holds (SPEC §3.4): SQLite (rpm ≥ 4.16), ndb (SUSE) or Berkeley DB (rpm ≤ 4.15).
+ * layer holds: SQLite (rpm ≥ 4.16), ndb (SUSE) or Berkeley DB (rpm ≤ 4.15).
  */
 import type { LayerFiles, Package, PackageLister } from '../../model/indexing.js';
 import { readBerkeleyDb } from './bdb.js';

@@ -1,5 +1,5 @@
 /**
- * SUSE's CVE-indexed OVAL (data-sources §4.7): `suse.linux.enterprise.server.<N>-affected.xml`,
+ * SUSE's CVE-indexed OVAL: `suse.linux.enterprise.server.<N>-affected.xml`,
  * `suse.linux.enterprise.micro.<v>-affected.xml`, `opensuse.leap.<v>-affected.xml` and the files
  * without `-affected` (same shape, fixed and not-affected issues only). One `class="vulnerability"`
  * definition per CVE covers every product and service pack of the file; `class="patch"` (the

@@ -1,5 +1,5 @@
 /**
- * Canonical's CVE-centric OVAL (`com.ubuntu.<codename>.cve.oval.xml`, data-sources §4.2(a)): one
+ * Canonical's CVE-centric OVAL (`com.ubuntu.<codename>.cve.oval.xml`): one
  * `class="vulnerability"` definition per CVE, whose criteria name, per source package, a
  * `dpkginfo_test` → `dpkginfo_object` (binary names, literally or through a `constant_variable`)
  * and, for fixed packages, a `dpkginfo_state` (`evr` "less than" the fixed version).
@@ -18,7 +18,7 @@
  * | not-affected: "is related to the CVE in some way and has been fixed", "is not affected" | left out |
  * | anything else                                                       | the state's version, else null |
  *
- * Package names. Tarsier's Ubuntu features are **source** packages (SPEC §3.4), while the OVAL
+ * Package names. Tarsier's Ubuntu features are **source** packages (as Clair's were), while the OVAL
  * objects name binaries: each criterion yields the source package its comment names, with the
  * note's version (the source version Ubuntu's tracker records), else the state's `evr`. Binary
  * names are not kept: no layer feature could ever match them. Criteria whose test is not a
@@ -141,7 +141,7 @@ export function parseCriterionComment(comment: string): UbuntuCriterionComment |
 }
 
 /**
- * The Ubuntu CVE tracker's decisions on an unfixed package (data-sources §4.2): `deferred` ("a
+ * The Ubuntu CVE tracker's decisions on an unfixed package: `deferred` ("a
  * decision has been made to defer addressing it") and `ignored` ("…to ignore this issue", e.g.
  * end of standard support: no fix will come through the security pocket).
  */
