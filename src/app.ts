@@ -216,7 +216,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // Routes are registered in a plugin, so they come after the OpenAPI plugin has loaded and are
   // described by it; the error handlers, parsers and hooks above apply to them unchanged.
   void app.register(async (plugin) => {
-    const scope = plugin as unknown as RouteApp;
+    const scope: RouteApp = plugin.withTypeProvider<TypeBoxTypeProvider>();
     registerMetricsRoutes(scope, metrics);
     const { indexer, pageTokens } = deps;
     registerV1Api(scope, {
@@ -247,7 +247,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     });
     // Its own scope: the sign-in form's body parser applies to the dashboard's routes only.
     void plugin.register(async (ui) =>
-      registerUi(ui as unknown as RouteApp, {
+      registerUi(ui.withTypeProvider<TypeBoxTypeProvider>(), {
         pool,
         pageTokens,
         authenticator,

@@ -82,8 +82,7 @@ function sendJson(reply: FastifyReply, status: number, type: string, value: unkn
  * field-name normalisation would rename registry.authorization.
  */
 export function registerHarborApi(app: RouteApp, deps: HarborApiDeps): void {
-  void app.register(async (plugin) => {
-    const scope = plugin as unknown as RouteApp;
+  void app.register(async (scope) => {
     scope.addHook('onRoute', (route) => {
       const error = mediaTyped('An error, with a message a person can act on.', [MIME_ERROR], ErrorResponse);
       route.schema = { ...route.schema, response: { ...(route.schema?.response as object), '4xx': error, '5xx': error } };

@@ -35,8 +35,7 @@ export function registerTarsierApi(app: RouteApp, deps: TarsierApiDeps): void {
     scope.addHook('onRoute', (route) => {
       route.schema = { ...route.schema, response: { ...(route.schema?.response as object), '4xx': ErrorBody, '5xx': ErrorBody } };
     });
-  void app.register(async (plugin) => {
-    const scope = plugin as unknown as RouteApp;
+  void app.register(async (scope) => {
     errors(scope);
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', jsonBodyParser({ deadlineMs: deps.bodyTimeoutMs }));
@@ -44,8 +43,7 @@ export function registerTarsierApi(app: RouteApp, deps: TarsierApiDeps): void {
     registerImageNotificationRoutes(scope, deps);
     registerWebhookRoutes(scope, { pool: deps.pool, queue: deps.queue, secret: deps.webhookSecret });
   });
-  void app.register(async (plugin) => {
-    const scope = plugin as unknown as RouteApp;
+  void app.register(async (scope) => {
     errors(scope);
     registerLayerUploadRoutes(scope, { scans: deps.scans });
   });

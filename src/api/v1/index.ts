@@ -25,8 +25,7 @@ export interface V1ApiDeps {
  * errors as {"Error":{"Message"}}; both are declared here once for all of them.
  */
 export function registerV1Api(app: RouteApp, deps: V1ApiDeps): void {
-  void app.register(async (plugin) => {
-    const scope = plugin as unknown as RouteApp;
+  void app.register(async (scope) => {
     scope.addHook('onRoute', (route) => {
       route.schema = {
         ...route.schema,

@@ -19,8 +19,7 @@ export interface AncestryApiDeps {
  * routes are not affected; errors take the grpc-gateway shape by URL (src/api/edge.ts).
  */
 export function registerAncestryApi(app: RouteApp, deps: AncestryApiDeps): void {
-  void app.register(async (plugin) => {
-    const scope = plugin as unknown as RouteApp;
+  void app.register(async (scope) => {
     scope.addHook('onRoute', (route) => {
       route.schema = { ...route.schema, response: { ...(route.schema?.response as object), '4xx': GrpcErrorBody, '5xx': GrpcErrorBody } };
     });
