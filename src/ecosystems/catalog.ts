@@ -38,6 +38,13 @@ export interface Distribution {
    * Rebuilds matched as it (matchedAs) are matched so too: their packages go to its namespaces.
    */
   readonly advisoryNames?: 'source' | 'binary-and-source';
+  /**
+   * Its advisories scope a module stream's fixes to that stream (FixedIn.module: Red Hat's OVAL),
+   * so its packages are matched with the module stream they were built in (their modularity
+   * label), and a module's fixes never reach packages from outside it, nor the others a module's
+   * package. Rebuilds matched as it keep their modularity labels and are matched so too.
+   */
+  readonly moduleStreams?: true;
   /** Package URL namespace (the vendor) and `distro` qualifier prefix: pkg:rpm/redhat/…?distro=rhel-9. */
   readonly purl: { readonly vendor: string; readonly distro: string };
 }
@@ -92,6 +99,7 @@ export const DISTRIBUTIONS: readonly Distribution[] = [
     source: 'rhel',
     // Red Hat's VEX documents name packages without a fix by their source rpm (vim for vim-minimal).
     advisoryNames: 'binary-and-source',
+    moduleStreams: true,
     purl: { vendor: 'redhat', distro: 'rhel' },
   },
   // Rebuilds of RHEL: Red Hat's advisories cover them; their layers keep their own namespace.

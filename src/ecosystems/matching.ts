@@ -10,6 +10,8 @@ export const MATCHING: Matching = {
     const { compare } = versionFormat(format);
     const affects = (fix: StoredFix, installed: InstalledVersion): boolean => {
       if (fix.fix_state === 'not_affected' || !onArchitecture(fix, installed)) return false;
+      // A module stream's entry for its packages, any other for packages outside every module.
+      if ((fix.module ?? '') !== (installed.module ?? '')) return false;
       const version = versionFor(fix, installed);
       if (fix.affected_above != null && compare(version, fix.affected_above) <= 0) return false;
       if (fix.fixed_version !== null) return compare(version, fix.fixed_version) < 0;
@@ -41,6 +43,9 @@ export const MATCHING: Matching = {
   },
   sourceEntries(advisoryNamespace) {
     return distributionOf(advisoryNamespace)?.advisoryNames === 'binary-and-source';
+  },
+  moduleStreams(advisoryNamespace) {
+    return distributionOf(advisoryNamespace)?.moduleStreams === true;
   },
 };
 

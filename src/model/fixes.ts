@@ -8,9 +8,10 @@
  * applying to it says so. Two entries "before 1.20.10-4" and "before 1.20.10-6" therefore leave
  * everything before 1.20.10-6 affected, and that is the fix to report.
  *
- * Fixes that hold for one branch of a distribution only (a service pack's LTSS variant, a module
- * stream, another major release) are not alternatives of each other: the sources keep them apart
- * by namespace, or leave them out, before their entries get here.
+ * Fixes that hold for one branch of a distribution only (a service pack's LTSS variant, another
+ * major release) are not alternatives of each other: the sources keep them apart by namespace
+ * before their entries get here. A module stream's entries (FixedIn.module) apply to that stream's
+ * packages only, and are never merged with another stream's or with those outside any module.
  */
 import { FIX_STATES, fixStateOf, type FixedIn } from './vulnerability.js';
 
@@ -27,13 +28,13 @@ export function unionOfFixes(compare: Compare, entries: readonly FixedIn[]): Fix
   const byCondition = new Map<string, FixedIn>();
   for (const entry of entries) {
     const e = normalized(entry);
-    const key = JSON.stringify([e.feature, e.arches ?? null, e.affectedAbove ?? null]);
+    const key = JSON.stringify([e.feature, e.module ?? null, e.arches ?? null, e.affectedAbove ?? null]);
     const seen = byCondition.get(key);
     byCondition.set(key, seen ? union(compare, seen, e) : e);
   }
   const byReach = new Map<string, FixedIn>();
   for (const e of byCondition.values()) {
-    const key = JSON.stringify([e.feature, e.version, fixStateOf(e), e.affectedAbove ?? null, e.affectedThrough ?? null]);
+    const key = JSON.stringify([e.feature, e.module ?? null, e.version, fixStateOf(e), e.affectedAbove ?? null, e.affectedThrough ?? null]);
     const seen = byReach.get(key);
     byReach.set(key, seen ? withArches(seen, mergedArches(seen.arches, e.arches)) : e);
   }
@@ -110,7 +111,7 @@ function stateRank(state: string | null | undefined): number {
 }
 
 function orderKey(e: FixedIn): string {
-  return JSON.stringify([e.arches ?? [], e.affectedAbove ?? '', e.version ?? '', e.affectedThrough ?? '', e.state ?? '']);
+  return JSON.stringify([e.module ?? '', e.arches ?? [], e.affectedAbove ?? '', e.version ?? '', e.affectedThrough ?? '', e.state ?? '']);
 }
 
 function compareText(a: string, b: string): number {

@@ -32,6 +32,12 @@ export interface Package {
    * Absent where the database does not say, and for dpkg and apk.
    */
   readonly arches?: readonly string[];
+  /**
+   * rpm: the module stream it was built in (`name:stream` from its MODULARITYLABEL: idm:DL1), whose
+   * advisories alone apply to it where the distribution's advisories are scoped by module stream
+   * (RHEL). Absent for a package built outside any module, and for dpkg and apk.
+   */
+  readonly module?: string;
 }
 
 /** Reads one package manager's database. */

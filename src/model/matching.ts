@@ -13,6 +13,8 @@ export interface StoredFix {
   readonly affected_through?: string | null;
   /** It names a source package: it applies to the packages built from it, compared by their source's version. */
   readonly source?: boolean | null;
+  /** The module stream (name:stream) it is scoped to; null or absent: packages built outside any module. */
+  readonly module?: string | null;
 }
 
 /** An installed version of a package as the store holds it. */
@@ -25,6 +27,11 @@ export interface InstalledVersion {
    * against; null or absent when not known (its own version is compared then).
    */
   readonly source_version?: string | null;
+  /**
+   * The module stream (name:stream) it was built in, where the namespace's records are scoped by
+   * module stream; '' (or absent) for a package built outside any module, and everywhere else.
+   */
+  readonly module?: string;
 }
 
 /**
@@ -39,7 +46,8 @@ export interface Matching {
    * model/fixes.ts), the one that leaves an installed version affected and says how (its FixedBy),
    * or undefined when none does. An entry affects a version that sorts before its fix (any version
    * when there is none), within its bounds, for one of its architectures; never when the source
-   * says the package is not affected.
+   * says the package is not affected. An entry of a module stream applies only to that stream's
+   * packages, any other only to packages outside every module.
    */
   match(format: VersionFormatName): <F extends StoredFix>(fixes: readonly F[], installed: InstalledVersion) => F | undefined;
   /** The version format of a namespace of a distribution Tarsier knows; undefined for any other namespace. */
@@ -63,4 +71,9 @@ export interface Matching {
    * the source package each was built from, and linked to those entries by it.
    */
   sourceEntries(advisoryNamespace: string): boolean;
+  /**
+   * Whether an advisory namespace's records scope entries by module stream (FixedIn.module: Red
+   * Hat's OVAL): its package versions are then stored with the module stream each was built in.
+   */
+  moduleStreams(advisoryNamespace: string): boolean;
 }

@@ -68,7 +68,7 @@ const SELECT_LAYERS = `
   SELECT s.key AS hash FROM ancestry_layer al JOIN layer_scan s ON s.id = al.layer_scan_id
   WHERE al.ancestry_id = $1 ORDER BY al.position`;
 const SELECT_FEATURES = `
-  SELECT af.position, fv.id AS feature_version_id, f.name, fv.version, fv.arches, n.name AS namespace, n.version_format
+  SELECT af.position, fv.id AS feature_version_id, f.name, fv.version, fv.arches, fv.module, n.name AS namespace, n.version_format
   FROM ancestry_feature af
   JOIN feature_version fv ON fv.id = af.feature_version_id
   JOIN feature f ON f.id = fv.feature_id
@@ -174,6 +174,7 @@ export async function readAncestry(pool: Pool, name: string): Promise<AncestryRe
           name: string;
           version: string;
           arches: string[];
+          module: string;
           namespace: string;
           version_format: VersionFormatName;
         }>(SELECT_FEATURES, [ancestry.id])
@@ -183,6 +184,7 @@ export async function readAncestry(pool: Pool, name: string): Promise<AncestryRe
         name: r.name,
         version: r.version,
         arches: r.arches,
+        module: r.module,
         namespace: r.namespace,
         versionFormat: r.version_format,
       }));

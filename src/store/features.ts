@@ -43,23 +43,24 @@ const LOCK_FEATURES = `
  * of arrays. A version stored without its source gets it (its links by source are then made).
  */
 const INSERT_FEATURE_VERSIONS = `
-  INSERT INTO feature_version (feature_id, version, arches, source_name, source_version)
-  SELECT t.feature_id, t.version, string_to_array(t.arches, ','), t.source_name, t.source_version
-  FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[]) AS t(feature_id, version, arches, source_name, source_version)
-  ON CONFLICT (feature_id, version, arches) DO UPDATE SET source_name = EXCLUDED.source_name, source_version = EXCLUDED.source_version
+  INSERT INTO feature_version (feature_id, version, arches, module, source_name, source_version)
+  SELECT t.feature_id, t.version, string_to_array(t.arches, ','), t.module, t.source_name, t.source_version
+  FROM unnest($1::int[], $2::text[], $3::text[], $6::text[], $4::text[], $5::text[])
+    AS t(feature_id, version, arches, module, source_name, source_version)
+  ON CONFLICT (feature_id, version, arches, module) DO UPDATE SET source_name = EXCLUDED.source_name, source_version = EXCLUDED.source_version
     WHERE feature_version.source_name IS NULL AND EXCLUDED.source_name IS NOT NULL
-  RETURNING id, feature_id, version, arches, source_name, source_version`;
+  RETURNING id, feature_id, version, arches, module, source_name, source_version`;
 const SELECT_FEATURE_VERSIONS = `
-  SELECT fv.id, fv.feature_id, fv.version, fv.arches FROM feature_version fv
-  JOIN unnest($1::int[], $2::text[], $3::text[]) AS t(feature_id, version, arches)
-    ON fv.feature_id = t.feature_id AND fv.version = t.version AND fv.arches = string_to_array(t.arches, ',')`;
+  SELECT fv.id, fv.feature_id, fv.version, fv.arches, fv.module FROM feature_version fv
+  JOIN unnest($1::int[], $2::text[], $3::text[], $4::text[]) AS t(feature_id, version, arches, module)
+    ON fv.feature_id = t.feature_id AND fv.version = t.version AND fv.arches = string_to_array(t.arches, ',') AND fv.module = t.module`;
 /**
  * A feature version as linking reads it (fv, and f its feature): with the feature that entries
  * naming its source name (source_feature_id): its own when its source is not known (stored before
  * sources were, or where the namespace's records name none), null when no feature has its source's
  * name (nothing names that source).
  */
-const LINKED_VERSION_COLUMNS = `fv.id, fv.feature_id, fv.version, fv.arches, fv.source_version,
+const LINKED_VERSION_COLUMNS = `fv.id, fv.feature_id, fv.version, fv.arches, fv.module, fv.source_version,
   CASE WHEN fv.source_name IS NULL THEN fv.feature_id
     ELSE (SELECT sf.id FROM feature sf WHERE sf.namespace_id = f.namespace_id AND sf.name = fv.source_name) END AS source_feature_id`;
 /**
@@ -78,7 +79,7 @@ const SELECT_LINKABLE_VERSIONS = linkableVersions(1);
 /** Fixed-in entries of the live vulnerabilities of some features. */
 const SELECT_LIVE_FIXES = `
   SELECT fi.id, fi.vulnerability_id, fi.feature_id, fi.fixed_version, fi.fix_state, fi.arches, fi.affected_above, fi.affected_through,
-    fi.source
+    fi.source, fi.module
   FROM vulnerability_fixedin fi JOIN vulnerability v ON v.id = fi.vulnerability_id AND v.deleted_at IS NULL
   WHERE fi.feature_id = ANY($1::int[])`;
 const INSERT_AFFECTS = `
@@ -139,6 +140,8 @@ export interface FixRecord {
   affected_through: string | null;
   /** It names a source package: it links the versions built from it. */
   source: boolean;
+  /** The module stream it is scoped to; null: packages outside every module. */
+  module: string | null;
 }
 
 /** The matching rule of a format, as the store applies it (Matching.match). */
@@ -255,6 +258,7 @@ export async function ensureFeatureVersions(
   // Where records may name source packages, each version keeps its source, whose feature is
   // locked too: a write of an entry naming that source locks it, so neither misses the other.
   const sourceOf = (p: Package) => (matching.sourceEntries(namespace.name) ? p.source : undefined);
+  const moduleOf = moduleStreamOf(namespace.name, matching);
   const featureIds = await lockFeatures(client, namespace.id, [
     ...packages.map((p) => p.name),
     ...packages.flatMap((p) => sourceOf(p)?.name ?? []),
@@ -262,9 +266,9 @@ export async function ensureFeatureVersions(
   const featureColumn = packages.map((p) => featureIds.get(p.name)!);
   const versionColumn = packages.map((p) => p.version);
   const archesColumn = packages.map((p) => archesText(p.arches ?? []));
-  const columns = [featureColumn, versionColumn, archesColumn];
+  const columns = [featureColumn, versionColumn, archesColumn, packages.map(moduleOf)];
   // Each version once: an upsert may not touch one row twice.
-  const distinct = new Map(packages.map((p, i) => [`${featureColumn[i]}\0${installedKey(p.version, p.arches ?? [])}`, p]));
+  const distinct = new Map(packages.map((p, i) => [`${featureColumn[i]}\0${installedKey(p.version, p.arches ?? [], moduleOf(p))}`, p]));
   const inserted = (
     await client.query<FeatureVersionRecord & { source_name: string | null }>(INSERT_FEATURE_VERSIONS, [
       [...distinct.values()].map((p) => featureIds.get(p.name)!),
@@ -272,6 +276,7 @@ export async function ensureFeatureVersions(
       [...distinct.values()].map((p) => archesText(p.arches ?? [])),
       [...distinct.values()].map((p) => sourceOf(p)?.name ?? null),
       [...distinct.values()].map((p) => sourceOf(p)?.version ?? null),
+      [...distinct.values()].map(moduleOf),
     ])
   ).rows;
   const created = inserted.map(({ source_name, ...fv }) => ({
@@ -285,14 +290,24 @@ export async function ensureFeatureVersions(
   for (const fv of all) {
     const name = nameOf.get(fv.feature_id)!;
     const versions = result.get(name) ?? new Map<string, number>();
-    versions.set(installedKey(fv.version, fv.arches), fv.id);
+    versions.set(installedKey(fv.version, fv.arches, fv.module ?? ''), fv.id);
     result.set(name, versions);
   }
   return result;
 }
 
-/** How ensureFeatureVersions keys a package's feature version under its name: its version and architectures. */
-export const installedKey = (version: string, arches: readonly string[]): string => `${version}\0${archesText(arches)}`;
+/** How ensureFeatureVersions keys a package's feature version under its name: its version, architectures and module stream. */
+export const installedKey = (version: string, arches: readonly string[], module: string): string =>
+  `${version}\0${archesText(arches)}\0${module}`;
+
+/**
+ * The module stream a package's version is stored with in a namespace: its own where the
+ * namespace's records are scoped by module stream, else '' (matched as outside every module).
+ */
+export const moduleStreamOf =
+  (namespace: string, matching: Pick<Matching, 'moduleStreams'>) =>
+  (p: Package): string =>
+    matching.moduleStreams(namespace) ? (p.module ?? '') : '';
 
 /** Architectures as one comma-separated parameter (architecture names hold no commas). */
 const archesText = (arches: readonly string[]): string => arches.join(',');

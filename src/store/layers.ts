@@ -6,7 +6,7 @@ import type { Matching } from '../model/matching.js';
 import type { RiskContext } from '../model/risk.js';
 import type { VersionFormatName } from '../model/version-format.js';
 import { fixStateOf, type FixState, type Severity, type StatedFixState } from '../model/vulnerability.js';
-import { ensureFeatureVersions, installedKey } from './features.js';
+import { ensureFeatureVersions, installedKey, moduleStreamOf } from './features.js';
 import type { Queryable } from './pool.js';
 import { RISK_COLUMNS, riskContextOf, type RiskColumns } from './risk.js';
 import { ensureNamespace } from './vulnerabilities.js';
@@ -28,6 +28,8 @@ export interface LayerFeature {
   version: string;
   /** The architectures it is installed for; empty when not known. */
   arches: readonly string[];
+  /** The module stream it is matched with (FeatureVersionRecord.module); '' for none. */
+  module: string;
   namespace: string;
   versionFormat: VersionFormatName;
 }
@@ -75,7 +77,7 @@ const SELECT_RESOLVED = `
     FROM layer_diff d JOIN chain c ON c.id = d.layer_id
     ORDER BY d.feature_version_id, c.depth
   )
-  SELECT fv.id AS feature_version_id, f.name, fv.version, fv.arches, n.name AS namespace, n.version_format, a.name AS added_by
+  SELECT fv.id AS feature_version_id, f.name, fv.version, fv.arches, fv.module, n.name AS namespace, n.version_format, a.name AS added_by
   FROM latest
   JOIN feature_version fv ON fv.id = latest.feature_version_id
   JOIN feature f ON f.id = fv.feature_id
@@ -108,16 +110,16 @@ const UPSERT_SCAN = `
     package_dbs = EXCLUDED.package_dbs, created_at = now()
   RETURNING id`;
 const DELETE_SCAN_PACKAGES = 'DELETE FROM layer_scan_package WHERE layer_scan_id = $1';
-/** The architectures ($7) come as comma-separated lists, NULL when not known. */
+/** The architectures ($7) come as comma-separated lists, NULL when not known; module ($8) NULL for none. */
 const INSERT_SCAN_PACKAGES = `
-  INSERT INTO layer_scan_package (layer_scan_id, format, name, version, source_name, source_version, arches)
-  SELECT $1, t.format, t.name, t.version, t.source_name, t.source_version, string_to_array(t.arches, ',')
-  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-    AS t(format, name, version, source_name, source_version, arches)
+  INSERT INTO layer_scan_package (layer_scan_id, format, name, version, source_name, source_version, arches, module)
+  SELECT $1, t.format, t.name, t.version, t.source_name, t.source_version, string_to_array(t.arches, ','), t.module
+  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+    AS t(format, name, version, source_name, source_version, arches, module)
   ON CONFLICT DO NOTHING`;
 const SELECT_SCAN = 'SELECT namespace, package_dbs FROM layer_scan WHERE id = $1';
 const SELECT_SCAN_PACKAGES = `
-  SELECT format, name, version, source_name, source_version, arches FROM layer_scan_package WHERE layer_scan_id = $1`;
+  SELECT format, name, version, source_name, source_version, arches, module FROM layer_scan_package WHERE layer_scan_id = $1`;
 
 const INSERT_LAYER = `
   INSERT INTO layer (name, parent_id, namespace_id, scan_id, indexed_by_version) VALUES ($1, $2, $3, $4, $5) RETURNING id`;
@@ -176,6 +178,7 @@ interface ResolvedRecord {
   name: string;
   version: string;
   arches: string[];
+  module: string;
   namespace: string;
   version_format: VersionFormatName;
   added_by: string;
@@ -189,6 +192,7 @@ export async function layerFeatures(db: Queryable, layerId: number): Promise<Rep
     name: r.name,
     version: r.version,
     arches: r.arches,
+    module: r.module,
     namespace: r.namespace,
     versionFormat: r.version_format,
     addedBy: r.added_by,
@@ -230,8 +234,8 @@ export async function affectingVulnerabilities(db: Queryable, featureVersionIds:
   }));
 }
 
-const featureKey = (format: string, name: string, version: string, arches: readonly string[]): string =>
-  `${format}\0${name}\0${installedKey(version, arches)}`;
+const featureKey = (format: string, name: string, version: string, arches: readonly string[], module: string): string =>
+  `${format}\0${name}\0${installedKey(version, arches, module)}`;
 
 /**
  * A layer's feature set from its scan and its parent's set: formats the layer does not touch are
@@ -252,12 +256,21 @@ export async function featuresFor(
       .map(([format]) => format),
   );
   const features = parent.filter((f) => !replaced.has(f.versionFormat));
-  const fromParent = new Map(parent.map((f) => [featureKey(f.versionFormat, f.name, f.version, f.arches), f]));
+  const fromParent = new Map(parent.map((f) => [featureKey(f.versionFormat, f.name, f.version, f.arches, f.module), f]));
+  // The parent's version of a package: the one of its module stream, or, where the parent's
+  // namespace does not match by module stream, the one stored without.
+  const inheritedOf = (format: VersionFormatName, p: Package): LayerFeature | undefined => {
+    const key = (module: string) => featureKey(format, p.name, p.version, p.arches ?? [], module);
+    const own = fromParent.get(key(p.module ?? ''));
+    if (own || p.module === undefined) return own;
+    const plain = fromParent.get(key(''));
+    return plain && !matching.moduleStreams(plain.namespace) ? plain : undefined;
+  };
   for (const [format, database] of Object.entries(scan.packageDbs) as Array<[VersionFormatName, PackageDatabase]>) {
     if (database.state === 'deleted') continue;
     const fresh: Package[] = [];
     for (const p of matchedPackages(database.packages, namespace, matching)) {
-      const inherited = fromParent.get(featureKey(format, p.name, p.version, p.arches ?? []));
+      const inherited = inheritedOf(format, p);
       if (!inherited) fresh.push(p);
       else if (database.state === 'present') features.push(inherited); // an added part keeps it already
     }
@@ -294,11 +307,13 @@ async function newFeatures(
   if (name === undefined) return [];
   const namespace = await ensureNamespace(client, name, format);
   const ids = await ensureFeatureVersions(client, namespace, packages, matching);
+  const moduleOf = moduleStreamOf(name, matching);
   return packages.map((p) => ({
-    featureVersionId: ids.get(p.name)!.get(installedKey(p.version, p.arches ?? []))!,
+    featureVersionId: ids.get(p.name)!.get(installedKey(p.version, p.arches ?? [], moduleOf(p)))!,
     name: p.name,
     version: p.version,
     arches: p.arches ?? [],
+    module: moduleOf(p),
     namespace: name,
     versionFormat: format,
   }));
@@ -341,6 +356,7 @@ export async function saveScan(client: pg.PoolClient, key: string, scan: LayerSc
   const sourceNames: Array<string | null> = [];
   const sourceVersions: Array<string | null> = [];
   const arches: Array<string | null> = [];
+  const modules: Array<string | null> = [];
   for (const [format, db] of Object.entries(scan.packageDbs)) {
     if (db.state === 'deleted') continue;
     for (const p of db.packages) {
@@ -350,9 +366,11 @@ export async function saveScan(client: pg.PoolClient, key: string, scan: LayerSc
       sourceNames.push(p.source?.name ?? null);
       sourceVersions.push(p.source?.version ?? null);
       arches.push(p.arches && p.arches.length > 0 ? p.arches.join(',') : null);
+      modules.push(p.module ?? null);
     }
   }
-  if (formats.length > 0) await client.query(INSERT_SCAN_PACKAGES, [id, formats, names, versions, sourceNames, sourceVersions, arches]);
+  if (formats.length > 0)
+    await client.query(INSERT_SCAN_PACKAGES, [id, formats, names, versions, sourceNames, sourceVersions, arches, modules]);
   return id;
 }
 
@@ -367,6 +385,7 @@ export async function loadScan(db: Queryable, scanId: number): Promise<LayerScan
       source_name: string | null;
       source_version: string | null;
       arches: string[] | null;
+      module: string | null;
     }>(SELECT_SCAN_PACKAGES, [scanId])
   ).rows;
   const packageDbs: Partial<Record<VersionFormatName, PackageDatabase>> = {};
@@ -385,6 +404,7 @@ export async function loadScan(db: Queryable, scanId: number): Promise<LayerScan
                   ? { source: { name: p.source_name, version: p.source_version } }
                   : {}),
                 ...(p.arches !== null ? { arches: p.arches } : {}),
+                ...(p.module !== null ? { module: p.module } : {}),
               })),
           };
   }

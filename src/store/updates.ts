@@ -35,7 +35,7 @@ const COPY_VERSIONS =
 /** The same, with the time each was written elsewhere (records carried by a bundle). */
 const COPY_WRITTEN_VERSIONS =
   'COPY vulnerability (id, namespace_id, name, description, link, severity, metadata, updater, source_severity, cves, created_at) FROM STDIN';
-const FIXEDIN_COLUMNS = 'vulnerability_id, feature_id, fixed_version, fix_state, arches, affected_above, affected_through, source';
+const FIXEDIN_COLUMNS = 'vulnerability_id, feature_id, fixed_version, fix_state, arches, affected_above, affected_through, source, module';
 const COPY_FIXEDIN = `COPY vulnerability_fixedin (id, ${FIXEDIN_COLUMNS}) FROM STDIN`;
 /** For fixes of features nothing has installed: nothing to link, so no ids to know. */
 const COPY_UNLINKED_FIXEDIN = `COPY vulnerability_fixedin (${FIXEDIN_COLUMNS}) FROM STDIN`;
@@ -209,6 +209,7 @@ async function insertVersions(client: pg.PoolClient, update: NamespaceUpdate, wr
         affected_above: fix.affectedAbove ?? null,
         affected_through: fix.affectedThrough ?? null,
         source: fix.source === true,
+        module: fix.module ?? null,
       });
     }
   });
@@ -240,6 +241,7 @@ function fixedInRow(f: FixRecord): Array<string | number | null> {
     f.affected_above,
     f.affected_through,
     f.source ? 't' : 'f',
+    f.module,
   ];
 }
 

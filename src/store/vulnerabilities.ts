@@ -60,9 +60,10 @@ const SELECT_LIVE_NAMED = `
  * json_build_object, and as columns: storedFixedIn reads either back.
  */
 export const FIXED_IN_FIELDS = `'feature', f.name, 'version', fi.fixed_version, 'state', fi.fix_state,
-  'arches', fi.arches, 'affectedAbove', fi.affected_above, 'affectedThrough', fi.affected_through, 'source', fi.source`;
+  'arches', fi.arches, 'affectedAbove', fi.affected_above, 'affectedThrough', fi.affected_through, 'source', fi.source,
+  'module', fi.module`;
 const FIXED_IN_COLUMNS = `f.name AS feature, fi.fixed_version AS version, fi.fix_state AS state,
-  fi.arches, fi.affected_above AS "affectedAbove", fi.affected_through AS "affectedThrough", fi.source`;
+  fi.arches, fi.affected_above AS "affectedAbove", fi.affected_through AS "affectedThrough", fi.source, fi.module`;
 const SELECT_FIXEDIN = `
   SELECT fi.vulnerability_id, ${FIXED_IN_COLUMNS}
   FROM vulnerability_fixedin fi JOIN feature f ON f.id = fi.feature_id
@@ -121,7 +122,7 @@ const RETIRE = `
   WITH retired AS (UPDATE vulnerability SET deleted_at = now() WHERE id = $1)
   ${linkableVersions(2)}`;
 /**
- * A new version with its fixed-in entries ($8, $9, $14, and $16 to $19: architectures as
+ * A new version with its fixed-in entries ($8, $9, $14, and $16 to $20: architectures as
  * comma-separated lists, NULL for every one), the feature versions they leave affected (pairs $10,
  * $11: the entry's place in the list, from 1, and the feature version) and, when $12 names one,
  * its notification (old version $13), which wakes the notifiers at COMMIT. The entries' ids are
@@ -133,13 +134,13 @@ const INSERT_VERSION = `
     VALUES ($1, $2, $3, $4, $5, $6, $7, $5, $15) RETURNING id),
   entries AS MATERIALIZED (
     SELECT nextval('vulnerability_fixedin_id_seq') AS id, t.*
-    FROM unnest($8::int[], $9::text[], $14::text[], $16::text[], $17::text[], $18::text[], $19::boolean[])
-      WITH ORDINALITY AS t(feature_id, fixed_version, fix_state, arches, affected_above, affected_through, source, place)),
+    FROM unnest($8::int[], $9::text[], $14::text[], $16::text[], $17::text[], $18::text[], $19::boolean[], $20::text[])
+      WITH ORDINALITY AS t(feature_id, fixed_version, fix_state, arches, affected_above, affected_through, source, module, place)),
   fixes AS (
     INSERT INTO vulnerability_fixedin
-      (id, vulnerability_id, feature_id, fixed_version, fix_state, arches, affected_above, affected_through, source)
+      (id, vulnerability_id, feature_id, fixed_version, fix_state, arches, affected_above, affected_through, source, module)
     SELECT entries.id, version.id, entries.feature_id, entries.fixed_version, entries.fix_state,
-      string_to_array(entries.arches, ','), entries.affected_above, entries.affected_through, entries.source
+      string_to_array(entries.arches, ','), entries.affected_above, entries.affected_through, entries.source, entries.module
     FROM version, entries),
   links AS (
     INSERT INTO vulnerability_affects (vulnerability_id, feature_version_id, fixedin_id)
@@ -203,6 +204,7 @@ export interface FixedInRow {
   affectedAbove: string | null;
   affectedThrough: string | null;
   source: boolean | null;
+  module: string | null;
 }
 
 /** A stored fixed-in entry, with only the fields it has. */
@@ -215,6 +217,7 @@ export function storedFixedIn(r: FixedInRow): FixedIn {
     ...(r.affectedAbove !== null ? { affectedAbove: r.affectedAbove } : {}),
     ...(r.affectedThrough !== null ? { affectedThrough: r.affectedThrough } : {}),
     ...(r.source ? { source: true as const } : {}),
+    ...(r.module !== null && r.module !== undefined ? { module: r.module } : {}),
   };
 }
 
@@ -366,6 +369,7 @@ export async function replaceVulnerability(
     affected_above: f.affectedAbove ?? null,
     affected_through: f.affectedThrough ?? null,
     source: f.source === true,
+    module: f.module ?? null,
   }));
   const versions =
     current || fixes.length > 0
@@ -405,6 +409,7 @@ export async function replaceVulnerability(
       fixes.map((f) => f.affected_above),
       fixes.map((f) => f.affected_through),
       fixes.map((f) => f.source),
+      fixes.map((f) => f.module),
     ],
   });
   return { id: rows[0]!.id, notification: rows[0]!.notification };

@@ -144,18 +144,9 @@ describe('parseRedHatOval on real excerpts', () => {
     );
   });
 
-  it('skips the module-stream advisories of the abbreviated RHEL 8 stream (idm:DL1, nodejs:12)', async () => {
+  it('keeps the module-stream advisories of the abbreviated RHEL 8 stream, each entry scoped to its stream (idm:DL1, nodejs:12; RHBA/RHEA, severity None)', async () => {
     const data = await parseRedHatOval(fixture('oval-v2/rhel-8.oval-abbreviated.xml'), 8);
-    expect(data).toEqual({ namespaces: ['rhel:8'], vulnerabilities: [] });
-  });
-
-  it("reads the abbreviated stream's packages once the module criteria are gone (RHBA/RHEA, severity None)", async () => {
-    const { readFile } = await import('node:fs/promises');
-    const xml = (await readFile(new URL('../fixtures/feeds/redhat/oval-v2/rhel-8.oval-abbreviated.xml', import.meta.url), 'utf8')).replace(
-      /<criterion comment="Module [^"]*"[^>]*\/>/g,
-      '',
-    );
-    const data = await parse(xml, 8);
+    expect(data.namespaces).toEqual(['rhel:8']);
     expect(data.vulnerabilities.map((v) => [v.name, v.severity, v.link, v.fixedIn.length])).toEqual([
       ['RHBA-2019:4268', 'Negligible', 'https://access.redhat.com/errata/RHBA-2019:4268', 32],
       ['RHEA-2020:0330', 'Negligible', 'https://access.redhat.com/errata/RHEA-2020:0330', 7],
@@ -168,14 +159,19 @@ describe('parseRedHatOval on real excerpts', () => {
     expect(data.vulnerabilities[0]?.description).toBe(
       'Bug Fix(es): * IPA upgrade fails for latest ipa package when adtrust is installed (BZ#1773516)',
     );
+    // Every entry of the idm:DL1 advisory is the stream's, for the architectures of its state.
+    expect(new Set(data.vulnerabilities[0]?.fixedIn.map((f) => f.module))).toEqual(new Set(['idm:DL1']));
+    expect(data.vulnerabilities[0]?.fixedIn.filter((f) => f.feature === 'ipa-client')).toEqual([
+      { feature: 'ipa-client', version: '0:4.8.0-13.module+el8.1.0+4923+c6efe041', module: 'idm:DL1' },
+    ]);
     expect(data.vulnerabilities[1]?.fixedIn).toEqual([
-      { feature: 'nodejs', version: '1:12.14.1-1.module+el8.1.0+5466+30f75629' },
-      { feature: 'nodejs-debugsource', version: '1:12.14.1-1.module+el8.1.0+5466+30f75629' },
-      { feature: 'nodejs-devel', version: '1:12.14.1-1.module+el8.1.0+5466+30f75629' },
-      { feature: 'nodejs-docs', version: '1:12.14.1-1.module+el8.1.0+5466+30f75629' },
-      { feature: 'nodejs-nodemon', version: '0:1.18.3-1.module+el8.1.0+3369+37ae6a45' },
-      { feature: 'nodejs-packaging', version: '0:17-3.module+el8.1.0+3369+37ae6a45' },
-      { feature: 'npm', version: '1:6.13.4-1.12.14.1.1.module+el8.1.0+5466+30f75629' },
+      { feature: 'nodejs', version: '1:12.14.1-1.module+el8.1.0+5466+30f75629', module: 'nodejs:12' },
+      { feature: 'nodejs-debugsource', version: '1:12.14.1-1.module+el8.1.0+5466+30f75629', module: 'nodejs:12' },
+      { feature: 'nodejs-devel', version: '1:12.14.1-1.module+el8.1.0+5466+30f75629', module: 'nodejs:12' },
+      { feature: 'nodejs-docs', version: '1:12.14.1-1.module+el8.1.0+5466+30f75629', module: 'nodejs:12' },
+      { feature: 'nodejs-nodemon', version: '0:1.18.3-1.module+el8.1.0+3369+37ae6a45', module: 'nodejs:12' },
+      { feature: 'nodejs-packaging', version: '0:17-3.module+el8.1.0+3369+37ae6a45', module: 'nodejs:12' },
+      { feature: 'npm', version: '1:6.13.4-1.12.14.1.1.module+el8.1.0+5466+30f75629', module: 'nodejs:12' },
     ]);
   });
 });
@@ -274,7 +270,7 @@ describe('parseRedHatOval rules', () => {
     expect(bugfix).not.toHaveProperty('cves');
   });
 
-  it('drops packages that only occur beside "Module … is enabled", keeps the others', async () => {
+  it('scopes packages beside "Module … is enabled" to that stream, apart from the same package outside it', async () => {
     const data = await parse(
       doc(
         patch({
@@ -298,10 +294,11 @@ describe('parseRedHatOval rules', () => {
     expect(data.vulnerabilities[0]?.fixedIn).toEqual([
       { feature: 'libuv', version: '1:1.42.0-2.el9' },
       { feature: 'nodejs', version: '1:16.20.2-4.el9' },
+      { feature: 'nodejs', version: '1:18.19.0-1.module+el9', module: 'nodejs:18' },
     ]);
   });
 
-  it('keeps a package that holds in a module alternative and in a plain one (OR of facts)', async () => {
+  it('gives a package that holds in a module alternative and in a plain one an entry for each (OR of facts)', async () => {
     const data = await parse(
       doc(
         patch({
@@ -316,7 +313,10 @@ describe('parseRedHatOval rules', () => {
         }),
       ),
     );
-    expect(data.vulnerabilities[0]?.fixedIn).toEqual([{ feature: 'perl', version: '4:5.32.1-480.el9' }]);
+    expect(data.vulnerabilities[0]?.fixedIn).toEqual([
+      { feature: 'perl', version: '4:5.32.1-480.el9' },
+      { feature: 'perl', version: '4:5.32.1-480.el9', module: 'perl:5.32' },
+    ]);
   });
 
   it('drops packages beside another major; accepts packages with no major criterion', async () => {
@@ -443,7 +443,7 @@ describe('parseRedHatOval rules', () => {
     );
   });
 
-  it('unpatched: a component listed only under a non-affected state is left out; module streams skipped', async () => {
+  it("unpatched: a component listed only under a non-affected state is left out; a module stream's components are scoped to it", async () => {
     const data = await parse(
       doc(
         unpatched({
@@ -468,6 +468,7 @@ describe('parseRedHatOval rules', () => {
         severity: 'High',
         metadata: null,
         fixedIn: [
+          { feature: 'php', version: null, module: 'php:8.1' },
           { feature: 'pkg-a', version: null, state: 'will_not_fix' },
           { feature: 'pkg-c', version: null },
         ],

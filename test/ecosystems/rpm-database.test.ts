@@ -32,6 +32,8 @@ interface ExpectedPackage {
   release: string;
   arch: string | null;
   sourceRpm: string | null;
+  /** Absent in the fixtures, whose packages were built outside any module: null. */
+  modularityLabel?: string | null;
 }
 
 interface Fixture {
@@ -54,7 +56,8 @@ function loadFixtures(): Fixture[] {
         count: number;
         packages: ExpectedPackage[];
       };
-      const { count, packages } = expected;
+      const { count } = expected;
+      const packages = expected.packages.map((p) => ({ ...p, modularityLabel: p.modularityLabel ?? null }));
       return { dir, file, read: READERS[file]!, bytes: readFileSync(join(FIXTURES, dir, file)), count, packages };
     });
 }
@@ -173,7 +176,20 @@ describe('rpm header blobs', () => {
       release: '6.el9',
       arch: 'x86_64',
       sourceRpm: 'bash-5.1.8-6.el9.src.rpm',
+      modularityLabel: null,
     });
+  });
+
+  it('decodes the modularity label (tag 5096) of a package built in a module stream', () => {
+    const label = 'idm:DL1:8010020191114162016:5a9b8b9b';
+    const blob = rpmHeader({
+      name: 'ipa-client',
+      version: '4.8.0',
+      release: '13.module+el8.1.0+4923+c6efe041',
+      arch: 'x86_64',
+      modularityLabel: label,
+    });
+    expect(parseRpmHeader(blob).modularityLabel).toBe(label);
   });
 
   it('reports absent EPOCH, ARCH and SOURCERPM as null, and keeps an explicit epoch 0', () => {
@@ -184,6 +200,7 @@ describe('rpm header blobs', () => {
       release: '63977702',
       arch: null,
       sourceRpm: null,
+      modularityLabel: null,
     });
     expect(parseRpmHeader(rpmHeader({ name: 'a', version: '1', release: '1', epoch: 0 })).epoch).toBe(0);
   });
@@ -426,6 +443,25 @@ describe('rpmLister', () => {
       { name: 'kernel', version: '4.18.0-477.el8', arches: ['x86_64'] },
       { name: 'libgcc', version: '8.5.0-20.el8', arches: ['i686', 'x86_64'] },
       { name: 'perl-libs', version: '4:5.26.3-422.el8', arches: ['x86_64'] },
+    ]);
+  });
+
+  it('gives a package built in a module stream the stream (name:stream) of its modularity label; one without a label none', () => {
+    const db = ndbDatabase([
+      rpmHeader({
+        name: 'ipa-client',
+        version: '4.8.0',
+        release: '13.module+el8.1.0+4923+c6efe041',
+        arch: 'x86_64',
+        modularityLabel: 'idm:DL1:8010020191114162016:5a9b8b9b',
+      }),
+      rpmHeader({ name: 'bash', version: '4.4.19', release: '10.el8', arch: 'x86_64' }),
+      rpmHeader({ name: 'odd', version: '1', release: '1', arch: 'noarch', modularityLabel: 'nameonly' }),
+    ]);
+    expect(rpmLister.list(files({ 'var/lib/rpm/Packages.db': db }))).toEqual([
+      { name: 'ipa-client', version: '4.8.0-13.module+el8.1.0+4923+c6efe041', arches: ['x86_64'], module: 'idm:DL1' },
+      { name: 'bash', version: '4.4.19-10.el8', arches: ['x86_64'] },
+      { name: 'odd', version: '1-1', arches: ['noarch'] },
     ]);
   });
 

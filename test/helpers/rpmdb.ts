@@ -11,6 +11,8 @@ export interface HeaderSpec {
   epoch?: number;
   arch?: string;
   sourceRpm?: string;
+  /** MODULARITYLABEL (tag 5096): name:stream:version:context. */
+  modularityLabel?: string;
 }
 
 /** An rpm header blob (il, dl, index, data store; big-endian) holding the tags of spec. */
@@ -21,6 +23,7 @@ export function rpmHeader(spec: HeaderSpec): Buffer {
     [1002, spec.release],
     [1022, spec.arch],
     [1044, spec.sourceRpm],
+    [5096, spec.modularityLabel],
   ];
   const entries: { tag: number; type: number; offset: number; count: number }[] = [];
   const data: Buffer[] = [];

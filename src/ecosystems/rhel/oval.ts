@@ -21,10 +21,12 @@
  * Criteria are read as Clair read them (clair-behaviour §6.6), from the comments: the tree's
  * alternatives (AND = product, OR = union) are considered only as far as needed to know which
  * facts hold beside a package criterion. "is signed with Red Hat … key" and "must be installed"
- * criteria are ignored. A package criterion is dropped when every alternative holding
- * it also holds "Module <name:stream> is enabled" (Tarsier does not read module metadata from
- * layers, so module-stream fixes would be matched against the non-module package of the same name
- * and produce false positives) or "Red Hat Enterprise Linux <M> is installed" for another major.
+ * criteria are ignored. A package criterion is dropped when every alternative holding it also
+ * holds "Red Hat Enterprise Linux <M> is installed" for another major. One holding beside "Module
+ * <name:stream> is enabled" gives an entry scoped to that module stream (FixedIn.module), one per
+ * stream it holds with, and one without a module when it also holds in an alternative without any:
+ * a module's advisory applies to the packages built in that stream (their modularity label), the
+ * others to packages built outside any module.
  *
  * Metadata is null (CVSS comes from NVD); descriptions have their whitespace collapsed.
  */
@@ -52,13 +54,13 @@ const AFFECTED_STATES = new Map<string, FixState | undefined>([
 
 const EARLIER_THAN = /^\s*(\S+) is earlier than (\S+)\s*$/;
 const INSTALLED = /^\s*(\S+) is installed\s*$/;
-const MODULE = /^\s*Module \S+ is enabled\s*$/;
+const MODULE = /^\s*Module (\S+) is enabled\s*$/;
 const RHEL_MAJOR = /^\s*Red Hat Enterprise Linux (\d+)\b.* is installed\s*$/;
 
 /** A patch definition's fixes, kept until the states that say their architectures are read. */
 interface PendingPatch {
   readonly head: VulnerabilityHead;
-  readonly fixes: ReadonlyArray<{ readonly feature: string; readonly version: string; readonly testRef: string }>;
+  readonly fixes: ReadonlyArray<{ readonly feature: string; readonly version: string; readonly testRef: string; readonly module?: string }>;
 }
 
 /** Parses one Red Hat OVAL document into `rhel:<major>`. */
@@ -81,9 +83,9 @@ export async function parseRedHatOval(input: Readable, major: number): Promise<S
     },
   });
   for (const { head, fixes } of patches) {
-    for (const { feature, version, testRef } of fixes) {
+    for (const { feature, version, testRef, module } of fixes) {
       const arches = testArches(tables, testRef);
-      collector.add(head, { feature, version, ...(arches ? { arches } : {}) });
+      collector.add(head, { feature, version, ...(arches ? { arches } : {}), ...(module !== undefined ? { module } : {}) });
     }
   }
   return collector.result();
@@ -109,9 +111,14 @@ function patchOf(def: OvalDefinition, major: number, namespace: string): Pending
     severity: redHatSeverity(def.severity, def.title),
     cves: cveReferences(def.references),
   };
-  const fixes = packageCriteria(def, major, EARLIER_THAN).map((criterion) => {
+  const fixes = packageCriteria(def, major, EARLIER_THAN).map(({ criterion, module }) => {
     const [, feature, version] = EARLIER_THAN.exec(criterion.comment) as RegExpExecArray;
-    return { feature: feature as string, version: version as string, testRef: criterion.testRef };
+    return {
+      feature: feature as string,
+      version: version as string,
+      testRef: criterion.testRef,
+      ...(module !== undefined ? { module } : {}),
+    };
   });
   return { head, fixes };
 }
@@ -140,31 +147,40 @@ function addUnpatched(def: OvalDefinition, major: number, namespace: string, col
     link: (findReference(def.references, 'CVE') ?? def.references[0])?.refUrl.trim() ?? '',
     severity: redHatSeverity(def.severity, def.title),
   };
-  for (const criterion of packageCriteria(def, major, INSTALLED)) {
+  for (const { criterion, module } of packageCriteria(def, major, INSTALLED)) {
     const pkg = (INSTALLED.exec(criterion.comment) as RegExpExecArray)[1] as string;
     if (other.has(pkg) && !affected.has(pkg)) continue;
     const state = affected.get(pkg);
-    collector.add(head, { feature: pkg, version: null, ...(state ? { state } : {}) });
+    collector.add(head, { feature: pkg, version: null, ...(state ? { state } : {}), ...(module !== undefined ? { module } : {}) });
   }
 }
 
-/** The criteria matching `pattern` that hold in at least one non-module alternative of this major. */
-function packageCriteria(def: OvalDefinition, major: number, pattern: RegExp): OvalCriterion[] {
+/**
+ * The criteria matching `pattern` that hold in an alternative of this major, each once per module
+ * stream such an alternative requires enabled (undefined: an alternative requiring none).
+ */
+function packageCriteria(def: OvalDefinition, major: number, pattern: RegExp): { criterion: OvalCriterion; module?: string }[] {
   if (def.criteria === null) return [];
   const reached = reachCriteria(def.criteria, {
     fact: (c) => {
-      if (MODULE.test(c.comment)) return 'module';
+      const module = MODULE.exec(c.comment)?.[1];
+      if (module !== undefined) return `module:${module}`;
       const m = RHEL_MAJOR.exec(c.comment);
       return m ? `major:${Number(m[1])}` : undefined;
     },
     wanted: (c) => pattern.test(c.comment),
   });
   const target = `major:${major}`;
-  return reached
-    .filter(({ contexts }) =>
-      contexts.some((facts) => !facts.includes('module') && facts.every((f) => !f.startsWith('major:') || f === target)),
-    )
-    .map(({ criterion }) => criterion);
+  return reached.flatMap(({ criterion, contexts }) => {
+    const modules = new Set<string | undefined>();
+    for (const facts of contexts) {
+      if (!facts.every((f) => !f.startsWith('major:') || f === target)) continue;
+      const streams = facts.filter((f) => f.startsWith('module:'));
+      // Two streams required at once (no such definition is known) name no one stream: left out.
+      if (streams.length <= 1) modules.add(streams[0]?.slice('module:'.length));
+    }
+    return [...modules].map((module) => (module === undefined ? { criterion } : { criterion, module }));
+  });
 }
 
 const ADVISORY_ID = /^\s*(RH[A-Z]A-\d{4}:\d+)/;

@@ -18,7 +18,8 @@
  *
  * Packages: the component's purl, type rpm, namespace redhat. Binary rpm names, as the OVAL v2 source
  * and the rpm lister name features. Left out: modular rpms (purl type rpmmod, or an rpmmod
- * qualifier: Tarsier does not read module metadata from layers, see oval.ts) and, for fixed
+ * qualifier: this reader does not scope entries to a module stream, and an entry without one only
+ * matches packages built outside every module, see oval.ts) and, for fixed
  * entries, source rpms (arch=src/nosrc: their binaries are listed beside them with the same
  * version; a fixed source rpm still wins over an unfixed entry of its name, below). An unfixed
  * component is often named by its source rpm alone (`pkg:rpm/redhat/vim?arch=src`): the entry is

@@ -21,6 +21,11 @@ export interface RpmHeader {
   readonly arch: string | null;
   /** null when absent (source packages and gpg-pubkey have no SOURCERPM; `rpm -q` prints "(none)"). */
   readonly sourceRpm: string | null;
+  /**
+   * MODULARITYLABEL, `name:stream:version:context` (idm:DL1:8010020191114162016:5a9b8b9b): the
+   * module stream build the package was built in; null for a package built outside any module.
+   */
+  readonly modularityLabel: string | null;
 }
 
 /** Tag numbers from rpm's rpmtag.h. */
@@ -30,6 +35,7 @@ const TAG_RELEASE = 1002;
 const TAG_EPOCH = 1003;
 const TAG_ARCH = 1022;
 const TAG_SOURCERPM = 1044;
+const TAG_MODULARITYLABEL = 5096;
 
 /** Data types from rpm's rpmtag.h (rpmTagType_e). */
 const TYPE_NULL = 0;
@@ -88,6 +94,7 @@ export function parseRpmHeader(blob: Buffer): RpmHeader {
     release: requiredString(TAG_RELEASE, 'RELEASE'),
     arch: stringTag(byTag.get(TAG_ARCH), data, 'ARCH'),
     sourceRpm: stringTag(byTag.get(TAG_SOURCERPM), data, 'SOURCERPM'),
+    modularityLabel: stringTag(byTag.get(TAG_MODULARITYLABEL), data, 'MODULARITYLABEL'),
   };
 
   function int32Tag(entry: IndexEntry | undefined, label: string): number | null {

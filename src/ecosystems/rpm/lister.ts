@@ -38,8 +38,8 @@ const GPG_PUBKEY = 'gpg-pubkey';
 
 export const rpmLister = {
   name: 'rpm',
-  // 3: packages carry their source package's name; 4: and their architectures.
-  version: 4,
+  // 3: packages carry their source package's name; 4: and their architectures; 5: and their module stream.
+  version: 5,
   format: 'rpm',
   // The database files themselves: whiting out var/lib/rpm/Packages deletes the database, whiting out a lock file does not.
   databasePaths: DATABASES.map((db) => db.path),
@@ -85,6 +85,16 @@ export function sourcePackage(sourceRpm: string, epoch: number | null): { name: 
 }
 
 /**
+ * The module stream (`name:stream`) of a MODULARITYLABEL (`name:stream:version:context`): the
+ * stream's builds (its version and context) all answer to its advisories. Undefined without a label
+ * or for one that names no stream.
+ */
+export function moduleStream(label: string | null): string | undefined {
+  const [name, stream] = (label ?? '').split(':');
+  return name && stream ? `${name}:${stream}` : undefined;
+}
+
+/**
  * Packages as matched against advisories, in database order, each name and version once: the
  * same package installed for two architectures (multilib x86_64 + i686) is one feature, with both
  * architectures.
@@ -98,7 +108,11 @@ function uniquePackages(headers: readonly RpmHeader[]): Package[] {
     let seen = byKey.get(key);
     if (!seen) {
       const source = header.sourceRpm === null ? undefined : sourcePackage(header.sourceRpm, header.epoch);
-      seen = { pkg: { name: header.name, version, ...(source !== undefined ? { source } : {}) }, arches: new Set() };
+      const module = moduleStream(header.modularityLabel);
+      seen = {
+        pkg: { name: header.name, version, ...(source !== undefined ? { source } : {}), ...(module !== undefined ? { module } : {}) },
+        arches: new Set(),
+      };
       byKey.set(key, seen);
     }
     if (header.arch !== null && header.arch !== '') seen.arches.add(header.arch);

@@ -1,0 +1,169 @@
+/**
+ * RHEL module streams end to end: the real RHEL 8 OVAL excerpt (RHBA-2019:4268 for idm:DL1,
+ * RHEA-2020:0330 for nodejs:12, whose criteria require "Module <name:stream> is enabled") beside
+ * RHSA-2020:1980 (git, no module), read by the real updater; layers of rpm databases whose packages
+ * carry the modularity label (rpm tag 5096) rpm gives a package built in a module stream, indexed
+ * through the v1 API.
+ *
+ * - A module stream's advisory applies to the packages built in that stream, and to no package of
+ *   the same name built outside it or in another stream.
+ * - An advisory without a module applies to packages built outside every module only.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { json, testApp, type TestApp } from '../helpers/app.js';
+import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
+import { layerTar } from '../helpers/image-archives.js';
+import { ndbDatabase, rpmHeader, type HeaderSpec } from '../helpers/rpmdb.js';
+import { gzip } from '../helpers/tarball.js';
+import { indexLayer, updaterFor } from '../helpers/source-runs.js';
+
+const fixture = (path: string): string => readFileSync(new URL(`../fixtures/${path}`, import.meta.url), 'utf8');
+
+/** RHSA-2020:1980 (git) with the module streams' definitions of the abbreviated RHEL 8 stream added to its definitions. */
+function rhel8Stream(): string {
+  const abbreviated = fixture('feeds/redhat/oval-v2/rhel-8.oval-abbreviated.xml');
+  const moduleDefinitions = abbreviated.slice(
+    abbreviated.indexOf('<definitions>') + '<definitions>'.length,
+    abbreviated.indexOf('</definitions>'),
+  );
+  const git = fixture('feeds/redhat/oval/com.redhat.rhsa-20201980.xml');
+  const at = git.indexOf('<definitions>') + '<definitions>'.length;
+  expect(at).toBeGreaterThan('<definitions>'.length);
+  return git.slice(0, at) + moduleDefinitions + git.slice(at);
+}
+
+/** The modularity label of the idm:DL1 build the packages below come from. */
+const IDM_LABEL = 'idm:DL1:8010020191114162016:5a9b8b9b';
+const IDM_MODULE = '[idm]\nname=idm\nstream=DL1\nprofiles=\nstate=enabled\n';
+
+/** A RHEL 8 layer: its os-release, dnf's module configuration, an rpm database holding these packages. */
+const rhel8Layer = (packages: readonly HeaderSpec[], modules: Record<string, string> = {}): Buffer =>
+  layerTar({
+    'etc/os-release': fixture('osrelease/rhel-8/etc/os-release'),
+    ...Object.fromEntries(Object.entries(modules).map(([name, text]) => [`etc/dnf/modules.d/${name}.module`, text])),
+    'var/lib/rpm/Packages.db': ndbDatabase(packages.map(rpmHeader)),
+  });
+
+/** Three idm:DL1 packages one build before RHBA-2019:4268's, with the stream's label or without. */
+const idmPackages = (label?: string): HeaderSpec[] =>
+  (['ipa-client', 'ipa-common', 'python3-ipalib'] as const).map((name) => ({
+    name,
+    version: '4.8.0',
+    release: '12.module+el8.1.0+4098+f286395e',
+    arch: name === 'ipa-client' ? 'x86_64' : 'noarch',
+    ...(label ? { modularityLabel: label } : {}),
+  }));
+
+/** "name version" → its vulnerabilities as "name FixedBy", sorted; only packages with some. */
+async function vulnerable(t: TestApp, layer: string): Promise<Record<string, string[]>> {
+  const res = await t.app.inject({ url: `/v1/layers/${layer}?features&vulnerabilities` });
+  expect(res.statusCode, res.body).toBe(200);
+  const features = json(res).Layer.Features as Array<{
+    Name: string;
+    Version: string;
+    Vulnerabilities?: Array<{ Name: string; FixedBy?: string }>;
+  }>;
+  const out: Record<string, string[]> = {};
+  for (const f of features) {
+    const names = (f.Vulnerabilities ?? []).map((v) => `${v.Name} ${v.FixedBy ?? 'None'}`).sort();
+    if (names.length > 0) out[`${f.Name} ${f.Version}`] = names;
+  }
+  return out;
+}
+
+async function afterRun(): Promise<{ t: TestApp; server: FeedServer }> {
+  const t = await testApp();
+  const server = await startFeedServer();
+  server.put('/rhel/RHEL8/rhel-8-including-unpatched.oval.xml.bz2', rhel8Stream());
+  const summary = await updaterFor(t.pool, 'rhel', server.url('/rhel/'))();
+  expect(summary.error).toBeUndefined();
+  expect(summary.status).toBe('updated');
+  return { t, server };
+}
+
+const RHBA = 'RHBA-2019:4268 0:4.8.0-13.module+el8.1.0+4923+c6efe041';
+
+describe('RHEL module streams (RHBA-2019:4268 idm:DL1, RHEA-2020:0330 nodejs:12, RHSA-2020:1980 git)', () => {
+  it("matches a module stream's advisory to the packages built in that stream, and to no other package of the same name", async () => {
+    const { t, server } = await afterRun();
+    await indexLayer(t, server, 'idm-module', rhel8Layer(idmPackages(IDM_LABEL), { idm: IDM_MODULE }));
+    await indexLayer(t, server, 'idm-plain', rhel8Layer(idmPackages()));
+    await indexLayer(
+      t,
+      server,
+      'nodejs-10',
+      rhel8Layer(
+        [
+          {
+            name: 'nodejs',
+            epoch: 1,
+            version: '10.16.3',
+            release: '2.module+el8.1.0+4372+a38e7a6d',
+            arch: 'x86_64',
+            modularityLabel: 'nodejs:10:8010020190923102040:cdc1202b',
+          },
+        ],
+        { nodejs: '[nodejs]\nname=nodejs\nstream=10\nprofiles=\nstate=enabled\n' },
+      ),
+    );
+
+    const rhba = [RHBA];
+    expect(await vulnerable(t, 'idm-module')).toEqual({
+      'ipa-client 4.8.0-12.module+el8.1.0+4098+f286395e': rhba,
+      'ipa-common 4.8.0-12.module+el8.1.0+4098+f286395e': rhba,
+      'python3-ipalib 4.8.0-12.module+el8.1.0+4098+f286395e': rhba,
+    });
+    // The same names and versions built outside the module, and nodejs of the 10 stream below the 12 stream's fix.
+    expect(await vulnerable(t, 'idm-plain')).toEqual({});
+    expect(await vulnerable(t, 'nodejs-10')).toEqual({});
+
+    // A layer above the module's keeps its packages as they were matched, and matches its own in the stream too.
+    server.put(
+      '/layers/idm-child.tar.gz',
+      gzip(
+        rhel8Layer(
+          [
+            ...idmPackages(IDM_LABEL),
+            {
+              name: 'ipa-server',
+              version: '4.8.0',
+              release: '12.module+el8.1.0+4098+f286395e',
+              arch: 'x86_64',
+              modularityLabel: IDM_LABEL,
+            },
+          ],
+          { idm: IDM_MODULE },
+        ),
+      ),
+    );
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/layers',
+      payload: { Layer: { Name: 'idm-child', ParentName: 'idm-module', Path: server.url('/layers/idm-child.tar.gz'), Format: 'Docker' } },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(await vulnerable(t, 'idm-child')).toEqual({
+      'ipa-client 4.8.0-12.module+el8.1.0+4098+f286395e': rhba,
+      'ipa-common 4.8.0-12.module+el8.1.0+4098+f286395e': rhba,
+      'ipa-server 4.8.0-12.module+el8.1.0+4098+f286395e': rhba,
+      'python3-ipalib 4.8.0-12.module+el8.1.0+4098+f286395e': rhba,
+    });
+  });
+
+  it('matches an advisory without a module to packages built outside every module only', async () => {
+    const { t, server } = await afterRun();
+    const installed = { version: '2.18.4', release: '1.el8_2', arch: 'x86_64' };
+    await indexLayer(
+      t,
+      server,
+      'git',
+      rhel8Layer([
+        { name: 'git', ...installed },
+        // A build of the same version in a module stream: Red Hat's advisory for git is not the stream's.
+        { name: 'git-core', ...installed, modularityLabel: 'git:2.18:8020020200101000000:deadbeef' },
+      ]),
+    );
+    expect(await vulnerable(t, 'git')).toEqual({ 'git 2.18.4-1.el8_2': ['RHSA-2020:1980 0:2.18.4-2.el8_2'] });
+  });
+});
