@@ -324,6 +324,8 @@ interface CorpusLayer {
   files: Record<string, Buffer | string>;
   releases?: Record<string, string>;
   modules?: readonly string[];
+  /** The label rpm gives the packages under test when the layer installs them from a module stream. */
+  modularityLabel?: string;
 }
 
 interface Namespace {
@@ -387,7 +389,12 @@ async function runCorpus(ns: Namespace): Promise<Outcome> {
     for (const layer of ns.layers) {
       const context: LayerContext = { releases: layer.releases ?? {}, modules: layer.modules ?? [], arch: layer.arch };
       const packages: CorpusPackage[] = [...versions].flatMap(([name, mine]) =>
-        [...mine.values()].map((v) => ({ name, ...v, arch: layer.arch })),
+        [...mine.values()].map((v) => ({
+          name,
+          ...v,
+          arch: layer.arch,
+          ...(layer.modularityLabel ? { modularityLabel: layer.modularityLabel } : {}),
+        })),
       );
       count += packages.length;
       for (const p of packages) {
@@ -518,17 +525,11 @@ const NAMESPACES: Record<string, Namespace> = {
         ...l,
         files: { ...l.files, ...moduleFile('idm:DL1') },
         modules: ['idm:DL1'],
+        // Installed from the stream, as dnf installs a module's packages: rpm labels each with it.
+        modularityLabel: 'idm:DL1:8010020191115215214:ee5f2f8a',
       })),
     ],
     database: 'var/lib/rpm/rpmdb.sqlite',
-    exceptions: [
-      {
-        name: 'RHEL module streams',
-        reason:
-          'module-scoped advisories are left out (src/ecosystems/README.md): a layer with idm:DL1 enabled in etc/dnf/modules.d misses RHBA-2019:4268 below its fixes',
-        covers: (d) => /^FN rhel8-idm-\S+ \S+ \S+ RHBA-2019:4268 /.test(d),
-      },
-    ],
   },
   'RHEL 8 OVAL (unpatched: CVE-2021-35937, rpm)': {
     source: 'rhel',

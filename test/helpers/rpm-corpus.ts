@@ -68,6 +68,8 @@ export interface CorpusPackage {
   version: string;
   release: string;
   arch: string;
+  /** The module stream build it came from (`name:stream:version:context`), as rpm records it for a module's packages. */
+  modularityLabel?: string;
 }
 
 /** epoch:version-release as rpm reads it (epoch 0 when absent). */
@@ -116,7 +118,8 @@ export function around(bound: string, rpmCompare: RpmComparator): Array<{ epoch:
 
 const specOf = (main: string, packages: readonly CorpusPackage[], asMain: boolean): string => {
   const tags = (p: CorpusPackage): string =>
-    `Version: ${p.version}\nRelease: ${p.release}\n${p.epoch && p.epoch !== '0' ? `Epoch: ${p.epoch}\n` : ''}`;
+    `Version: ${p.version}\nRelease: ${p.release}\n${p.epoch && p.epoch !== '0' ? `Epoch: ${p.epoch}\n` : ''}` +
+    (p.modularityLabel ? `ModularityLabel: ${p.modularityLabel}\n` : '');
   if (asMain) {
     const p = packages[0]!;
     return `Name: ${p.name}\n${tags(p)}Summary: corpus\nLicense: MIT\n%description\ncorpus\n%files\n`;
