@@ -1,5 +1,5 @@
 /**
- * Reading a definition's criteria tree the way Clair did (clair-behaviour §6.6): the tree stands
+ * Reading a definition's criteria tree the way Clair did: the tree stands
  * for a set of alternatives (AND = cartesian product of its children's alternatives, OR = their
  * union), and a package criterion holds only together with the other criteria of its alternative,
  * e.g. "Oracle Linux 8 is installed" or "Module idm:DL1 is enabled".

@@ -1,5 +1,5 @@
 /**
- * Red Hat OVAL (data-sources §4.4): the OVAL v2 streams (`RHEL<N>/rhel-<N>-including-unpatched.oval.xml`,
+ * Red Hat OVAL: the OVAL v2 streams (`RHEL<N>/rhel-<N>-including-unpatched.oval.xml`,
  * or the patched-only `rhel-<N>.oval.xml`) and, in the same shape, the frozen OVAL v1 files.
  * Every record lands in `rhel:<major>` (CentOS, Rocky and AlmaLinux layers match against it).
  *
@@ -18,7 +18,7 @@
  *   state is left out. No cves: the name is the CVE.
  * - `oval:com.redhat.unaffected:def:*` and every other class: skipped.
  *
- * Criteria are read as Clair read them (clair-behaviour §6.6), from the comments: the tree's
+ * Criteria are read as Clair read them, from the comments: the tree's
  * alternatives (AND = product, OR = union) are considered only as far as needed to know which
  * facts hold beside a package criterion. "is signed with Red Hat … key" and "must be installed"
  * criteria are ignored. A package criterion is dropped when every alternative holding it also

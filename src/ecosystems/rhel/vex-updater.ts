@@ -1,5 +1,5 @@
 /**
- * Red Hat CSAF VEX (data-sources §4.4), the current Red Hat feed, under its base
+ * Red Hat CSAF VEX, the current Red Hat feed, under its base
  * (https://security.access.redhat.com/data/csaf/v2/vex/):
  * - `archive_latest.txt` names the full archive, `csaf_vex_<YYYY-MM-DD>.tar.zst`: every live
  *   document as `<year>/cve-<year>-<n>.json`;

@@ -1,5 +1,5 @@
 /**
- * One Red Hat CSAF VEX document (data-sources §4.4; Red Hat's guide: security-data-guidelines
+ * One Red Hat CSAF VEX document (Red Hat's guide: security-data-guidelines
  * `csaf-vex`) → the records it gives in `rhel:<major>`: one vulnerability per CVE and namespace,
  * named by the CVE, link `https://access.redhat.com/security/cve/<CVE>`, the same shape the OVAL v2
  * source (oval.ts) gives its unpatched definitions, so that this source can replace it.
