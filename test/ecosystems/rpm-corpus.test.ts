@@ -16,7 +16,9 @@
  *   `equals`, compared as rpm's evr_string), its arch pattern and its version. Signature tests
  *   are taken as true: the corpus stands for packages the vendor signed. Without tests (Red Hat's
  *   abbreviated files), the criterion comments of Red Hat's generator ("<name> is earlier than
- *   <evr>", "Module <m> is enabled") say the same. FixedBy: the highest `less than` evr of a true
+ *   <evr>", "Module <m> is enabled") say the same. Rocky Linux, AlmaLinux and CentOS 8 are read with Red
+ *   Hat's OVAL, their release package standing for redhat-release (it provides it and owns
+ *   /etc/redhat-release). FixedBy: the highest `less than` evr of a true
  *   criterion; none when only other tests hold.
  * - Amazon's updateinfo (ALAS, the yum/dnf updateinfo.xml that `yum updateinfo` reads): affected
  *   when a package of the same name and architecture is listed with a higher epoch:version-release.
@@ -323,6 +325,11 @@ interface CorpusLayer {
   arch: string;
   files: Record<string, Buffer | string>;
   releases?: Record<string, string>;
+  /**
+   * Release packages that stand for another in the vendor's tests (name → the name tested): a RHEL
+   * rebuild's release package owns /etc/redhat-release and provides redhat-release.
+   */
+  releasesAs?: Record<string, string>;
   modules?: readonly string[];
   /** The label rpm gives the packages under test when the layer installs them from a module stream. */
   modularityLabel?: string;
@@ -387,7 +394,12 @@ async function runCorpus(ns: Namespace): Promise<Outcome> {
     const actual = new Set<string>();
     let count = 0;
     for (const layer of ns.layers) {
-      const context: LayerContext = { releases: layer.releases ?? {}, modules: layer.modules ?? [], arch: layer.arch };
+      const releases = layer.releases ?? {};
+      const context: LayerContext = {
+        releases: Object.fromEntries(Object.entries(releases).map(([name, version]) => [layer.releasesAs?.[name] ?? name, version])),
+        modules: layer.modules ?? [],
+        arch: layer.arch,
+      };
       const packages: CorpusPackage[] = [...versions].flatMap(([name, mine]) =>
         [...mine.values()].map((v) => ({
           name,
@@ -401,7 +413,7 @@ async function runCorpus(ns: Namespace): Promise<Outcome> {
         for (const f of oracle.affected(p, context, rpm))
           expected.add(`${layer.name} ${p.name} ${featureVersion(p)} ${f.vulnerability} ${f.fixedBy ?? 'None'}`);
       }
-      const releasePackages = Object.entries(context.releases).map(([name, version]) => ({
+      const releasePackages = Object.entries(releases).map(([name, version]) => ({
         name,
         version,
         release: '1',
@@ -442,13 +454,44 @@ function expectAgreement(ns: Namespace, outcome: Outcome): void {
   ).toEqual([]);
 }
 
+const ARCHES = ['x86_64', 'i686', 'noarch'] as const;
+
 const rhelLayers = (os: string, prefix: string, release: string): CorpusLayer[] =>
-  ['x86_64', 'i686', 'noarch'].map((arch) => ({
+  ARCHES.map((arch) => ({
     name: `${prefix}-${arch}`,
     arch,
     files: { 'etc/os-release': osRelease(os) },
     releases: { 'redhat-release': release },
   }));
+
+/**
+ * Layers of the RHEL rebuilds, matched against Red Hat's data: each one's release package owns
+ * /etc/redhat-release and provides redhat-release (rocky-release, almalinux-release and
+ * centos-release spec files), so Red Hat's "Red Hat Enterprise Linux 8 is installed" tests are read
+ * on it as on redhat-release.
+ */
+const REBUILDS: ReadonlyArray<{ prefix: string; files: CorpusLayer['files']; release: string; version: string }> = [
+  { prefix: 'rocky8', files: { 'etc/os-release': osRelease('rocky-8.4') }, release: 'rocky-release', version: '8.4' },
+  { prefix: 'alma8', files: { 'etc/os-release': osRelease('alma-8.4') }, release: 'almalinux-release', version: '8.4' },
+  // CentOS Linux 8.0–8.2 ("8 (Core)"): os-release only under usr/lib, the release package centos-release.
+  {
+    prefix: 'centos8',
+    files: { 'usr/lib/os-release': fixture('osrelease/centos-8/usr/lib/os-release') },
+    release: 'centos-release',
+    version: '8.2',
+  },
+];
+
+const rebuildLayers = (arches: readonly string[]): CorpusLayer[] =>
+  REBUILDS.flatMap(({ prefix, files, release, version }) =>
+    arches.map((arch) => ({
+      name: `${prefix}-${arch}`,
+      arch,
+      files,
+      releases: { [release]: version },
+      releasesAs: { [release]: 'redhat-release' },
+    })),
+  );
 
 const oracleLayers = (major: string, release: string): CorpusLayer[] =>
   ['x86_64', 'i686', 'noarch'].map((arch) => ({
@@ -511,7 +554,7 @@ const NAMESPACES: Record<string, Namespace> = {
     // three excerpts concatenated would not be one document, so each runs as its own stream file.
     feeds: () => ({ '/rhel/RHEL8/rhel-8-including-unpatched.oval.xml.bz2': fixture('feeds/redhat/oval/com.redhat.rhsa-20201980.xml') }),
     oracle: () => ovalOracle(fixture('feeds/redhat/oval/com.redhat.rhsa-20201980.xml'), reference(/^RHSA$/)),
-    layers: rhelLayers('rhel-8', 'rhel8', '8.2'),
+    layers: [...rhelLayers('rhel-8', 'rhel8', '8.2'), ...rebuildLayers(ARCHES)],
     database: 'var/lib/rpm/rpmdb.sqlite',
   },
   'RHEL 8 OVAL (RHBA-2019:4268, idm:DL1 module stream, abbreviated: comments only)': {
@@ -528,6 +571,15 @@ const NAMESPACES: Record<string, Namespace> = {
         // Installed from the stream, as dnf installs a module's packages: rpm labels each with it.
         modularityLabel: 'idm:DL1:8010020191115215214:ee5f2f8a',
       })),
+      // The rebuilds' own arch handling is covered by the other RHEL cases: here the stream, enabled or not.
+      ...rebuildLayers(['x86_64']),
+      ...rebuildLayers(['x86_64']).map((l) => ({
+        ...l,
+        name: `${l.name}-idm`,
+        files: { ...l.files, ...moduleFile('idm:DL1') },
+        modules: ['idm:DL1'],
+        modularityLabel: 'idm:DL1:8010020191115215214:ee5f2f8a',
+      })),
     ],
     database: 'var/lib/rpm/rpmdb.sqlite',
   },
@@ -538,7 +590,7 @@ const NAMESPACES: Record<string, Namespace> = {
       '/rhel/RHEL8/rhel-8-including-unpatched.oval.xml.bz2': fixture('feeds/redhat/oval-v2/rhel-8-rpm-unpatched-excerpt.xml'),
     }),
     oracle: () => ovalOracle(fixture('feeds/redhat/oval-v2/rhel-8-rpm-unpatched-excerpt.xml'), reference(/^CVE$/)),
-    layers: rhelLayers('rhel-8', 'rhel8', '8.2'),
+    layers: [...rhelLayers('rhel-8', 'rhel8', '8.2'), ...rebuildLayers(ARCHES)],
     database: 'var/lib/rpm/rpmdb.sqlite',
   },
   'Oracle Linux 6 ELSA OVAL': oracleNamespace('com.oracle.elsa-excerpt.xml', '6', '6.10'),
