@@ -669,6 +669,24 @@ const NAMESPACES: Record<string, Namespace> = {
     layers: ['x86_64', 'i686', 'noarch'].map((arch) => ({ name: `al2-${arch}`, arch, files: { 'etc/os-release': osRelease('amazon-2') } })),
     database: 'var/lib/rpm/rpmdb.sqlite',
   },
+  'Amazon Linux 2023 updateinfo': {
+    source: 'amzn',
+    base: '/amzn/',
+    feeds: (feeds) =>
+      amazonRepositories(
+        feeds,
+        fixture('feeds/amazon/repomd.xml'),
+        fixture('feeds/amazon/alas2-updateinfo-excerpt.xml'),
+        fixture('feeds/amazon/alas2023-updateinfo-excerpt.xml'),
+      ),
+    oracle: () => updateinfoOracle(fixture('feeds/amazon/alas2023-updateinfo-excerpt.xml')),
+    layers: ['x86_64', 'aarch64', 'i686', 'noarch'].map((arch) => ({
+      name: `al2023-${arch}`,
+      arch,
+      files: { 'etc/os-release': osRelease('amazon-2023') },
+    })),
+    database: 'var/lib/rpm/rpmdb.sqlite',
+  },
 };
 
 const missing = rpmToolsMissing();
