@@ -22,15 +22,34 @@ export function updaterFor(pool: pg.Pool, name: string, url: string) {
   return () => runner.run(sources[0]!);
 }
 
-/** POST /v1/layers: the server downloads the layer from the feed server. */
-export async function indexLayer(t: TestApp, server: FeedServer, name: string, tar: Buffer): Promise<void> {
+/** POST /v1/layers: the server downloads the layer (a tar, gzipped here) from the feed server. */
+export async function indexLayer(t: TestApp, server: FeedServer, name: string, tar: Buffer, parent?: string): Promise<void> {
   server.put(`/layers/${name}.tar.gz`, gzip(tar));
   const res = await t.app.inject({
     method: 'POST',
     url: '/v1/layers',
-    payload: { Layer: { Name: name, Path: server.url(`/layers/${name}.tar.gz`), Format: 'Docker' } },
+    payload: {
+      Layer: { Name: name, Path: server.url(`/layers/${name}.tar.gz`), Format: 'Docker', ...(parent ? { ParentName: parent } : {}) },
+    },
   });
   expect(res.statusCode, res.body).toBe(201);
+}
+
+/** A layer's report as "name version" → its vulnerabilities as "name FixedBy" (None: no fix), sorted; only packages with some. */
+export async function layerVulnerabilities(t: TestApp, layer: string): Promise<Record<string, string[]>> {
+  const res = await t.app.inject({ url: `/v1/layers/${layer}?features&vulnerabilities` });
+  expect(res.statusCode, res.body).toBe(200);
+  const features = json(res).Layer.Features as Array<{
+    Name: string;
+    Version: string;
+    Vulnerabilities?: Array<{ Name: string; FixedBy?: string }>;
+  }>;
+  const out: Record<string, string[]> = {};
+  for (const f of features) {
+    const names = (f.Vulnerabilities ?? []).map((v) => `${v.Name} ${v.FixedBy ?? 'None'}`).sort();
+    if (names.length > 0) out[`${f.Name} ${f.Version}`] = names;
+  }
+  return out;
 }
 
 /** GET /v1/namespaces/{ns}/vulnerabilities/{name}?fixedIn. */

@@ -24,6 +24,7 @@ import { dockerSaveArchive, layerTar } from '../helpers/image-archives.js';
 import { ociLayout, pushImage } from '../helpers/oci-image.js';
 import { missingRegistryPrograms, startRegistry, type Registry } from '../helpers/registry.js';
 import { runVexUpdater } from '../helpers/rhel-vex-feed.js';
+import { indexLayer, storedVulnerability } from '../helpers/source-runs.js';
 import { gzip } from '../helpers/tarball.js';
 import { addVulnerability } from '../helpers/vulnerabilities.js';
 
@@ -68,9 +69,7 @@ describe(`fix states from Red Hat's CSAF VEX documents, end to end${skipped}`, (
 
   it('stores each state per namespace, package and vulnerability as Red Hat states it', async () => {
     const stored = async (namespace: string, name: string) => {
-      const res = await t.app.inject({ url: `/v1/namespaces/${namespace}/vulnerabilities/${name}?fixedIn` });
-      expect(res.statusCode, res.body).toBe(200);
-      const v = json(res).Vulnerability;
+      const v = await storedVulnerability(t, namespace, name);
       return { states: v.Metadata?.FixStates, fixedIn: v.FixedIn.map((f: { Name: string; Version: string }) => [f.Name, f.Version]) };
     };
     // "Will not fix" (7–9) and "Out of support scope" (6): no fix will come.
@@ -87,13 +86,7 @@ describe(`fix states from Red Hat's CSAF VEX documents, end to end${skipped}`, (
   });
 
   it('v1: the installed gawk has CVE-2023-4156 with no FixedBy and Metadata.FixStates will_not_fix', async () => {
-    feed.put('/layers/rhel9.tar.gz', gzip(RHEL9_LAYER));
-    const post = await t.app.inject({
-      method: 'POST',
-      url: '/v1/layers',
-      payload: { Layer: { Name: 'rhel9-gawk', Path: feed.url('/layers/rhel9.tar.gz'), Format: 'Docker' } },
-    });
-    expect(post.statusCode, post.body).toBe(201);
+    await indexLayer(t, feed, 'rhel9-gawk', RHEL9_LAYER);
     const res = await t.app.inject({ url: '/v1/layers/rhel9-gawk?features&vulnerabilities' });
     expect(res.statusCode, res.body).toBe(200);
     const features = json(res).Layer.Features as Array<{ Name: string; NamespaceName: string; Vulnerabilities?: unknown[] }>;

@@ -11,12 +11,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { json, testApp, type TestApp } from '../helpers/app.js';
+import { testApp, type TestApp } from '../helpers/app.js';
 import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
 import { layerTar } from '../helpers/image-archives.js';
 import { ndbDatabase, rpmHeader, type HeaderSpec } from '../helpers/rpmdb.js';
-import { gzip } from '../helpers/tarball.js';
-import { indexLayer, updaterFor } from '../helpers/source-runs.js';
+import { indexLayer, layerVulnerabilities, updaterFor } from '../helpers/source-runs.js';
 
 const fixture = (path: string): string => readFileSync(new URL(`../fixtures/${path}`, import.meta.url), 'utf8');
 
@@ -55,23 +54,6 @@ const idmPackages = (label?: string): HeaderSpec[] =>
     ...(label ? { modularityLabel: label } : {}),
   }));
 
-/** "name version" → its vulnerabilities as "name FixedBy", sorted; only packages with some. */
-async function vulnerable(t: TestApp, layer: string): Promise<Record<string, string[]>> {
-  const res = await t.app.inject({ url: `/v1/layers/${layer}?features&vulnerabilities` });
-  expect(res.statusCode, res.body).toBe(200);
-  const features = json(res).Layer.Features as Array<{
-    Name: string;
-    Version: string;
-    Vulnerabilities?: Array<{ Name: string; FixedBy?: string }>;
-  }>;
-  const out: Record<string, string[]> = {};
-  for (const f of features) {
-    const names = (f.Vulnerabilities ?? []).map((v) => `${v.Name} ${v.FixedBy ?? 'None'}`).sort();
-    if (names.length > 0) out[`${f.Name} ${f.Version}`] = names;
-  }
-  return out;
-}
-
 async function afterRun(): Promise<{ t: TestApp; server: FeedServer }> {
   const t = await testApp();
   const server = await startFeedServer();
@@ -109,41 +91,36 @@ describe('RHEL module streams (RHBA-2019:4268 idm:DL1, RHEA-2020:0330 nodejs:12,
     );
 
     const rhba = [RHBA];
-    expect(await vulnerable(t, 'idm-module')).toEqual({
+    expect(await layerVulnerabilities(t, 'idm-module')).toEqual({
       'ipa-client 4.8.0-12.module+el8.1.0+4098+f286395e': rhba,
       'ipa-common 4.8.0-12.module+el8.1.0+4098+f286395e': rhba,
       'python3-ipalib 4.8.0-12.module+el8.1.0+4098+f286395e': rhba,
     });
     // The same names and versions built outside the module, and nodejs of the 10 stream below the 12 stream's fix.
-    expect(await vulnerable(t, 'idm-plain')).toEqual({});
-    expect(await vulnerable(t, 'nodejs-10')).toEqual({});
+    expect(await layerVulnerabilities(t, 'idm-plain')).toEqual({});
+    expect(await layerVulnerabilities(t, 'nodejs-10')).toEqual({});
 
     // A layer above the module's keeps its packages as they were matched, and matches its own in the stream too.
-    server.put(
-      '/layers/idm-child.tar.gz',
-      gzip(
-        rhel8Layer(
-          [
-            ...idmPackages(IDM_LABEL),
-            {
-              name: 'ipa-server',
-              version: '4.8.0',
-              release: '12.module+el8.1.0+4098+f286395e',
-              arch: 'x86_64',
-              modularityLabel: IDM_LABEL,
-            },
-          ],
-          { idm: IDM_MODULE },
-        ),
+    await indexLayer(
+      t,
+      server,
+      'idm-child',
+      rhel8Layer(
+        [
+          ...idmPackages(IDM_LABEL),
+          {
+            name: 'ipa-server',
+            version: '4.8.0',
+            release: '12.module+el8.1.0+4098+f286395e',
+            arch: 'x86_64',
+            modularityLabel: IDM_LABEL,
+          },
+        ],
+        { idm: IDM_MODULE },
       ),
+      'idm-module',
     );
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/v1/layers',
-      payload: { Layer: { Name: 'idm-child', ParentName: 'idm-module', Path: server.url('/layers/idm-child.tar.gz'), Format: 'Docker' } },
-    });
-    expect(res.statusCode, res.body).toBe(201);
-    expect(await vulnerable(t, 'idm-child')).toEqual({
+    expect(await layerVulnerabilities(t, 'idm-child')).toEqual({
       'ipa-client 4.8.0-12.module+el8.1.0+4098+f286395e': rhba,
       'ipa-common 4.8.0-12.module+el8.1.0+4098+f286395e': rhba,
       'ipa-server 4.8.0-12.module+el8.1.0+4098+f286395e': rhba,
@@ -164,6 +141,6 @@ describe('RHEL module streams (RHBA-2019:4268 idm:DL1, RHEA-2020:0330 nodejs:12,
         { name: 'git-core', ...installed, modularityLabel: 'git:2.18:8020020200101000000:deadbeef' },
       ]),
     );
-    expect(await vulnerable(t, 'git')).toEqual({ 'git 2.18.4-1.el8_2': ['RHSA-2020:1980 0:2.18.4-2.el8_2'] });
+    expect(await layerVulnerabilities(t, 'git')).toEqual({ 'git 2.18.4-1.el8_2': ['RHSA-2020:1980 0:2.18.4-2.el8_2'] });
   });
 });

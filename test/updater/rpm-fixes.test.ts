@@ -18,11 +18,11 @@
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { json, testApp, type TestApp } from '../helpers/app.js';
+import { testApp, type TestApp } from '../helpers/app.js';
 import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
 import { layerTar } from '../helpers/image-archives.js';
 import { ndbDatabase, rpmHeader, type HeaderSpec } from '../helpers/rpmdb.js';
-import { amazonRepositories, indexLayer, updaterFor } from '../helpers/source-runs.js';
+import { amazonRepositories, indexLayer, layerVulnerabilities, updaterFor } from '../helpers/source-runs.js';
 
 const fixture = (path: string): Buffer => readFileSync(new URL(`../fixtures/${path}`, import.meta.url));
 
@@ -32,23 +32,6 @@ const rpmLayer = (osRelease: string, packages: readonly HeaderSpec[]): Buffer =>
     'etc/os-release': fixture(`osrelease/${osRelease}/etc/os-release`),
     'var/lib/rpm/Packages.db': ndbDatabase(packages.map(rpmHeader)),
   });
-
-/** "name version" → its vulnerabilities as "name FixedBy" (None: no fix), sorted; only packages with some. */
-async function vulnerable(t: TestApp, layer: string): Promise<Record<string, string[]>> {
-  const res = await t.app.inject({ url: `/v1/layers/${layer}?features&vulnerabilities` });
-  expect(res.statusCode, res.body).toBe(200);
-  const features = json(res).Layer.Features as Array<{
-    Name: string;
-    Version: string;
-    Vulnerabilities?: Array<{ Name: string; FixedBy?: string }>;
-  }>;
-  const out: Record<string, string[]> = {};
-  for (const f of features) {
-    const names = (f.Vulnerabilities ?? []).map((v) => `${v.Name} ${v.FixedBy ?? 'None'}`).sort();
-    if (names.length > 0) out[`${f.Name} ${f.Version}`] = names;
-  }
-  return out;
-}
 
 /** The same vulnerabilities for a package at each of these versions, as vulnerable() gives them. */
 const eachVersion = (name: string, versions: readonly string[], vulnerabilities: string[]): Record<string, string[]> =>
@@ -102,8 +85,8 @@ describe('Red Hat OVAL (RHSA-2020:1980, git, RHEL 8)', () => {
     );
 
     const rhsa = ['RHSA-2020:1980 0:2.18.4-2.el8_2'];
-    expect(await vulnerable(t, 'rhel8-i686')).toEqual({ 'perl-Git 2.18.4-1.el8_2': rhsa });
-    expect(await vulnerable(t, 'rhel8-x86_64')).toEqual({
+    expect(await layerVulnerabilities(t, 'rhel8-i686')).toEqual({ 'perl-Git 2.18.4-1.el8_2': rhsa });
+    expect(await layerVulnerabilities(t, 'rhel8-x86_64')).toEqual({
       'git 2.18.4-1.el8_2': rhsa,
       'git-core 2.18.4-1.el8_2': rhsa,
       'git-daemon 2.18.4-1.el8_2': rhsa,
@@ -132,9 +115,9 @@ describe('Amazon Linux 2 updateinfo (ALAS2-2018-939, ALAS2-2018-942)', () => {
       ]),
     );
 
-    expect(await vulnerable(t, 'al2-i686')).toEqual({});
+    expect(await layerVulnerabilities(t, 'al2-i686')).toEqual({});
     const alas942 = ['ALAS2-2018-942 10:1.5.3-141.amzn2.5.3'];
-    expect(await vulnerable(t, 'al2-x86_64')).toEqual({
+    expect(await layerVulnerabilities(t, 'al2-x86_64')).toEqual({
       ...Object.fromEntries(QEMU.map((name) => [`${name} 10:1.5.3-140.amzn2.5.3`, alas942])),
       'kernel-doc 4.9.76-38.78.amzn2': ['ALAS2-2018-939 4.9.76-38.79.amzn2'],
     });
@@ -166,7 +149,7 @@ describe("Microsoft's OVAL (Azure Linux 3.0, CBL-Mariner 2.0)", () => {
       ]),
     );
     // CVE-2023-1393: "less than 1.20.10-6" (def:44478) and "less than 1.20.10-4" (def:35358).
-    expect(await vulnerable(t, 'azl3')).toEqual({
+    expect(await layerVulnerabilities(t, 'azl3')).toEqual({
       ...eachVersion(
         'xorg-x11-server',
         ['1.20.10-3.azl3', '1.20.10-4.azl3', '1.20.10-4.azl3.1', '1.20.10-5.azl3'],
@@ -191,7 +174,7 @@ describe("Microsoft's OVAL (Azure Linux 3.0, CBL-Mariner 2.0)", () => {
         built('glibc', 'glibc', '2.35', '4.cm2'),
       ]),
     );
-    expect(await vulnerable(t, 'mariner2')).toEqual({
+    expect(await layerVulnerabilities(t, 'mariner2')).toEqual({
       'golang 1.19.5-1.cm2': ['CVE-2023-29404 0:1.20.7-1.cm2'],
       'bind 9.16.33-1.cm2': ['CVE-2022-3736 None'],
     });
@@ -221,7 +204,7 @@ describe('Photon OS CVE metadata (4.0)', () => {
         { name: 'krb5-devel', version: '1.17', release: '14.ph4', arch: 'x86_64' },
       ]),
     );
-    expect(await vulnerable(t, 'photon4')).toEqual({
+    expect(await layerVulnerabilities(t, 'photon4')).toEqual({
       ...eachVersion('gstreamer-plugins-base', ['1.22.7-1.ph4', '1.22.7-2', '1.22.7-2.1', '1.22.7-2.ph4'], ['CVE-2024-4453 1.22.7-3.ph4']),
       'python3 3.10.11-10.ph4': ['CVE-2024-7592 3.10.11-11.ph4'],
       'krb5-devel 1.17-14.ph4': ['BDSA-2025-0719 1.17-15.ph4'],
@@ -255,9 +238,9 @@ describe('SUSE OVAL (SLES 15 SP4 with and without LTSS, SP6)', () => {
       sles('15.4', [product('sles-release', '15.4'), product('sles-ltss-release', '15.4'), ...sp4Packages]),
     );
 
-    expect(await vulnerable(t, 'sp4')).toEqual({ 'libopenssl3 3.0.8-150400.4.59.1': ['CVE-2099-0001 0:3.0.8-150400.4.60.1'] });
+    expect(await layerVulnerabilities(t, 'sp4')).toEqual({ 'libopenssl3 3.0.8-150400.4.59.1': ['CVE-2099-0001 0:3.0.8-150400.4.60.1'] });
     const ltss = ['CVE-2099-0001 0:3.0.8-150400.4.69.1'];
-    expect(await vulnerable(t, 'sp4-ltss')).toEqual({
+    expect(await layerVulnerabilities(t, 'sp4-ltss')).toEqual({
       ...eachVersion('libopenssl3', ['3.0.8-150400.4.59.1', '3.0.8-150400.4.60.1'], ltss),
       'openssl-3 3.0.8-150399.4.69.1': ltss,
     });
@@ -274,7 +257,7 @@ describe('SUSE OVAL (SLES 15 SP4 with and without LTSS, SP6)', () => {
         { name: 'kernel-default', version: '6.4.0', release: '150600.23.25.1', arch: 'x86_64' },
       ]),
     );
-    expect(await vulnerable(t, 'sp6')).toEqual({
+    expect(await layerVulnerabilities(t, 'sp6')).toEqual({
       'libxml2-2 2.10.3-150500.5.5.1': ['CVE-2099-0002 None'],
       'kernel-default 6.4.0-150600.23.25.1': ['CVE-2099-0003 0:6.4.0-150600.23.30.1'],
     });
@@ -298,6 +281,6 @@ describe('SUSE OVAL (SLES 15 SP4 with and without LTSS, SP6)', () => {
         ),
       }),
     );
-    expect(await vulnerable(t, 'sp1-ltss')).toEqual({ 'kernel-default 4.12.14-197.89.1': ['CVE-2021-29154 0:4.12.14-197.89.2'] });
+    expect(await layerVulnerabilities(t, 'sp1-ltss')).toEqual({ 'kernel-default 4.12.14-197.89.1': ['CVE-2021-29154 0:4.12.14-197.89.2'] });
   });
 });

@@ -21,7 +21,7 @@ import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
 import { layerTar } from '../helpers/image-archives.js';
 import { ndbDatabase, rpmHeader } from '../helpers/rpmdb.js';
 import { runVexUpdater } from '../helpers/rhel-vex-feed.js';
-import { gzip } from '../helpers/tarball.js';
+import { indexLayer } from '../helpers/source-runs.js';
 
 const fixture = (path: string): Buffer => readFileSync(new URL(`../fixtures/${path}`, import.meta.url));
 
@@ -48,7 +48,7 @@ const RHEL9_PACKAGES = ndbDatabase([
 ]);
 
 const layer = (osRelease: string, database: Record<string, Buffer>): Buffer =>
-  gzip(layerTar({ 'etc/os-release': fixture(`osrelease/${osRelease}/etc/os-release`), ...database }));
+  layerTar({ 'etc/os-release': fixture(`osrelease/${osRelease}/etc/os-release`), ...database });
 
 interface Feature {
   Name: string;
@@ -61,15 +61,6 @@ describe('entries naming a source rpm match the binaries built from it', () => {
   let t: TestApp;
   let feed: FeedServer;
 
-  const postLayer = async (name: string, tar: Buffer): Promise<void> => {
-    feed.put(`/layers/${name}.tar.gz`, tar);
-    const post = await t.app.inject({
-      method: 'POST',
-      url: '/v1/layers',
-      payload: { Layer: { Name: name, Path: feed.url(`/layers/${name}.tar.gz`), Format: 'Docker' } },
-    });
-    expect(post.statusCode, post.body).toBe(201);
-  };
   const features = async (name: string): Promise<Feature[]> => {
     const res = await t.app.inject({ url: `/v1/layers/${name}?features&vulnerabilities` });
     expect(res.statusCode, res.body).toBe(200);
@@ -92,7 +83,7 @@ describe('entries naming a source rpm match the binaries built from it', () => {
     t = await testApp();
     feed = await startFeedServer();
     // Indexed before the records exist: the updater's write links them.
-    await postLayer('rhel9-vim-first', layer('rhel-9', { 'var/lib/rpm/Packages.db': RHEL9_PACKAGES }));
+    await indexLayer(t, feed, 'rhel9-vim-first', layer('rhel-9', { 'var/lib/rpm/Packages.db': RHEL9_PACKAGES }));
     await runVexUpdater(t.pool, feed, DOCUMENTS);
   });
 
@@ -100,19 +91,24 @@ describe('entries naming a source rpm match the binaries built from it', () => {
     // The record written after the layer (the updater's links) …
     expect(findings(await features('rhel9-vim-first'))).toEqual(VIM_AND_GAWK);
     // … and a layer indexed after the record (the new package versions' links): the same.
-    await postLayer('rhel9-vim-after', layer('rhel-9.4', { 'usr/lib/sysimage/rpm/Packages.db': RHEL9_PACKAGES }));
+    await indexLayer(t, feed, 'rhel9-vim-after', layer('rhel-9.4', { 'usr/lib/sysimage/rpm/Packages.db': RHEL9_PACKAGES }));
     expect(findings(await features('rhel9-vim-after'))).toEqual(VIM_AND_GAWK);
   });
 
   it('a rebuild matched against Red Hat’s data (Rocky Linux 9) gets the same findings', async () => {
-    await postLayer('rocky9-vim', layer('rocky-9.3', { 'var/lib/rpm/Packages.db': RHEL9_PACKAGES }));
+    await indexLayer(t, feed, 'rocky9-vim', layer('rocky-9.3', { 'var/lib/rpm/Packages.db': RHEL9_PACKAGES }));
     const list = await features('rocky9-vim');
     expect(list.find((f) => f.Name === 'vim-minimal')!.NamespaceName).toBe('rhel:9');
     expect(findings(list)).toEqual(VIM_AND_GAWK);
   });
 
   it('a real rpm database: gawk once; the util-linux and other binaries get nothing from the vim and gawk records', async () => {
-    await postLayer('rhel9-amazon-db', layer('rhel-9', { 'var/lib/rpm/rpmdb.sqlite': fixture('rpm/amazonlinux2023-sqlite/rpmdb.sqlite') }));
+    await indexLayer(
+      t,
+      feed,
+      'rhel9-amazon-db',
+      layer('rhel-9', { 'var/lib/rpm/rpmdb.sqlite': fixture('rpm/amazonlinux2023-sqlite/rpmdb.sqlite') }),
+    );
     expect(findings(await features('rhel9-amazon-db'))).toEqual([['gawk', 'CVE-2023-4156', 'rhel:9', null, 'will_not_fix']]);
   });
 
