@@ -155,6 +155,37 @@ async function configFile(lines: string[]): Promise<string> {
 
 const OPEN_API_WARNING = 'API listening beyond loopback without authentication';
 
+describe('tarsier serve: a promise rejection nothing handles', () => {
+  it('is logged with its stack and counted, and the server goes on serving', async () => {
+    // Something inside the server that rejects with no handler: a module loaded before the server
+    // that, on SIGUSR2, leaves a rejected promise behind.
+    const defect = join(await tempDir(), 'defect.mjs');
+    await writeFile(defect, "process.on('SIGUSR2', () => { Promise.reject(new Error('a defect nobody handled')); });\n");
+    let logged!: (entry: Record<string, unknown>) => void;
+    const rejection = new Promise<Record<string, unknown>>((resolve) => (logged = resolve));
+    const server = await startTarsier({ DATABASE_URL: databaseUrl(await freshDatabase()), NODE_OPTIONS: `--import ${defect}` }, ['serve'], {
+      onLog: (entry) => {
+        if (entry.msg === 'unhandled promise rejection') logged(entry);
+      },
+    });
+    server.child.kill('SIGUSR2');
+    const entry = await Promise.race([
+      rejection,
+      server.exited.then((code) => Promise.reject(new Error(`tarsier exited (${code}) on the rejection`))),
+    ]);
+    expect(entry.level).toBe(50);
+    expect((entry.err as { message: string; stack: string }).message).toBe('a defect nobody handled');
+    expect((entry.err as { stack: string }).stack).toContain('defect.mjs');
+
+    expect(server.child.exitCode).toBeNull();
+    expect(await get(server.apiPort, '/v1/namespaces')).toEqual({ status: 200, body: '{"Namespaces":[]}' });
+    const metrics = await get(server.apiPort, '/metrics');
+    expect(metrics.body).toMatch(/^tarsier_unhandled_rejections_total 1$/m);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+  });
+});
+
 describe('tarsier serve: where it listens, and a start that fails', () => {
   it('exits 1 at once when its API port is taken, and stops the embedded PostgreSQL it had started', async () => {
     const dataDir = join(await tempDir(), 'postgres');
