@@ -238,13 +238,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       webhookSecret: config.webhooks.secret,
       maxDataAgeMs: config.updater.maxDataAgeMs,
     });
-    registerHarborApi(scope, {
-      pool,
-      scanner: images.scanner,
-      scans: images.harbor,
-      log: deps.log,
-      bodyTimeoutMs: config.api.bodyTimeoutMs,
-    });
+    registerHarborApi(scope, { pool, scanner: images.scanner, scans: images.harbor, bodyTimeoutMs: config.api.bodyTimeoutMs });
     // Its own scope: the sign-in form's body parser applies to the dashboard's routes only.
     void plugin.register(async (ui) =>
       registerUi(ui.withTypeProvider<TypeBoxTypeProvider>(), {

@@ -4,14 +4,14 @@ import { badRequest, TarsierError } from '../errors.js';
 import { MAX_JSON_DEPTH } from './limits.js';
 import { readBody, type BodySettings } from './request-body.js';
 
+/** Matches a lone surrogate: in a /u pattern, a well-formed pair is one code point, not two Cs. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 /**
  * Refuses JSON a client cannot mean and the store cannot keep: nesting deeper than MAX_JSON_DEPTH,
  * and strings or keys with lone UTF-16 surrogates (`"\ud800"` is valid JSON syntax but not
  * Unicode; PostgreSQL rejects it). Names the place it found, e.g. Vulnerability.Metadata.x.
  */
-/** Matches a lone surrogate: in a /u pattern, a well-formed pair is one code point, not two Cs. */
-const LONE_SURROGATE = /\p{Cs}/u;
-
 function checkJson(value: unknown, path: string, depth: number): void {
   if (typeof value === 'string') {
     if (LONE_SURROGATE.test(value))

@@ -1,6 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import type { Logger } from 'pino';
 import { badRequest, notFound, TarsierError, unprocessable } from '../../errors.js';
 import { referenceOf, type HarborScans, type HarborScanTarget } from '../../images/harbor-scans.js';
 import { checkImageRequest, type ImageScanner } from '../../images/images.js';
@@ -37,7 +36,6 @@ export interface HarborApiDeps {
   scanner: Pick<ImageScanner, 'check'>;
   /** Harbor's scans, queued and run by the durable queue (src/images/harbor-scans.ts). */
   scans: HarborScans;
-  log: Logger;
   bodyTimeoutMs: number;
 }
 

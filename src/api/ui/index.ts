@@ -172,7 +172,7 @@ export function registerUi(app: RouteApp, deps: UiDeps): void {
   app.get('/ui/login', { config, schema: { ...hidden, querystring: LoginQuery } }, async (request, reply) =>
     sendHtml(reply, layout(loginPage({ next: safeNext(request.query.next), open: sessions === undefined })).text),
   );
-  app.post('/ui/login', { config, bodyLimit: MAX_FORM_BYTES, schema: hidden }, async (request, reply) => {
+  app.post('/ui/login', { config, schema: hidden }, async (request, reply) => {
     if (!sameOrigin(request)) throw badRequest('sign in from this server’s own page');
     const form = (request.body ?? {}) as Record<string, unknown>;
     const next = safeNext(form.next);
