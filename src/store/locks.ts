@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queryable } from './pool.js';
 
 /**
@@ -114,7 +115,7 @@ export async function liveLeaseOwners(db: Queryable, prefix: string): Promise<st
 
 /**
  * How withLease waits while another holder has the lease, polling every pollMs: until signal
- * aborts (its reason is thrown) or maxMs have passed (tooLong's error is thrown).
+ * aborts (its reason is thrown, at once) or maxMs have passed (tooLong's error is thrown).
  */
 export interface LeaseWait {
   readonly pollMs: number;
@@ -163,7 +164,8 @@ export async function withLease<T>(
     if (!wait) return { held: false };
     wait.signal.throwIfAborted();
     if (Date.now() > deadline) throw wait.tooLong();
-    await new Promise((resolve) => setTimeout(resolve, wait.pollMs));
+    await sleep(wait.pollMs, undefined, { signal: wait.signal }).catch(() => undefined);
+    wait.signal.throwIfAborted();
   }
   const renewal = setInterval(() => renewLease(pool, name, owner, ttlMs).catch(terms.onRenewalFailure), ttlMs / 3);
   try {
