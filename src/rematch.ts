@@ -1,9 +1,10 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { VERSION_FORMATS } from './ecosystems/index.js';
 import { MATCHING } from './ecosystems/matching.js';
 import type { VersionFormat } from './model/version-format.js';
 import { featuresOfNamespace, relinkFeatures, type RelinkCounts } from './store/features.js';
-import { acquireLease, describeOwner, leaseHolder, leaseOwner, releaseLease, renewLease } from './store/locks.js';
+import { describeOwner, leaseHolder, leaseOwner, withLease } from './store/locks.js';
 import { matchRevision, namespacesOfFormat, setMatchRevision } from './store/match-revisions.js';
 import { withTransaction, type Pool } from './store/pool.js';
 
@@ -45,8 +46,7 @@ export class Rematcher {
   readonly #waitMs: number;
   readonly #owner = leaseOwner('rematch');
   #running: Promise<RematchResult[]> | undefined;
-  #stopped = false;
-  #wakeUp: (() => void) | undefined;
+  readonly #stopping = new AbortController();
 
   constructor(deps: { pool: Pool; log: Logger; waitMs?: number }) {
     this.#pool = deps.pool;
@@ -60,8 +60,7 @@ export class Rematcher {
 
   /** Ends the work between two transactions; what is not done is done at the next start. */
   async stop(): Promise<void> {
-    this.#stopped = true;
-    this.#wakeUp?.();
+    this.#stopping.abort();
     await this.#running;
   }
 
@@ -71,7 +70,7 @@ export class Rematcher {
   }
 
   async #runUntilDone(): Promise<RematchResult[]> {
-    while (!this.#stopped) {
+    while (!this.#stopping.signal.aborted) {
       try {
         return await this.run();
       } catch (err) {
@@ -88,32 +87,35 @@ export class Rematcher {
    */
   async run(): Promise<RematchResult[]> {
     if ((await this.#outdated()).length === 0) return [];
-    for (let waited = false; !(await acquireLease(this.#pool, LEASE, this.#owner, LEASE_TTL_MS)); waited = true) {
-      if (this.#stopped) return [];
-      if (!waited) {
-        const holder = await leaseHolder(this.#pool, LEASE);
-        this.#log.info({ holder: holder && describeOwner(holder.owner) }, 'waiting for another process recomputing matches');
-      }
-      await this.#pause(this.#waitMs);
-    }
-    const renewal = setInterval(() => {
-      renewLease(this.#pool, LEASE, this.#owner, LEASE_TTL_MS).catch((err: unknown) =>
-        this.#log.warn({ err }, 'rematch lease renewal failed'),
-      );
-    }, LEASE_TTL_MS / 3);
+    const terms = {
+      owner: this.#owner,
+      ttlMs: LEASE_TTL_MS,
+      onRenewalFailure: (err: unknown) => this.#log.warn({ err }, 'rematch lease renewal failed'),
+    };
+    const leased = await withLease(this.#pool, LEASE, terms, () => this.#recomputeOutdated());
+    if (leased.held) return leased.value;
+    const holder = await leaseHolder(this.#pool, LEASE);
+    this.#log.info({ holder: holder && describeOwner(holder.owner) }, 'waiting for another process recomputing matches');
+    const { signal } = this.#stopping;
+    // No time limit: it waits until the holder is done, or this process stops.
+    const wait = { pollMs: this.#waitMs, maxMs: Infinity, signal, tooLong: () => new Error('unreachable') };
     try {
-      // Another process may have done it while this one waited for the lease.
-      const results: RematchResult[] = [];
-      for (const format of await this.#outdated()) {
-        const result = await this.#recompute(format);
-        if (!result) break;
-        results.push(result);
-      }
-      return results;
-    } finally {
-      clearInterval(renewal);
-      await releaseLease(this.#pool, LEASE, this.#owner).catch(() => undefined);
+      return (await withLease(this.#pool, LEASE, { ...terms, wait }, () => this.#recomputeOutdated())).value;
+    } catch (err) {
+      if (err === signal.reason) return [];
+      throw err;
     }
+  }
+
+  /** Recomputes what is still outdated: another process may have done it while this one waited for the lease. */
+  async #recomputeOutdated(): Promise<RematchResult[]> {
+    const results: RematchResult[] = [];
+    for (const format of await this.#outdated()) {
+      const result = await this.#recompute(format);
+      if (!result) break;
+      results.push(result);
+    }
+    return results;
   }
 
   async #outdated(): Promise<VersionFormat[]> {
@@ -135,7 +137,7 @@ export class Rematcher {
     for (const namespace of namespaces) {
       const features = await featuresOfNamespace(this.#pool, namespace.id);
       for (let i = 0; i < features.length; i += FEATURES_PER_TRANSACTION) {
-        if (this.#stopped) return undefined;
+        if (this.#stopping.signal.aborted) return undefined;
         const batch = features.slice(i, i + FEATURES_PER_TRANSACTION);
         const counts = await withTransaction(this.#pool, (client) => relinkFeatures(client, namespace.id, batch, match));
         total.added += counts.added;
@@ -150,14 +152,6 @@ export class Rematcher {
 
   /** Waits ms, or less when stopped. */
   async #pause(ms: number): Promise<void> {
-    if (this.#stopped) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.#wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    this.#wakeUp = undefined;
+    await sleep(ms, undefined, { signal: this.#stopping.signal }).catch(() => undefined);
   }
 }

@@ -198,6 +198,7 @@ export class HarborScans {
     return HOLDER_LEASE_PREFIX + this.holder;
   }
 
+  /** Taken again rather than renewed: a lease the lapsed-lease clean-up deleted (a long database outage) comes back. */
   #renewLease(): void {
     acquireLease(this.#pool, this.#leaseName, this.holder, HOLDER_LEASE_TTL_MS).catch((err: unknown) =>
       this.#log.warn({ err }, "could not renew the harbor scans' holder lease"),

@@ -132,8 +132,6 @@ export class Indexer {
         throw err;
       }
     });
-    // withLease waits (terms.wait): it returns only once the lease was held.
-    if (!leased.held) throw new TarsierError('unavailable', 'the layer is being indexed by another server; retry later');
     return leased.value;
   }
 

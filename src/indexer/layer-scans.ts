@@ -109,8 +109,6 @@ export class LayerScans {
       );
       return { scanId, scan };
     });
-    // withLease waits (terms.wait): it returns only once the lease was held.
-    if (!leased.held) throw new TarsierError('unavailable', 'the layer is being scanned by another server; retry later');
     return leased.value;
   }
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queryable } from './pool.js';
 
 /**
@@ -112,16 +113,24 @@ export async function liveLeaseOwners(db: Queryable, prefix: string): Promise<st
   return (await db.query<{ owner: string }>(LIVE_OWNERS, [prefix])).rows.map((r) => r.owner);
 }
 
+/**
+ * How withLease waits while another holder has the lease, polling every pollMs: until signal
+ * aborts (its reason is thrown, at once) or maxMs have passed (tooLong's error is thrown).
+ */
+export interface LeaseWait {
+  readonly pollMs: number;
+  readonly maxMs: number;
+  readonly signal: AbortSignal;
+  readonly tooLong: () => Error;
+}
+
 /** How withLease takes, keeps and gives back a lease. */
 export interface LeaseTerms {
   readonly owner: string;
   /** How long the lease lasts without renewal; it is renewed every third of this while the work runs. */
   readonly ttlMs: number;
-  /**
-   * Wait while another holder has it, polling every pollMs: until signal aborts (its reason is
-   * thrown) or maxMs have passed (tooLong's error is thrown). Without: withLease returns at once.
-   */
-  readonly wait?: { readonly pollMs: number; readonly maxMs: number; readonly signal: AbortSignal; readonly tooLong: () => Error };
+  /** Wait while another holder has it. Without: withLease returns at once. */
+  readonly wait?: LeaseWait;
   /** A renewal failed (the database was away): the work goes on, and may lose the lease when it lapses. */
   readonly onRenewalFailure: (err: unknown) => void;
 }
@@ -129,8 +138,20 @@ export interface LeaseTerms {
 /**
  * Runs work while owner holds the lease name: taken (waiting as terms.wait says), renewed every
  * third of its ttl, released when the work ends, whatever way it ends. { held: false } when another
- * holder has it and terms.wait is not given.
+ * holder has it and terms.wait is not given (with it, withLease returns only once it held the lease).
  */
+export function withLease<T>(
+  pool: Queryable,
+  name: string,
+  terms: LeaseTerms & { readonly wait: LeaseWait },
+  work: () => Promise<T>,
+): Promise<{ held: true; value: T }>;
+export function withLease<T>(
+  pool: Queryable,
+  name: string,
+  terms: LeaseTerms,
+  work: () => Promise<T>,
+): Promise<{ held: true; value: T } | { held: false }>;
 export async function withLease<T>(
   pool: Queryable,
   name: string,
@@ -143,7 +164,8 @@ export async function withLease<T>(
     if (!wait) return { held: false };
     wait.signal.throwIfAborted();
     if (Date.now() > deadline) throw wait.tooLong();
-    await new Promise((resolve) => setTimeout(resolve, wait.pollMs));
+    await sleep(wait.pollMs, undefined, { signal: wait.signal }).catch(() => undefined);
+    wait.signal.throwIfAborted();
   }
   const renewal = setInterval(() => renewLease(pool, name, owner, ttlMs).catch(terms.onRenewalFailure), ttlMs / 3);
   try {

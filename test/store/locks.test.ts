@@ -130,4 +130,35 @@ describe('leases', () => {
     await expect(withLease(pool, 'work/x', a, () => Promise.reject(new Error('work failed')))).rejects.toThrow('work failed');
     expect(await leaseHolder(pool, 'work/x')).toBeUndefined();
   });
+
+  it('are waited for by withLease only until its signal aborts, however long its pause between two tries', async () => {
+    const pool = await freshPool();
+    expect(await acquireLease(pool, 'work/y', leaseOwner('a'), 60_000)).toBe(true);
+    // The pool as the waiter sees it, telling when the waiter has found the lease busy (its holder
+    // read, and alive): from there to its pause, nothing is waited for.
+    let foundBusy: () => void = () => undefined;
+    const hasFoundBusy = new Promise<void>((resolve) => (foundBusy = resolve));
+    const watched = new Proxy(pool, {
+      get(target, property, receiver) {
+        if (property !== 'query') return Reflect.get(target, property, receiver) as unknown;
+        return (...args: unknown[]) => {
+          const result = (target.query as (...a: unknown[]) => Promise<unknown>)(...args);
+          if (String(args[0]).startsWith('SELECT owner, until FROM lock')) void result.then(() => setImmediate(foundBusy));
+          return result;
+        };
+      },
+    });
+    const stopping = new AbortController();
+    const b = {
+      owner: leaseOwner('b'),
+      ttlMs: 60_000,
+      onRenewalFailure: (): void => undefined,
+      // An hour between two tries: the abort must not wait for the next one.
+      wait: { pollMs: 3_600_000, maxMs: 7_200_000, signal: stopping.signal, tooLong: () => new Error('waited too long') },
+    };
+    const bWaits = withLease(watched, 'work/y', b, async () => 'b ran');
+    await hasFoundBusy;
+    stopping.abort(new Error('stopping'));
+    await expect(bWaits).rejects.toThrow('stopping');
+  });
 });
