@@ -12,7 +12,7 @@ import {
 } from 'graphile-worker';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.js';
-import { acquireLease, leaseOwner, ownerIsGone, releaseLease, renewLease } from '../store/locks.js';
+import { acquireLease, forgetLeases, leaseOwner, ownerIsGone, releaseLease, renewLease } from '../store/locks.js';
 import type { Pool } from '../store/pool.js';
 import { HARBOR_SCAN_TASK, type HarborScanPayload, type HarborScans } from './harbor-scans.js';
 import { isRetryable, type CheckedImageRequest, type ImageScanner, type ImageScanRequest } from './images.js';
@@ -195,8 +195,11 @@ export class ImageQueue {
     events.on('worker:create', ({ worker }) => void this.#register(worker.workerId));
     events.on('worker:stop', ({ worker, error }) => {
       this.#workers.delete(worker.workerId);
-      void releaseLease(this.#pool, WORKER_LEASE_PREFIX + worker.workerId, this.#owner).catch(() => undefined);
-      if (error !== undefined && this.#current === current) this.#restart(error);
+      // A worker that stopped on an error may still hold its job: its lease, ours, stays, so that
+      // the sweep after the restart knows the job is ours and unlocks it at once.
+      if (error === undefined) {
+        void releaseLease(this.#pool, WORKER_LEASE_PREFIX + worker.workerId, this.#owner).catch(() => undefined);
+      } else if (this.#current === current) this.#restart(error);
     });
     const runner = await run({
       pgPool: this.#pool,
@@ -313,7 +316,10 @@ export class ImageQueue {
         .map((r) => r.locked_by);
       if (dead.length === 0) return;
       await (await this.#workerUtils()).forceUnlockWorkers(dead);
-      await this.#pool.query('DELETE FROM lock WHERE name = ANY($1::text[])', [dead.map((w) => WORKER_LEASE_PREFIX + w)]);
+      await forgetLeases(
+        this.#pool,
+        dead.map((w) => WORKER_LEASE_PREFIX + w),
+      );
       this.#log.warn({ workers: dead }, 'released the image scans of workers that stopped without finishing them');
     } catch (err) {
       this.#log.warn({ err }, 'looking for image scans of stopped workers failed');

@@ -32,6 +32,7 @@ const ACQUIRE = `
   RETURNING owner`;
 const RENEW = `UPDATE lock SET until = now() + $3 * interval '1 millisecond' WHERE name = $1 AND owner = $2`;
 const RELEASE = 'DELETE FROM lock WHERE name = $1 AND owner = $2';
+const FORGET = 'DELETE FROM lock WHERE name = ANY($1::text[])';
 
 const HOLDER = 'SELECT owner, until FROM lock WHERE name = $1';
 const LIVE_OWNERS = 'SELECT owner FROM lock WHERE starts_with(name, $1) AND until > now()';
@@ -106,6 +107,11 @@ export async function renewLease(db: Queryable, name: string, owner: string, ttl
 
 export async function releaseLease(db: Queryable, name: string, owner: string): Promise<void> {
   await db.query(RELEASE, [name, owner]);
+}
+
+/** Deletes these leases whoever holds them: for holders known to be gone, whose work was taken back. */
+export async function forgetLeases(db: Queryable, names: readonly string[]): Promise<void> {
+  await db.query(FORGET, [names]);
 }
 
 /** The owners of the unexpired leases whose names start with prefix (a process judged gone may still be among them). */
