@@ -311,9 +311,12 @@ const archesText = (arches: readonly string[]): string => arches.join(',');
 
 async function linkNewVersions(client: pg.PoolClient, match: MatchRule, created: readonly FeatureVersionRecord[]): Promise<void> {
   if (created.length === 0) return;
-  const features = new Set(created.flatMap(namingFeatures));
-  const fixes = (await client.query<FixRecord>(SELECT_LIVE_FIXES, [[...features]])).rows;
-  await linkAffected(client, fixes, created, match);
+  await linkAffected(client, await liveFixesFor(client, created), created, match);
+}
+
+/** The live vulnerabilities' entries that may apply to these versions: those naming them, or their source. */
+async function liveFixesFor(client: pg.PoolClient, versions: readonly FeatureVersionRecord[]): Promise<FixRecord[]> {
+  return (await client.query<FixRecord>(SELECT_LIVE_FIXES, [[...new Set(versions.flatMap(namingFeatures))]])).rows;
 }
 
 /** The ids of a namespace's features, in ascending order. */
@@ -343,8 +346,7 @@ export async function relinkFeatures(
   await lockNamespace(client, namespaceId);
   // The versions of these features and those built from them, with every entry that may apply to them.
   const versions = await versionsOfFeatures(client, features);
-  const named = new Set([...features, ...versions.flatMap(namingFeatures)]);
-  const fixes = (await client.query<FixRecord>(SELECT_LIVE_FIXES, [[...named]])).rows;
+  const fixes = await liveFixesFor(client, versions);
   const stored = (
     await client.query<{ vulnerability_id: number; feature_version_id: number }>(SELECT_LIVE_AFFECTS, [versions.map((fv) => fv.id)])
   ).rows;
