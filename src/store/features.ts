@@ -45,7 +45,7 @@ const LOCK_FEATURES = `
 const INSERT_FEATURE_VERSIONS = `
   INSERT INTO feature_version (feature_id, version, arches, module, source_name, source_version)
   SELECT t.feature_id, t.version, string_to_array(t.arches, ','), t.module, t.source_name, t.source_version
-  FROM unnest($1::int[], $2::text[], $3::text[], $6::text[], $4::text[], $5::text[])
+  FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
     AS t(feature_id, version, arches, module, source_name, source_version)
   ON CONFLICT (feature_id, version, arches, module) DO UPDATE SET source_name = EXCLUDED.source_name, source_version = EXCLUDED.source_version
     WHERE feature_version.source_name IS NULL AND EXCLUDED.source_name IS NOT NULL
@@ -245,16 +245,16 @@ async function inChunks(client: pg.PoolClient, sql: string, columns: readonly nu
 }
 
 /**
- * The feature version ids of packages in a namespace, created when new. Each new version is
- * linked to the live vulnerabilities it is affected by, under the namespace's version format.
- * Returns package name → installedKey(version, architectures) → id.
+ * The feature version ids of packages in a namespace, created when new, in the packages' order.
+ * Each new version is linked to the live vulnerabilities it is affected by, under the namespace's
+ * version format.
  */
 export async function ensureFeatureVersions(
   client: pg.PoolClient,
   namespace: { id: number; name: string; versionFormat: VersionFormatName },
   packages: readonly Package[],
   matching: Matching,
-): Promise<Map<string, Map<string, number>>> {
+): Promise<number[]> {
   // Where records may name source packages, each version keeps its source, whose feature is
   // locked too: a write of an entry naming that source locks it, so neither misses the other.
   const sourceOf = (p: Package) => (matching.sourceEntries(namespace.name) ? p.source : undefined);
@@ -263,20 +263,20 @@ export async function ensureFeatureVersions(
     ...packages.map((p) => p.name),
     ...packages.flatMap((p) => sourceOf(p)?.name ?? []),
   ]);
-  const featureColumn = packages.map((p) => featureIds.get(p.name)!);
-  const versionColumn = packages.map((p) => p.version);
-  const archesColumn = packages.map((p) => archesText(p.arches ?? []));
-  const columns = [featureColumn, versionColumn, archesColumn, packages.map(moduleOf)];
+  const keyOf = (p: Package): string => versionKey(featureIds.get(p.name)!, p.version, p.arches ?? [], moduleOf(p));
   // Each version once: an upsert may not touch one row twice.
-  const distinct = new Map(packages.map((p, i) => [`${featureColumn[i]}\0${installedKey(p.version, p.arches ?? [], moduleOf(p))}`, p]));
+  const distinct = [...new Map(packages.map((p) => [keyOf(p), p])).values()];
+  const columns = [
+    distinct.map((p) => featureIds.get(p.name)!),
+    distinct.map((p) => p.version),
+    distinct.map((p) => archesText(p.arches ?? [])),
+    distinct.map(moduleOf),
+  ];
   const inserted = (
     await client.query<FeatureVersionRecord & { source_name: string | null }>(INSERT_FEATURE_VERSIONS, [
-      [...distinct.values()].map((p) => featureIds.get(p.name)!),
-      [...distinct.values()].map((p) => p.version),
-      [...distinct.values()].map((p) => archesText(p.arches ?? [])),
-      [...distinct.values()].map((p) => sourceOf(p)?.name ?? null),
-      [...distinct.values()].map((p) => sourceOf(p)?.version ?? null),
-      [...distinct.values()].map(moduleOf),
+      ...columns,
+      distinct.map((p) => sourceOf(p)?.name ?? null),
+      distinct.map((p) => sourceOf(p)?.version ?? null),
     ])
   ).rows;
   const created = inserted.map(({ source_name, ...fv }) => ({
@@ -285,18 +285,15 @@ export async function ensureFeatureVersions(
   }));
   await linkNewVersions(client, matching.match(namespace.versionFormat), created);
   const all = (await client.query<FeatureVersionRecord>(SELECT_FEATURE_VERSIONS, columns)).rows;
-  const nameOf = new Map([...featureIds].map(([name, id]) => [id, name]));
-  const result = new Map<string, Map<string, number>>();
-  for (const fv of all) {
-    const name = nameOf.get(fv.feature_id)!;
-    const versions = result.get(name) ?? new Map<string, number>();
-    versions.set(installedKey(fv.version, fv.arches, fv.module ?? ''), fv.id);
-    result.set(name, versions);
-  }
-  return result;
+  const ids = new Map(all.map((fv) => [versionKey(fv.feature_id, fv.version, fv.arches, fv.module ?? ''), fv.id]));
+  return packages.map((p) => ids.get(keyOf(p))!);
 }
 
-/** How ensureFeatureVersions keys a package's feature version under its name: its version, architectures and module stream. */
+/** A feature version by what identifies it (feature_version's key). */
+const versionKey = (featureId: number, version: string, arches: readonly string[], module: string): string =>
+  `${featureId}\0${installedKey(version, arches, module)}`;
+
+/** A package's installed version as one string: its version, architectures and module stream. */
 export const installedKey = (version: string, arches: readonly string[], module: string): string =>
   `${version}\0${archesText(arches)}\0${module}`;
 
@@ -314,9 +311,12 @@ const archesText = (arches: readonly string[]): string => arches.join(',');
 
 async function linkNewVersions(client: pg.PoolClient, match: MatchRule, created: readonly FeatureVersionRecord[]): Promise<void> {
   if (created.length === 0) return;
-  const features = new Set(created.flatMap(namingFeatures));
-  const fixes = (await client.query<FixRecord>(SELECT_LIVE_FIXES, [[...features]])).rows;
-  await linkAffected(client, fixes, created, match);
+  await linkAffected(client, await liveFixesFor(client, created), created, match);
+}
+
+/** The live vulnerabilities' entries that may apply to these versions: those naming them, or their source. */
+async function liveFixesFor(client: pg.PoolClient, versions: readonly FeatureVersionRecord[]): Promise<FixRecord[]> {
+  return (await client.query<FixRecord>(SELECT_LIVE_FIXES, [[...new Set(versions.flatMap(namingFeatures))]])).rows;
 }
 
 /** The ids of a namespace's features, in ascending order. */
@@ -346,8 +346,7 @@ export async function relinkFeatures(
   await lockNamespace(client, namespaceId);
   // The versions of these features and those built from them, with every entry that may apply to them.
   const versions = await versionsOfFeatures(client, features);
-  const named = new Set([...features, ...versions.flatMap(namingFeatures)]);
-  const fixes = (await client.query<FixRecord>(SELECT_LIVE_FIXES, [[...named]])).rows;
+  const fixes = await liveFixesFor(client, versions);
   const stored = (
     await client.query<{ vulnerability_id: number; feature_version_id: number }>(SELECT_LIVE_AFFECTS, [versions.map((fv) => fv.id)])
   ).rows;

@@ -308,8 +308,8 @@ async function newFeatures(
   const namespace = await ensureNamespace(client, name, format);
   const ids = await ensureFeatureVersions(client, namespace, packages, matching);
   const moduleOf = moduleStreamOf(name, matching);
-  return packages.map((p) => ({
-    featureVersionId: ids.get(p.name)!.get(installedKey(p.version, p.arches ?? [], moduleOf(p)))!,
+  return packages.map((p, i) => ({
+    featureVersionId: ids[i]!,
     name: p.name,
     version: p.version,
     arches: p.arches ?? [],

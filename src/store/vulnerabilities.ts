@@ -57,15 +57,13 @@ const SELECT_LIVE_NAMED = `
   ORDER BY n.name`;
 /**
  * A fixed-in entry's fields (fi: vulnerability_fixedin, f: its feature) as arguments of
- * json_build_object, and as columns: storedFixedIn reads either back.
+ * json_build_object (FixedInRow), which storedFixedIn reads back.
  */
 export const FIXED_IN_FIELDS = `'feature', f.name, 'version', fi.fixed_version, 'state', fi.fix_state,
   'arches', fi.arches, 'affectedAbove', fi.affected_above, 'affectedThrough', fi.affected_through, 'source', fi.source,
   'module', fi.module`;
-const FIXED_IN_COLUMNS = `f.name AS feature, fi.fixed_version AS version, fi.fix_state AS state,
-  fi.arches, fi.affected_above AS "affectedAbove", fi.affected_through AS "affectedThrough", fi.source, fi.module`;
 const SELECT_FIXEDIN = `
-  SELECT fi.vulnerability_id, ${FIXED_IN_COLUMNS}
+  SELECT fi.vulnerability_id, json_build_object(${FIXED_IN_FIELDS}) AS entry
   FROM vulnerability_fixedin fi JOIN feature f ON f.id = fi.feature_id
   WHERE fi.vulnerability_id = ANY($1::bigint[]) ORDER BY f.name, fi.id`;
 
@@ -225,10 +223,10 @@ export function storedFixedIn(r: FixedInRow): FixedIn {
 async function withFixedIn(db: Queryable, records: VulnerabilityRecord[]): Promise<StoredVulnerability[]> {
   if (records.length === 0) return [];
   const fixes = new Map<number, FixedIn[]>();
-  const { rows } = await db.query<{ vulnerability_id: number } & FixedInRow>(SELECT_FIXEDIN, [records.map((r) => r.id)]);
+  const { rows } = await db.query<{ vulnerability_id: number; entry: FixedInRow }>(SELECT_FIXEDIN, [records.map((r) => r.id)]);
   for (const row of rows) {
     const list = fixes.get(row.vulnerability_id) ?? [];
-    list.push(storedFixedIn(row));
+    list.push(storedFixedIn(row.entry));
     fixes.set(row.vulnerability_id, list);
   }
   return records.map(({ epss, kev, ...r }) => ({ ...r, risk: riskContextOf({ epss, kev }), fixedIn: fixes.get(r.id) ?? [] }));

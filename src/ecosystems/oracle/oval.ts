@@ -107,7 +107,7 @@ function factsOf(facts: readonly string[], kind: string): string[] {
 const X86_32 = ['i386', 'i486', 'i586', 'i686', 'athlon'];
 
 /** The package architectures a machine of an architecture runs: its own, the 32-bit ones of x86_64, and noarch. */
-export function machinePackages(arch: string): string[] {
+function machinePackages(arch: string): string[] {
   const own = arch === 'x86_64' ? [arch, ...X86_32] : X86_32.includes(arch) ? X86_32 : [arch];
   return [...new Set([...own, 'noarch'])].sort();
 }

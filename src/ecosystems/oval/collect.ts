@@ -1,6 +1,6 @@
 /**
  * Assembling parsed OVAL definitions into vulnerability records: one record per (namespace, name),
- * FixedIn merged per feature, and a deterministic order.
+ * its FixedIn entries as few as their union takes (model/fixes.ts), and a deterministic order.
  */
 import type { VersionFormat } from '../../model/version-format.js';
 import { unionOfFixes } from '../../model/fixes.js';
@@ -20,15 +20,15 @@ export interface VulnerabilityHead {
 
 interface Draft {
   readonly head: VulnerabilityHead;
-  /** Feature → its entries. */
-  readonly fixedIn: Map<string, FixedIn[]>;
+  /** Its entries as added (unionOfFixes merges those of each feature). */
+  readonly fixedIn: FixedIn[];
 }
 
 /**
  * Collects FixedIn entries per (namespace, vulnerability name). A feature named more than once for
  * one vulnerability has alternatives, as OVAL reads several criteria or definitions: their union
- * (model/fixes.ts) is kept, the highest of overlapping fixes for one architecture and range. The first definition seen for a
- * (namespace, name) supplies its description, link, severity and CVE ids.
+ * (model/fixes.ts) is kept, the highest of overlapping fixes for one architecture and range. The
+ * first definition seen for a (namespace, name) supplies its description, link, severity and CVE ids.
  */
 export class VulnerabilityCollector {
   private readonly drafts = new Map<string, Draft>();
@@ -54,7 +54,7 @@ export class VulnerabilityCollector {
     const key = `${head.namespace}\u0000${head.name}`;
     let draft = this.drafts.get(key);
     if (!draft) {
-      draft = { head, fixedIn: new Map() };
+      draft = { head, fixedIn: [] };
       this.drafts.set(key, draft);
     }
     const { affectedAbove, affectedThrough, state, ...rest } = fixedIn;
@@ -64,19 +64,16 @@ export class VulnerabilityCollector {
       ...(affectedAbove !== undefined && this.format.valid(affectedAbove) ? { affectedAbove } : {}),
       ...(affectedThrough !== undefined && this.format.valid(affectedThrough) ? { affectedThrough } : {}),
     };
-    const current = draft.fixedIn.get(fixedIn.feature);
-    if (current) current.push(entry);
-    else draft.fixedIn.set(fixedIn.feature, [entry]);
+    draft.fixedIn.push(entry);
     return true;
   }
 
   /**
-   * Vulnerabilities with at least one FixedIn entry, sorted by namespace then name (numbers in
-   * natural order); FixedIn sorted by feature name; namespaces sorted.
+   * Vulnerabilities (each has the FixedIn entry that made it), sorted by namespace then name
+   * (numbers in natural order); FixedIn sorted by feature name (unionOfFixes); namespaces sorted.
    */
   result(): SourceData {
     const vulnerabilities: Vulnerability[] = [...this.drafts.values()]
-      .filter((d) => d.fixedIn.size > 0)
       .map((d) => ({
         namespace: d.head.namespace,
         name: d.head.name,
@@ -84,9 +81,7 @@ export class VulnerabilityCollector {
         link: d.head.link,
         severity: d.head.severity,
         metadata: null,
-        fixedIn: [...d.fixedIn.entries()]
-          .sort(([a], [b]) => compareStrings(a, b))
-          .flatMap(([, entries]) => unionOfFixes(this.format.compare, entries)),
+        fixedIn: unionOfFixes(this.format.compare, d.fixedIn),
         // Absent rather than empty, so records of sources that list no CVEs keep their shape.
         ...(d.head.cves !== undefined && d.head.cves.length > 0 ? { cves: [...d.head.cves] } : {}),
       }))

@@ -284,8 +284,8 @@ const LINK = 'https://access.redhat.com/security/cve/';
 /** Precedence when one package is named twice in a namespace: the first state listed wins. */
 const PRECEDENCE: readonly FixState[] = ['fixed', 'affected', 'fix_deferred', 'will_not_fix', 'not_affected'];
 
+/** What a namespace's products say of one package name; a fixed one's versions are in the namespace's `fixed`. */
 interface Entry {
-  readonly version: string | null;
   readonly state: FixState;
   /** It names a source rpm. */
   readonly source: boolean;
@@ -302,19 +302,16 @@ function vulnerabilitiesOf(v: CsafVulnerability, tree: ProductTree, documentId: 
     const resolved = tree.resolve(productId);
     if (!resolved) return;
     const { namespace, component } = resolved;
-    let entry: Entry;
-    if (status === 'fixed') {
-      if (component.version === null || !rpm.valid(component.version)) return;
-      entry = { version: component.version, state: 'fixed', source: component.source };
-    } else {
-      const state = status === 'known_not_affected' ? 'not_affected' : unfixedState(remediations.get(productId));
-      entry = { version: null, state, source: component.source };
-    }
+    const version = status === 'fixed' ? component.version : null;
+    if (status === 'fixed' && (version === null || !rpm.valid(version))) return;
+    const state =
+      status === 'fixed' ? 'fixed' : status === 'known_not_affected' ? 'not_affected' : unfixedState(remediations.get(productId));
+    const entry: Entry = { state, source: component.source };
     let group = namespaces.get(namespace);
     if (!group) namespaces.set(namespace, (group = { entries: new Map(), fixed: [], severity: 'Unknown' }));
     // A fixed source rpm gives no entry (its binaries do), but wins over an unfixed one of its name.
-    if (entry.state === 'fixed' && !entry.source) {
-      group.fixed.push({ feature: component.name, version: entry.version, ...(component.arch ? { arches: [component.arch] } : {}) });
+    if (version !== null && !component.source) {
+      group.fixed.push({ feature: component.name, version, ...(component.arch ? { arches: [component.arch] } : {}) });
     }
     const current = group.entries.get(component.name);
     const winner = !current || wins(entry, current) ? entry : current;
@@ -342,33 +339,26 @@ function vulnerabilitiesOf(v: CsafVulnerability, tree: ProductTree, documentId: 
     link: `${LINK}${name}`,
     severity: group.severity !== 'Unknown' ? group.severity : redHatSeverity(aggregate),
     metadata: null,
-    fixedIn: [...group.entries]
-      .sort(([a], [b]) => compareStrings(a, b))
-      .flatMap(([feature, e]): FixedIn[] =>
-        e.state === 'fixed'
-          ? unionOfFixes(
-              rpm.compare,
-              group.fixed.filter((f) => f.feature === feature),
-            )
-          : [fixedIn(feature, e)],
-      ),
+    // A name with a fixed binary is fixed (fixed wins): its entries are those binaries' fixes.
+    fixedIn: [
+      ...unionOfFixes(rpm.compare, group.fixed),
+      ...[...group.entries].filter(([, e]) => e.state !== 'fixed').map(([feature, e]) => unfixedEntry(feature, e)),
+    ].sort((a, b) => compareStrings(a.feature, b.feature)),
   }));
 }
 
-/** The entry as FixedIn: fixed and affected are implied by the version (model/vulnerability.ts). */
-function fixedIn(feature: string, e: Entry): FixedIn {
+/** An unfixed entry as FixedIn: affected is implied by the version null (model/vulnerability.ts). */
+function unfixedEntry(feature: string, e: Entry): FixedIn {
   return {
     feature,
-    version: e.version,
-    ...(e.state !== 'fixed' && e.state !== 'affected' ? { state: e.state } : {}),
+    version: null,
+    ...(e.state !== 'affected' ? { state: e.state } : {}),
     ...(e.source ? { source: true as const } : {}),
   };
 }
 
 function wins(next: Entry, current: Entry): boolean {
-  const byState = PRECEDENCE.indexOf(next.state) - PRECEDENCE.indexOf(current.state);
-  if (byState !== 0) return byState < 0;
-  return next.version !== null && current.version !== null && rpm.compare(next.version, current.version) > 0;
+  return PRECEDENCE.indexOf(next.state) < PRECEDENCE.indexOf(current.state);
 }
 
 /** The state of a known_affected product from the remediations naming it (the most affected one). */

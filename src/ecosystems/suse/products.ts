@@ -12,6 +12,7 @@
  */
 import type { LayerFiles, NamespaceDetector, Package } from '../../model/indexing.js';
 import type { LayerScan } from '../../model/layer.js';
+import { parseRpmEvr } from '../rpm/version.js';
 
 /**
  * The variants a layer is named by: the suffix of the OVAL product ("SP4-LTSS") and its release
@@ -40,14 +41,16 @@ export function plainProduct(namespace: string): string {
  * version (15.4; 15 for GA, as the OVAL tests it), and a variant's release package of the same
  * version qualifies it. Undefined without `sles-release`.
  */
-export function slesProductOf(packages: readonly Package[]): string | undefined {
+function slesProductOf(packages: readonly Package[]): string | undefined {
+  const versionOf = (p: Package): string | undefined => parseRpmEvr(p.version)?.version;
   const release = packages.find((p) => p.name === 'sles-release');
-  const version = release && /^(\d+(?:\.\d+)?)(?:-|$)/.exec(release.version.replace(/^\d+:/, ''))?.[1];
-  if (version === undefined || version === null) return undefined;
+  const version = release && versionOf(release);
+  if (version === undefined || !/^\d+(?:\.\d+)?$/.test(version)) return undefined;
   const variants = packages
-    .map((p) => ({ variant: VARIANT_RELEASES.get(p.name.toLowerCase()), version: p.version.replace(/^\d+:/, '').split('-')[0] }))
-    .filter((v): v is { variant: string; version: string } => v.variant !== undefined && v.version === version)
-    .map((v) => v.variant)
+    .flatMap((p) => {
+      const variant = VARIANT_RELEASES.get(p.name.toLowerCase());
+      return variant !== undefined && versionOf(p) === version ? [variant] : [];
+    })
     .sort();
   return slesNamespace(version, variants[0]);
 }
