@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { purgeUntaggedImages } from '../store/images.js';
-import { acquireLease, leaseOwner, releaseLease } from '../store/locks.js';
+import { leaseOwner, withLease } from '../store/locks.js';
 import { withTransaction, type Pool } from '../store/pool.js';
 
 /** How often untagged images past their retention are looked for. */
@@ -42,8 +42,13 @@ export class ImageRetention {
   /** One pass; returns the image records deleted (0 when another replica holds the lease). */
   async purge(): Promise<number> {
     try {
-      if (!(await acquireLease(this.#pool, LEASE, this.#owner, LEASE_TTL_MS))) return 0;
-      try {
+      // Renewed while it runs: a purge of many batches may outlast one lease period.
+      const terms = {
+        owner: this.#owner,
+        ttlMs: LEASE_TTL_MS,
+        onRenewalFailure: (err: unknown) => this.#log.warn({ err }, 'image retention lease renewal failed'),
+      };
+      const leased = await withLease(this.#pool, LEASE, terms, async () => {
         const cutoff = new Date(Date.now() - this.#retentionMs);
         let deleted = 0;
         for (;;) {
@@ -53,9 +58,8 @@ export class ImageRetention {
         }
         if (deleted > 0) this.#log.info({ deleted, lastSeenBefore: cutoff.toISOString() }, 'untagged images purged');
         return deleted;
-      } finally {
-        await releaseLease(this.#pool, LEASE, this.#owner);
-      }
+      });
+      return leased.held ? leased.value : 0;
     } catch (err) {
       this.#log.warn({ err }, 'purging untagged images failed');
       return 0;
