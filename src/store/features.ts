@@ -27,7 +27,6 @@ export async function lockNamespace(client: pg.PoolClient, namespaceId: number):
 const INSERT_FEATURES = `
   INSERT INTO feature (namespace_id, name) SELECT $1, unnest($2::text[]) ON CONFLICT (namespace_id, name) DO NOTHING`;
 const SELECT_FEATURES = 'SELECT id, name FROM feature WHERE namespace_id = $1 AND name = ANY($2::text[])';
-/** Locks in ascending id order (the subquery's order), so two writers never wait on each other in a cycle. */
 /**
  * Features are locked by bucket (feature id modulo FEATURE_LOCK_BUCKETS), not one by one: a lock
  * per feature let a layer of many thousand packages exhaust PostgreSQL's shared lock table
