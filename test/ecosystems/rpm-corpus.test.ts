@@ -633,26 +633,15 @@ const NAMESPACES: Record<string, Namespace> = {
     slesLayer('sp6', '15.6', false),
   ]),
   // vunnel's truncated SLES 15 file: its states are in a section named `state`, which Tarsier's
-  // reader skips (versions then come from the criteria comments) and the oracle reads.
-  'SLES 15 GA and SP1 with and without LTSS, SP1-BCL OVAL': {
-    ...suseNamespace('suse-oval-excerpt.xml', [
-      slesLayer('ga', '15', false),
-      slesLayer('ga-ltss', '15', true),
-      slesLayer('sp1', '15.1', false),
-      slesLayer('sp1-ltss', '15.1', true),
-      slesLayer('sp1-bcl', '15.1', false, ['sles_bcl-release']),
-    ]),
-    exceptions: [
-      {
-        name: 'SP1-BCL tested by sles-release',
-        reason:
-          'the file tests "SUSE Linux Enterprise Server 15 SP1-BCL is installed" as `sles-release is ==15.1`, which every SP1 ' +
-          "system passes; Tarsier gives the BCL product's fixes only to layers with its release package (sles_bcl-release), " +
-          'so a plain SP1 kernel-default below the BCL fix is not reported',
-        covers: (d) => /^FN sp1 kernel-default \S+ CVE-2021-29154 0:4\.12\.14-197\.89\.2$/.test(d),
-      },
-    ],
-  },
+  // reader skips (versions then come from the criteria comments) and the oracle reads. It tests
+  // "SP1-BCL is installed" as `sles-release is ==15.1`, so plain SP1 layers get the BCL fixes too.
+  'SLES 15 GA and SP1 with and without LTSS, SP1-BCL OVAL': suseNamespace('suse-oval-excerpt.xml', [
+    slesLayer('ga', '15', false),
+    slesLayer('ga-ltss', '15', true),
+    slesLayer('sp1', '15.1', false),
+    slesLayer('sp1-ltss', '15.1', true),
+    slesLayer('sp1-bcl', '15.1', false, ['sles_bcl-release']),
+  ]),
   'Photon OS 4.0 CVE metadata': {
     source: 'photon',
     base: '/photon/',

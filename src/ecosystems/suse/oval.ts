@@ -25,7 +25,9 @@
  * of it (`sles-ltss-release` beside `sles-release`; see products.ts): a variant's entries go to its
  * namespace only, and the plain service pack's (and its modules') to the plain namespace and to
  * each variant namespace of it the document names, where they are alternatives of the variant's,
- * as on a system with the variant both hold. A service pack past its general support is named
+ * as on a system with the variant both hold. A variant SUSE tests by the plain release package
+ * alone (SLES 15 SP1-BCL: `sles-release is ==15.1`) holds wherever the service pack does, so its
+ * entries go where the plain service pack's go, as an OVAL evaluator would apply them. A service pack past its general support is named
  * only through its variants: a plain image of it gets no entry from them. Desktop, SAP, HPC,
  * Manager and other products are not SLES images and are ignored.
  *
@@ -106,19 +108,21 @@ interface PendingDefinition {
 export async function parseSuseOval(input: Readable, scope?: SuseScope): Promise<SourceData> {
   const pending: PendingDefinition[] = [];
   const namespaces = new Set<string>();
+  const productTests = new Map<string, Set<string>>();
   const inScope = (namespace: string): boolean => scope === undefined || withinScope(namespace, scope);
   const tables = await readOval(input, {
     label: scope ? `SUSE OVAL (${scope.distribution}:${scope.release})` : 'SUSE OVAL',
     tables: true,
     onDefinition: (def) => {
-      const reduced = reduceDefinition(def, inScope, namespaces);
+      const reduced = reduceDefinition(def, inScope, namespaces, productTests);
       if (reduced) pending.push(reduced);
     },
   });
   const collector = new VulnerabilityCollector(rpm);
   for (const namespace of namespaces) collector.addNamespace(namespace);
   const variants = variantsOf(namespaces);
-  for (const def of pending) resolveDefinition(def, tables, collector, variants);
+  const heldByPlain = variantsHeldByPlain(productTests, tables);
+  for (const def of pending) resolveDefinition(def, tables, collector, variants, heldByPlain);
   return collector.result();
 }
 
@@ -167,7 +171,12 @@ function variantsOf(namespaces: ReadonlySet<string>): ReadonlyMap<string, readon
   return variants;
 }
 
-function reduceDefinition(def: OvalDefinition, inScope: (ns: string) => boolean, namespaces: Set<string>): PendingDefinition | undefined {
+function reduceDefinition(
+  def: OvalDefinition,
+  inScope: (ns: string) => boolean,
+  namespaces: Set<string>,
+  productTests: Map<string, Set<string>>,
+): PendingDefinition | undefined {
   if (def.class.trim().toLowerCase() !== 'vulnerability' || def.criteria === null) return undefined;
   const reached = reachCriteria(def.criteria, {
     fact: (c) => {
@@ -193,7 +202,7 @@ function reduceDefinition(def: OvalDefinition, inScope: (ns: string) => boolean,
     });
   }
   // Product criteria of ours with no package beside them still say which namespaces the file covers.
-  collectProductNamespaces(def, inScope, namespaces);
+  collectProductNamespaces(def, inScope, namespaces, productTests);
   const name = cveName(def);
   if (entries.length === 0 || name === '') return undefined;
   return {
@@ -207,32 +216,72 @@ function reduceDefinition(def: OvalDefinition, inScope: (ns: string) => boolean,
   };
 }
 
-function collectProductNamespaces(def: OvalDefinition, inScope: (ns: string) => boolean, namespaces: Set<string>): void {
+/** Adds the products the definition names to namespaces, and the tests each is named by to productTests. */
+function collectProductNamespaces(
+  def: OvalDefinition,
+  inScope: (ns: string) => boolean,
+  namespaces: Set<string>,
+  productTests: Map<string, Set<string>>,
+): void {
   const walk = (node: NonNullable<OvalDefinition['criteria']>['children'][number]): void => {
     if (node.kind === 'criteria') {
       for (const child of node.children) walk(child);
       return;
     }
     const product = node.negate ? undefined : productOf(node.comment);
-    if (product && inScope(product)) namespaces.add(product);
+    if (!product || !inScope(product)) return;
+    namespaces.add(product);
+    let tests = productTests.get(product);
+    if (!tests) productTests.set(product, (tests = new Set()));
+    // A product named through another definition has no test of its own to read: never the plain one's.
+    tests.add(node.kind === 'criterion' ? node.testRef : '');
   };
   if (def.criteria) walk(def.criteria);
 }
 
 /**
+ * The variants whose "is installed" criterion SUSE tests by the plain service pack's release
+ * package alone: "SUSE Linux Enterprise Server 15 SP1-BCL is installed" is the test
+ * `sles-release is ==15.1`, which every SP1 system passes, so an OVAL evaluator applies that
+ * variant's criteria to a plain SP1 system too. Variants tested by a release package of their
+ * own (`sles-ltss-release is ==15.1`) hold only where it is installed.
+ */
+function variantsHeldByPlain(productTests: ReadonlyMap<string, ReadonlySet<string>>, tables: OvalTables): ReadonlySet<string> {
+  const held = new Set<string>();
+  for (const [product, tests] of productTests) {
+    if (plainProduct(product) === product) continue;
+    const objectNames = [...tests].map((ref) => {
+      const test = tables.tests.get(ref);
+      return test ? tables.objects.get(test.objectRef)?.names[0] : undefined;
+    });
+    if (objectNames.every((name) => name?.toLowerCase() === PLAIN_RELEASE_PACKAGE)) held.add(product);
+  }
+  return held;
+}
+
+/** The release package of a plain SLES service pack, as SUSE's tests name it. */
+const PLAIN_RELEASE_PACKAGE = 'sles-release';
+
+/**
  * Each package entry under each of its products: a plain service pack's also under its variants
- * (SP4's under SP4-LTSS, whose systems have SP4 installed), a variant's under the variant only.
+ * (SP4's under SP4-LTSS, whose systems have SP4 installed), a variant's under the variant only,
+ * unless SUSE tests the variant as the plain service pack (heldByPlain), where it goes wherever
+ * the plain service pack's entries go.
  */
 function resolveDefinition(
   def: PendingDefinition,
   tables: OvalTables,
   collector: VulnerabilityCollector,
   variants: ReadonlyMap<string, readonly string[]>,
+  heldByPlain: ReadonlySet<string>,
 ): void {
+  const productsOf = (product: string): string[] => [product, ...(variants.get(product) ?? [])];
   for (const entry of def.entries) {
     const fixedIn = resolveEntry(entry, tables);
     if (!fixedIn) continue;
-    const namespaces = new Set(entry.products.flatMap((product) => [product, ...(variants.get(product) ?? [])]));
+    const namespaces = new Set(
+      entry.products.flatMap((product) => (heldByPlain.has(product) ? productsOf(plainProduct(product)) : productsOf(product))),
+    );
     for (const namespace of namespaces) collector.add({ ...def.head, namespace }, fixedIn);
   }
 }
