@@ -47,6 +47,12 @@ export interface Distribution {
   readonly moduleStreams?: true;
   /** Package URL namespace (the vendor) and `distro` qualifier prefix: pkg:rpm/redhat/…?distro=rhel-9. */
   readonly purl: { readonly vendor: string; readonly distro: string };
+  /**
+   * Its namespaces may name a product sold on top of a release after a hyphen (`sles:15.4-ltss`,
+   * see suse/products.ts); the release, which the purl's `distro` qualifier names, is the part
+   * before it.
+   */
+  readonly productVariants?: true;
 }
 
 export const DISTRIBUTIONS: readonly Distribution[] = [
@@ -137,7 +143,15 @@ export const DISTRIBUTIONS: readonly Distribution[] = [
     source: 'amzn',
     purl: { vendor: 'amazon', distro: 'amzn' },
   },
-  { id: 'sles', osReleaseIds: ['sles'], naming: 'version', versionFormat: 'rpm', source: 'suse', purl: { vendor: 'suse', distro: 'sles' } },
+  {
+    id: 'sles',
+    osReleaseIds: ['sles'],
+    naming: 'version',
+    versionFormat: 'rpm',
+    source: 'suse',
+    purl: { vendor: 'suse', distro: 'sles' },
+    productVariants: true,
+  },
   // SLE Micro 5 says ID=sle-micro; its successor, SUSE Linux Micro 6, says ID=sl-micro.
   {
     id: 'sle-micro',

@@ -40,6 +40,15 @@ describe('package URLs', () => {
       { name: 'libstdc++', version: '8.5.0-10.0.1.el8', namespace: 'oracle:8', versionFormat: 'rpm' },
       'pkg:rpm/oracle/libstdc%2B%2B@8.5.0-10.0.1.el8?distro=ol-8',
     ],
+    // An LTSS product is sold on top of the service pack: the distribution is still SLES 15 SP4.
+    [
+      { name: 'openssl-3', version: '3.0.8-150400.4.69.1', namespace: 'sles:15.4-ltss', versionFormat: 'rpm' },
+      'pkg:rpm/suse/openssl-3@3.0.8-150400.4.69.1?distro=sles-15.4',
+    ],
+    [
+      { name: 'openssl-3', version: '3.0.8-150400.4.69.1', namespace: 'sles:15.4', versionFormat: 'rpm' },
+      'pkg:rpm/suse/openssl-3@3.0.8-150400.4.69.1?distro=sles-15.4',
+    ],
   ])('%o is %s', (pkg, purl) => expect(packageUrl(pkg)).toBe(purl));
 });
 
