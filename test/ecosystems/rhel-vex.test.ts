@@ -82,6 +82,29 @@ describe('parseRedHatVex on real documents', () => {
     expect(doc.vulnerabilities.map((v) => v.namespace)).toEqual(['rhel:6', 'rhel:7', 'rhel:8', 'rhel:9']);
   });
 
+  it("CVE-2024-7348 (postgresql): a module's packages are components of the module, itself a component of the product; each fix is scoped to its stream, E4S left out", () => {
+    const { vulnerabilities } = parseRedHatVex(fixtureText('cve-2024-7348-modules-excerpt'));
+    const macros = (version: string, module: string) => ({
+      feature: 'postgresql-test-rpm-macros',
+      version,
+      arches: ['noarch'],
+      module,
+    });
+    expect(vulnerabilities.map((v) => [v.namespace, v.name, v.severity, v.fixedIn])).toEqual([
+      [
+        'rhel:8',
+        'CVE-2024-7348',
+        'High',
+        [
+          macros('0:12.20-1.module+el8.10.0+22214+9beb89d6', 'postgresql:12'),
+          macros('0:13.16-1.module+el8.10.0+22213+5adc94fe', 'postgresql:13'),
+          macros('0:15.8-1.module+el8.10.0+22212+a51fe170', 'postgresql:15'),
+        ],
+      ],
+      ['rhel:9', 'CVE-2024-7348', 'High', [macros('0:15.8-1.module+el9.4.0+22208+cd6b92ff', 'postgresql:15')]],
+    ]);
+  });
+
   it('fixed: the main stream keeps the later of its two fixes; EUS 9.0, Satellite and JBCS builds are left out', () => {
     const rhel9 = parseRedHatVex(fixtureText('cve-2023-38545')).vulnerabilities.find((v) => v.namespace === 'rhel:9')!;
     expect(new Set(rhel9.fixedIn.map((f) => f.version))).toEqual(new Set(['0:7.76.1-26.el9_3.2']));
@@ -210,7 +233,7 @@ describe('parseRedHatVex rules', () => {
     ]);
   });
 
-  it('fixed versions carry the epoch qualifier (0 when absent); source rpms and modular rpms are left out', () => {
+  it('fixed versions carry the epoch qualifier (0 when absent); source rpms are left out, an rpmmod qualifier scopes a fix to its module stream', () => {
     const [v] = only(
       vexDocument({
         fixed: [
@@ -239,9 +262,35 @@ describe('parseRedHatVex rules', () => {
       metadata: null,
       fixedIn: [
         { feature: 'libfoo', version: '0:1.2-3.el9_4', arches: ['x86_64'] },
+        { feature: 'nodejs', version: '0:18.19.0-1.module+el9.3.0+1+abc', arches: ['x86_64'], module: 'nodejs:18' },
         { feature: 'openssl', version: '1:3.0.7-99.el9_4', arches: ['x86_64'] },
       ],
     });
+  });
+
+  it('a package namespaced into a module stream (pkg:rpmmod/redhat/<name:stream>/<name>) is scoped to it; a module itself names no package', () => {
+    const [v] = only(
+      vexDocument({
+        affected: [
+          {
+            id: 'red_hat_enterprise_linux_8:ruby:2.6/ruby',
+            cpe: 'cpe:/o:redhat:enterprise_linux:8',
+            purl: 'pkg:rpmmod/redhat/ruby:2.6/ruby',
+          },
+          { id: 'red_hat_enterprise_linux_8:ruby', cpe: 'cpe:/o:redhat:enterprise_linux:8', purl: 'pkg:rpm/redhat/ruby?arch=src' },
+          {
+            id: 'red_hat_enterprise_linux_8:ruby:3.0:8060020220810162001:ad008a3a',
+            cpe: 'cpe:/o:redhat:enterprise_linux:8',
+            purl: 'pkg:rpmmod/redhat/ruby@3.0:8060020220810162001:ad008a3a',
+          },
+        ],
+        remediations: [{ category: 'no_fix_planned', details: 'Will not fix', product_ids: ['red_hat_enterprise_linux_8:ruby:2.6/ruby'] }],
+      }),
+    );
+    expect(v!.fixedIn).toEqual([
+      { feature: 'ruby', version: null, source: true },
+      { feature: 'ruby', version: null, module: 'ruby:2.6', state: 'will_not_fix' },
+    ]);
   });
 
   it('an unfixed component named by its source rpm (arch=src) is marked as naming a source package; a fixed source rpm beats it', () => {

@@ -8,6 +8,9 @@
  * - A module stream's advisory applies to the packages built in that stream, and to no package of
  *   the same name built outside it or in another stream.
  * - An advisory without a module applies to packages built outside every module only.
+ *
+ * The same holds for Red Hat's CSAF VEX documents (the rhel-vex source), which name a module's
+ * packages as components of the module stream (CVE-2024-7348, postgresql:12, 13 and 15).
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -15,6 +18,7 @@ import { testApp, type TestApp } from '../helpers/app.js';
 import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
 import { layerTar } from '../helpers/image-archives.js';
 import { ndbDatabase, rpmHeader, type HeaderSpec } from '../helpers/rpmdb.js';
+import { runVexUpdater } from '../helpers/rhel-vex-feed.js';
 import { indexLayer, layerVulnerabilities, updaterFor } from '../helpers/source-runs.js';
 
 const fixture = (path: string): string => readFileSync(new URL(`../fixtures/${path}`, import.meta.url), 'utf8');
@@ -142,5 +146,40 @@ describe('RHEL module streams (RHBA-2019:4268 idm:DL1, RHEA-2020:0330 nodejs:12,
       ]),
     );
     expect(await layerVulnerabilities(t, 'git')).toEqual({ 'git 2.18.4-1.el8_2': ['RHSA-2020:1980 0:2.18.4-2.el8_2'] });
+  });
+
+  it('matches a CSAF VEX fix scoped to a module stream (CVE-2024-7348) to that stream only', async () => {
+    const t = await testApp();
+    const server = await startFeedServer();
+    await runVexUpdater(t.pool, server, {
+      '2024/cve-2024-7348.json': fixture('feeds/redhat/csaf-vex/cve-2024-7348-modules-excerpt.json'),
+    });
+    const macros = (version: string, release: string, label?: string): HeaderSpec => ({
+      name: 'postgresql-test-rpm-macros',
+      version,
+      release,
+      arch: 'noarch',
+      ...(label ? { modularityLabel: label } : {}),
+    });
+    // One build before the 15 stream's fix; the 13 stream's fixed build; a 12 build outside every module.
+    await indexLayer(
+      t,
+      server,
+      'pg15',
+      rhel8Layer([macros('15.7', '1.module+el8.10.0+21364+8e1e58c4', 'postgresql:15:8100020240214145451:489197e6')]),
+    );
+    await indexLayer(
+      t,
+      server,
+      'pg13',
+      rhel8Layer([macros('13.16', '1.module+el8.10.0+22213+5adc94fe', 'postgresql:13:8100020240814102212:489197e6')]),
+    );
+    await indexLayer(t, server, 'pg-plain', rhel8Layer([macros('12.19', '1.el8')]));
+
+    expect(await layerVulnerabilities(t, 'pg15')).toEqual({
+      'postgresql-test-rpm-macros 15.7-1.module+el8.10.0+21364+8e1e58c4': ['CVE-2024-7348 0:15.8-1.module+el8.10.0+22212+a51fe170'],
+    });
+    expect(await layerVulnerabilities(t, 'pg13')).toEqual({});
+    expect(await layerVulnerabilities(t, 'pg-plain')).toEqual({});
   });
 });

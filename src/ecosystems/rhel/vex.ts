@@ -17,10 +17,15 @@
  * scope (RHEL<N>/rhel-<N>…oval.xml, main stream).
  *
  * Packages: the component's purl, type rpm, namespace redhat. Binary rpm names, as the OVAL v2 source
- * and the rpm lister name features. Left out: modular rpms (purl type rpmmod, or an rpmmod
- * qualifier: this reader does not scope entries to a module stream, and an entry without one only
- * matches packages built outside every module, see oval.ts) and, for fixed
- * entries, source rpms (arch=src/nosrc: their binaries are listed beside them with the same
+ * and the rpm lister name features. A package built in a module stream is scoped to that stream
+ * (FixedIn.module `postgresql:15`), as the OVAL source scopes its module advisories: it is named
+ * as a component of the module (`pkg:rpmmod/redhat/postgresql@15:8100020240814101911:489197e6`,
+ * itself a component of the product: the status id
+ * `AppStream-8.10.0.Z.MAIN.EUS:postgresql:15:8100020240814101911:489197e6:<rpm>`), or by an
+ * `rpmmod` qualifier on its rpm purl (`?rpmmod=postgresql:15:8100020240814101911:489197e6`), or,
+ * unfixed, by a purl namespaced into the module (`pkg:rpmmod/redhat/postgresql:15/postgresql`).
+ * A module itself (`pkg:rpmmod/redhat/postgresql@15:…`) names no package. Left out, for fixed
+ * entries: source rpms (arch=src/nosrc: their binaries are listed beside them with the same
  * version; a fixed source rpm still wins over an unfixed entry of its name, below). An unfixed
  * component is often named by its source rpm alone (`pkg:rpm/redhat/vim?arch=src`): the entry is
  * marked as naming a source package (FixedIn.source), and stands for every binary built from it
@@ -165,6 +170,8 @@ interface Component {
   readonly source: boolean;
   /** The binary rpm's architecture, when the entry names one. */
   readonly arch?: string;
+  /** The module stream (`name:stream`) it was built in. */
+  readonly module?: string;
 }
 
 /** Relationships can nest (a component of a module of a product); claircore follows up to five. */
@@ -205,26 +212,65 @@ class ProductTree {
       if (!inner) break;
       componentId = inner[0];
     }
+    let module: string | undefined;
     for (let depth = 0; depth < MAX_RELATIONSHIP_DEPTH; depth++) {
       const outer = this.relationships.get(productId);
       if (!outer) break;
+      module ??= moduleOfPurl(this.products.get(outer[0])?.purl ?? '');
       productId = outer[1];
     }
     const namespace = rhelNamespace(this.products.get(productId)?.cpe ?? '');
     const product = this.products.get(componentId);
     if (namespace === undefined || !product) return undefined;
     const component = product.purl !== '' ? componentOfPurl(product.purl) : componentOfName(product.name);
-    return component && { namespace, component };
+    if (!component) return undefined;
+    const stream = component.module ?? module;
+    return { namespace, component: stream !== undefined ? { ...component, module: stream } : component };
   }
 }
 
-/** The rpm a purl names: `pkg:rpm/redhat/<name>[@<version>][?arch=…&epoch=…]`; modules and other types: undefined. */
+/** `name:stream` of a module's purl (`pkg:rpmmod/redhat/postgresql@15:8100020240814101911:489197e6`); else undefined. */
+function moduleOfPurl(purl: string): string | undefined {
+  const p = parsePurl(purl);
+  if (!p || p.type !== 'rpmmod' || p.namespace.toLowerCase() !== 'redhat') return undefined;
+  return moduleStream(`${p.name}:${p.version}`);
+}
+
+/** `name:stream` of a module's `name:stream[:version:context]`; undefined when it names no stream. */
+function moduleStream(nsvc: string): string | undefined {
+  const [name = '', stream = ''] = nsvc.split(':');
+  return name !== '' && stream !== '' ? `${name}:${stream}` : undefined;
+}
+
+/**
+ * The rpm a purl names: `pkg:rpm/redhat/<name>[@<version>][?arch=…&epoch=…&rpmmod=…]`, or a package
+ * namespaced into a module stream, `pkg:rpmmod/redhat/<name:stream>/<name>`; modules themselves and
+ * other types: undefined.
+ */
 function componentOfPurl(purl: string): Component | undefined {
   const p = parsePurl(purl);
-  if (!p || p.type !== 'rpm' || p.namespace.toLowerCase() !== 'redhat' || p.qualifiers.has('rpmmod') || p.name === '') return undefined;
+  if (!p || p.name === '') return undefined;
+  const [vendor = '', ...inModule] = p.namespace.split('/');
+  if (vendor.toLowerCase() !== 'redhat') return undefined;
+  let module: string | undefined;
+  if (p.type === 'rpmmod') {
+    module = inModule.length === 1 ? moduleStream(inModule[0]!) : undefined;
+    if (module === undefined) return undefined;
+  } else if (p.type !== 'rpm' || inModule.length > 0) {
+    return undefined;
+  } else if (p.qualifiers.has('rpmmod')) {
+    module = moduleStream(p.qualifiers.get('rpmmod')!);
+    if (module === undefined) return undefined;
+  }
   const arch = p.qualifiers.get('arch') ?? '';
   const version = p.version === '' ? null : `${p.qualifiers.get('epoch') || '0'}:${p.version}`;
-  return { name: p.name, version, source: arch === 'src' || arch === 'nosrc', ...(arch !== '' ? { arch } : {}) };
+  return {
+    name: p.name,
+    version,
+    source: arch === 'src' || arch === 'nosrc',
+    ...(arch !== '' ? { arch } : {}),
+    ...(module !== undefined ? { module } : {}),
+  };
 }
 
 const NEVRA = /^(.+)-(\d+):([^-:\s]+)-([^-:\s]+)\.([A-Za-z0-9_]+)$/;
@@ -284,8 +330,13 @@ const LINK = 'https://access.redhat.com/security/cve/';
 /** Precedence when one package is named twice in a namespace: the first state listed wins. */
 const PRECEDENCE: readonly FixState[] = ['fixed', 'affected', 'fix_deferred', 'will_not_fix', 'not_affected'];
 
-/** What a namespace's products say of one package name; a fixed one's versions are in the namespace's `fixed`. */
+/**
+ * What a namespace's products say of one package name, in or outside a module stream; a fixed
+ * one's versions are in the namespace's `fixed`.
+ */
 interface Entry {
+  readonly feature: string;
+  readonly module: string | undefined;
   readonly state: FixState;
   /** It names a source rpm. */
   readonly source: boolean;
@@ -306,19 +357,26 @@ function vulnerabilitiesOf(v: CsafVulnerability, tree: ProductTree, documentId: 
     if (status === 'fixed' && (version === null || !rpm.valid(version))) return;
     const state =
       status === 'fixed' ? 'fixed' : status === 'known_not_affected' ? 'not_affected' : unfixedState(remediations.get(productId));
-    const entry: Entry = { state, source: component.source };
+    const entry: Entry = { feature: component.name, module: component.module, state, source: component.source };
     let group = namespaces.get(namespace);
     if (!group) namespaces.set(namespace, (group = { entries: new Map(), fixed: [], severity: 'Unknown' }));
     // A fixed source rpm gives no entry (its binaries do), but wins over an unfixed one of its name.
     if (version !== null && !component.source) {
-      group.fixed.push({ feature: component.name, version, ...(component.arch ? { arches: [component.arch] } : {}) });
+      group.fixed.push({
+        feature: component.name,
+        version,
+        ...(component.arch ? { arches: [component.arch] } : {}),
+        ...(component.module !== undefined ? { module: component.module } : {}),
+      });
     }
-    const current = group.entries.get(component.name);
+    // A module's package and a package of the same name built outside modules are different packages.
+    const key = JSON.stringify([component.module ?? null, component.name]);
+    const current = group.entries.get(key);
     const winner = !current || wins(entry, current) ? entry : current;
     // An unfixed package named both ways (the binary kernel, the source kernel) is named by its
     // source, which stands for the binary of its name too (built from it) and for the others.
     const source = winner.state !== 'fixed' && (entry.source || current?.source === true);
-    group.entries.set(component.name, { ...winner, source });
+    group.entries.set(key, { ...winner, source });
     for (const t of threats.get(productId) ?? []) {
       if (text(t.category) !== 'impact') continue;
       const severity = redHatSeverity(text(t.details));
@@ -342,16 +400,17 @@ function vulnerabilitiesOf(v: CsafVulnerability, tree: ProductTree, documentId: 
     // A name with a fixed binary is fixed (fixed wins): its entries are those binaries' fixes.
     fixedIn: [
       ...unionOfFixes(rpm.compare, group.fixed),
-      ...[...group.entries].filter(([, e]) => e.state !== 'fixed').map(([feature, e]) => unfixedEntry(feature, e)),
-    ].sort((a, b) => compareStrings(a.feature, b.feature)),
+      ...[...group.entries.values()].filter((e) => e.state !== 'fixed').map(unfixedEntry),
+    ].sort((a, b) => compareStrings(a.feature, b.feature) || compareStrings(a.module ?? '', b.module ?? '')),
   }));
 }
 
 /** An unfixed entry as FixedIn: affected is implied by the version null (model/vulnerability.ts). */
-function unfixedEntry(feature: string, e: Entry): FixedIn {
+function unfixedEntry(e: Entry): FixedIn {
   return {
-    feature,
+    feature: e.feature,
     version: null,
+    ...(e.module !== undefined ? { module: e.module } : {}),
     ...(e.state !== 'affected' ? { state: e.state } : {}),
     ...(e.source ? { source: true as const } : {}),
   };
