@@ -19,7 +19,7 @@ import type { ConnectionOptions } from 'node:tls';
 import type { PoolConfig } from 'pg';
 import { LineCounter, isMap, isScalar, parseDocument, type Document } from 'yaml';
 import { parseByteSize, parseDuration } from './duration.js';
-import { SOURCE_CATALOG } from './ecosystems/catalog.js';
+import { SOURCE_CATALOG, sourceNamed } from './ecosystems/catalog.js';
 import { parseNetwork } from './indexer/address-policy.js';
 import { canonicalRegistry } from './registry/reference.js';
 
@@ -135,19 +135,6 @@ export class ConfigError extends Error {
 /** Tarsier's updaters, in default order (the catalog's; their default locations are there too). */
 const UPDATER_NAMES: readonly string[] = SOURCE_CATALOG.map((s) => s.name);
 type UpdaterName = string;
-
-/** Updater names found in Clair configs (`updater.enabledupdaters`): mapped to Tarsier's updater,
- * or null = a Clair updater Tarsier has no equivalent for (accepted, nothing enabled). */
-const CLAIR_UPDATER_NAMES: Readonly<Record<string, UpdaterName | null>> = {
-  amzn1: 'amzn',
-  amzn2: 'amzn',
-  redhat: 'rhel',
-  suse: 'suse',
-  opensuse: 'suse',
-  redhat_pypi: null,
-  redhat_maven: null,
-  redhat_npm: null,
-};
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 /** Clair's (logrus) level names that pino spells differently. */
@@ -864,7 +851,7 @@ function build(vals: Values, env: Env): Config {
   const enabledUpdaters: UpdaterName[] = [];
   vals.get<string[]>('updater.enabledupdaters').forEach((raw, i) => {
     const name = raw.trim().toLowerCase();
-    const mapped = UPDATER_NAMES.includes(name) ? name : CLAIR_UPDATER_NAMES[name];
+    const mapped = sourceNamed(name);
     if (mapped === undefined) {
       throw vals.error('updater.enabledupdaters', `unknown updater ${JSON.stringify(raw)} (valid: ${UPDATER_NAMES.join(', ')})`, i);
     }

@@ -222,6 +222,8 @@ export interface SourceEntry {
    * their records would be reported twice). Not enabled by default.
    */
   readonly alternativeTo?: string;
+  /** Other names Clair's configurations give it in `updater.enabledupdaters` (`amzn1`, `amzn2` → amzn). */
+  readonly clairNames?: readonly string[];
 }
 
 /**
@@ -233,12 +235,12 @@ export const SOURCE_CATALOG: readonly SourceEntry[] = [
   { name: 'ubuntu', kind: 'vulnerabilities', url: 'https://security-metadata.canonical.com/oval/' },
   { name: 'alpine', kind: 'vulnerabilities', url: 'https://secdb.alpinelinux.org/' },
   { name: 'wolfi', kind: 'vulnerabilities', url: 'https://packages.wolfi.dev/os/security.json' },
-  { name: 'rhel', kind: 'vulnerabilities', url: 'https://security.access.redhat.com/data/oval/v2/' },
+  { name: 'rhel', kind: 'vulnerabilities', url: 'https://security.access.redhat.com/data/oval/v2/', clairNames: ['redhat'] },
   // Red Hat's current feed (CSAF VEX): records per CVE with fix states, where OVAL v2 has them per advisory.
   { name: 'rhel-vex', kind: 'vulnerabilities', url: 'https://security.access.redhat.com/data/csaf/v2/vex/', alternativeTo: 'rhel' },
   { name: 'oracle', kind: 'vulnerabilities', url: 'https://linux.oracle.com/security/oval/' },
-  { name: 'amzn', kind: 'vulnerabilities', url: 'https://cdn.amazonlinux.com/' },
-  { name: 'suse', kind: 'vulnerabilities', url: 'https://ftp.suse.com/pub/projects/security/oval/' },
+  { name: 'amzn', kind: 'vulnerabilities', url: 'https://cdn.amazonlinux.com/', clairNames: ['amzn1', 'amzn2'] },
+  { name: 'suse', kind: 'vulnerabilities', url: 'https://ftp.suse.com/pub/projects/security/oval/', clairNames: ['opensuse'] },
   { name: 'photon', kind: 'vulnerabilities', url: 'https://packages.broadcom.com/photon/photon_cve_metadata/' },
   { name: 'azurelinux', kind: 'vulnerabilities', url: 'https://raw.githubusercontent.com/microsoft/AzureLinuxVulnerabilityData/main/' },
   { name: 'nvd', kind: 'enrichment', url: 'https://nvd.nist.gov/feeds/json/cve/2.0/' },
@@ -246,6 +248,19 @@ export const SOURCE_CATALOG: readonly SourceEntry[] = [
   { name: 'epss', kind: 'risk', url: 'https://epss.empiricalsecurity.com/epss_scores-current.csv.gz' },
   { name: 'kev', kind: 'risk', url: 'https://www.cisa.gov/sites/default/files/feeds/known_exploited_vulnerabilities.json' },
 ];
+
+/** Clair updaters no source here stands for: a Clair configuration may list them; they enable nothing. */
+const CLAIR_UPDATERS_WITHOUT_SOURCE: readonly string[] = ['redhat_pypi', 'redhat_maven', 'redhat_npm'];
+
+/**
+ * The source an `updater.enabledupdaters` entry names, by its own name or a name Clair gives it;
+ * null for a Clair updater without a source here; undefined for a name nobody gives a source.
+ */
+export function sourceNamed(name: string): string | null | undefined {
+  const source = SOURCE_CATALOG.find((s) => s.name === name || s.clairNames?.includes(name));
+  if (source) return source.name;
+  return CLAIR_UPDATERS_WITHOUT_SOURCE.includes(name) ? null : undefined;
+}
 
 /**
  * The sources whose data is not vulnerability data (enrichment, risk context): their records and
