@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { ChannelListener } from '../store/listener.js';
 import { withTransaction, type Pool } from '../store/pool.js';
 import { refreshStaleSummaries } from '../store/summaries.js';
+import { SinglePass } from '../single-pass.js';
 
 /** Written by the triggers of migration 0009 when summaries go stale. */
 const CHANNEL = 'tarsier_summaries';
@@ -21,10 +22,8 @@ export class SummaryRefresher {
   readonly #pool: Pool;
   readonly #log: Logger;
   readonly #listener: ChannelListener;
+  readonly #pass = new SinglePass(() => this.#drain());
   #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
-  #again = false;
-  #stopped = false;
 
   constructor(deps: { pool: Pool; connection: pg.ClientConfig; log: Logger }) {
     this.#pool = deps.pool;
@@ -47,31 +46,20 @@ export class SummaryRefresher {
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
+    const passEnded = this.#pass.stop(); // first: a notification heard while the listener stops starts no pass
     clearInterval(this.#timer);
     await this.#listener.stop();
-    await this.#running;
+    await passEnded;
   }
 
   /** Computes stale summaries now (or once more after the pass under way). */
   wake(): void {
-    if (this.#stopped) return;
-    if (this.#running) {
-      this.#again = true;
-      return;
-    }
-    this.#running = this.#drain().finally(() => {
-      this.#running = undefined;
-      if (this.#again) {
-        this.#again = false;
-        this.wake();
-      }
-    });
+    this.#pass.wake();
   }
 
   /** Resolves once no pass is under way (tests wait on it after a change). */
   async idle(): Promise<void> {
-    while (this.#running) await this.#running;
+    await this.#pass.idle();
   }
 
   async #drain(): Promise<void> {
@@ -80,7 +68,7 @@ export class SummaryRefresher {
       for (;;) {
         const done = await withTransaction(this.#pool, (client) => refreshStaleSummaries(client, BATCH));
         total += done;
-        if (done < BATCH || this.#stopped) break;
+        if (done < BATCH || this.#pass.stopped) break;
       }
       if (total > 0) this.#log.debug({ summaries: total }, 'image summaries computed');
     } catch (err) {

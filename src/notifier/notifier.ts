@@ -15,6 +15,7 @@ import {
 import type { Pool } from '../store/pool.js';
 import { ChannelListener } from '../store/listener.js';
 import { NOTIFY_CHANNEL } from '../store/vulnerabilities.js';
+import { SinglePass } from '../single-pass.js';
 import { USER_AGENT } from '../version.js';
 
 /**
@@ -75,11 +76,9 @@ export class Notifier {
   readonly #owner = leaseOwner('notifier');
   /** Wakes the notifier when a notification is written; the poll covers the gaps while it reconnects. */
   readonly #listener: ChannelListener;
+  readonly #pass = new SinglePass(() => this.#deliverDue());
   #timers: NodeJS.Timeout[] = [];
   readonly #retries = new Set<NodeJS.Timeout>();
-  #running: Promise<void> | undefined;
-  #again = false;
-  #stopped = false;
 
   constructor(deps: {
     pool: Pool;
@@ -125,33 +124,21 @@ export class Notifier {
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
     for (const t of this.#timers) clearInterval(t);
     for (const t of this.#retries) clearTimeout(t);
-    await this.#running;
+    await this.#pass.stop();
     await this.#listener.stop();
     await this.#dispatcher.close();
   }
 
   /** Delivers whatever is due now; a wake-up during a pass makes another pass follow. */
   wake(): void {
-    if (this.#stopped || !this.enabled) return;
-    if (this.#running) {
-      this.#again = true;
-      return;
-    }
-    this.#running = this.#pass().finally(() => {
-      this.#running = undefined;
-      if (this.#again) {
-        this.#again = false;
-        this.wake();
-      }
-    });
+    if (this.enabled) this.#pass.wake();
   }
 
   /** A retry is due before the next poll: wake then (another replica may take it; that is fine). */
   #wakeIn(ms: number): void {
-    if (ms >= POLL_MS || this.#stopped) return;
+    if (ms >= POLL_MS || this.#pass.stopped) return;
     this.#later(ms + 10, () => this.wake());
   }
 
@@ -165,11 +152,11 @@ export class Notifier {
     this.#retries.add(timer);
   }
 
-  async #pass(): Promise<void> {
+  async #deliverDue(): Promise<void> {
     await Promise.all(
       Array.from({ length: WORKERS }, async () => {
         for (;;) {
-          if (this.#stopped) return;
+          if (this.#pass.stopped) return;
           let claimed: ClaimedNotification | undefined;
           try {
             claimed = await claimNotification(this.#pool, CLAIM_LEASE_MS);
