@@ -18,23 +18,19 @@ import { JSON_CONTENT_TYPE } from './api/v1/errors.js';
 import { registerV1Api } from './api/v1/index.js';
 import { normalizeFieldNames } from './api/v1/schemas.js';
 import { registerAncestryApi } from './api/v3/index.js';
-import { AncestryService } from './api/v3/service.js';
-import { LayerScans } from './indexer/layer-scans.js';
+import type { AncestryService } from './api/v3/service.js';
 import { LayerReports } from './api/v1/layer-reports.js';
 import { ReportCache } from './api/v1/report-cache.js';
 import type { RouteApp } from './api/route-app.js';
 import type { Config } from './config.js';
-import { indexerSettings, type Indexer } from './indexer/indexer.js';
-import { ImageScanner } from './images/images.js';
-import { HarborScans } from './images/harbor-scans.js';
-import { ImageQueue } from './images/queue.js';
-import { RegistryClient } from './registry/client.js';
+import type { Indexer } from './indexer/indexer.js';
 import { registerTarsierApi } from './api/tarsier/index.js';
 import { registerHarborApi } from './api/harbor/index.js';
 import { isUiUrl } from './api/ui/errors.js';
 import { registerUi } from './api/ui/index.js';
 import type { Metrics } from './metrics.js';
 import type { Pool } from './store/pool.js';
+import { ancestryService, imageServices, type ImageServices } from './services.js';
 import { ReportChanges } from './store/report-changes.js';
 
 /** Serve HTTPS with this key and certificate; with ca, clients must present a certificate it signed. */
@@ -255,38 +251,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     );
   });
   return app;
-}
-
-export interface ImageServices {
-  scanner: ImageScanner;
-  queue: ImageQueue;
-  /** Harbor's scans, run by the queue. */
-  harbor: HarborScans;
-  scans: LayerScans;
-}
-
-/** Image scans from registries (credentials from clair.registries) and their durable queue. */
-export function imageServices(deps: { pool: Pool; indexer: Indexer; config: Config; log: Logger; metrics: Metrics }): ImageServices {
-  const { pool, config, log, metrics } = deps;
-  const settings = indexerSettings(config);
-  const registry = new RegistryClient({ fetch: settings.fetch, hosts: (host) => config.registries[host] });
-  // One LayerScans for images, uploads and the ancestry API: a layer any of them is scanning is joined, not scanned again.
-  const scans = new LayerScans({
-    pool,
-    indexer: deps.indexer,
-    log: log.child({ component: 'layer-scans' }),
-    downloadTimeoutMs: config.indexer.downloadTimeoutMs,
-  });
-  const scanner = new ImageScanner({ pool, registry, scans, log, metrics });
-  const { workers: concurrency, attempts } = config.images;
-  const harbor = new HarborScans({ pool, scanner, log, attempts });
-  const queue = new ImageQueue({ pool, scanner, harbor, log, metrics, concurrency, attempts });
-  return { scanner, queue, harbor, scans };
-}
-
-/** The ancestry API's operations over this database, with the image services' layer scans. */
-export function ancestryService(deps: { pool: Pool; scans: LayerScans; pageTokens: PageTokens }): AncestryService {
-  return new AncestryService({ pool: deps.pool, scans: deps.scans, pageTokens: deps.pageTokens });
 }
 
 /** Health port: GET /health answers 200 when the database answers, 503 when it does not. */

@@ -5,14 +5,14 @@ import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { openDatabase, type Database } from '../database.js';
-import { ImageScanner } from '../images/images.js';
+import type { ImageScanner } from '../images/images.js';
 import { holdsVulnerabilityData } from '../coverage.js';
 import { imageContents } from '../images/report.js';
 import { storeAncestry } from '../indexer/ancestry-assembly.js';
 import { Indexer, indexerSettings } from '../indexer/indexer.js';
-import { LayerScans, type ScannedLayer } from '../indexer/layer-scans.js';
+import type { LayerScans, ScannedLayer } from '../indexer/layer-scans.js';
 import { Rematcher } from '../rematch.js';
-import { RegistryClient } from '../registry/client.js';
+import { imageScanning } from '../services.js';
 import { getValue, setValue } from '../store/keyvalue.js';
 import {
   ScanError,
@@ -56,12 +56,10 @@ export class StandaloneBackend implements ScanBackend {
   private constructor(database: Database, config: Config, log: Logger) {
     this.#database = database;
     const { pool } = database;
-    const settings = indexerSettings(config);
-    const indexer = new Indexer({ pool, settings, log });
-    this.#scans = new LayerScans({ pool, indexer, downloadTimeoutMs: config.indexer.downloadTimeoutMs });
-    // No server between the user and the registry: --insecure is the user's own choice, as configuration is.
-    const registry = new RegistryClient({ fetch: settings.fetch, hosts: (host) => config.registries[host], requestsConfigure: true });
-    this.#images = new ImageScanner({ pool, registry, scans: this.#scans, log });
+    const indexer = new Indexer({ pool, settings: indexerSettings(config), log });
+    const { scanner, scans } = imageScanning({ pool, indexer, config, log, requestsConfigure: true });
+    this.#scans = scans;
+    this.#images = scanner;
   }
 
   /** Opens (creating when new) the store, and loads vulnerability data as asked; a store without any is refused unless allowed. */
