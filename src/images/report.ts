@@ -1,9 +1,9 @@
 import { coverageOf } from '../coverage.js';
 import type { NamespaceCoverage } from '../model/coverage.js';
-import { severityRank, type Severity } from '../model/vulnerability.js';
+import { countFindings, type SeverityCount } from '../model/finding-counts.js';
+import type { Severity } from '../model/vulnerability.js';
 import { readAncestry } from '../store/ancestries.js';
 import type { AffectingVulnerability } from '../store/layers.js';
-import type { SeverityCount } from '../store/images.js';
 import type { Pool } from '../store/pool.js';
 
 /**
@@ -30,7 +30,7 @@ export interface ImageContents {
   /** Layer digests, bottom first. */
   layers: string[];
   packages: ImagePackage[];
-  /** Distinct vulnerabilities (by name) per severity, and how many of them an upgrade fixes. */
+  /** Distinct vulnerabilities (by name) per severity, and how many of them an upgrade fixes (countFindings). */
   summary: Partial<Record<Severity, SeverityCount>>;
   /** Distinct vulnerabilities (by name) in CISA's KEV catalog. */
   knownExploited: number;
@@ -56,32 +56,10 @@ export async function imageContents(pool: Pool, digest: string): Promise<ImageCo
     addedBy: ancestry.layers[f.position]!,
     vulnerabilities: byFeature.get(f.featureVersionId) ?? [],
   }));
-  const knownExploited = new Set(packages.flatMap((p) => p.vulnerabilities.filter((v) => v.risk.kev).map((v) => v.name))).size;
   const coverage = await coverageOf(
     pool,
     packages.map((p) => p.namespace),
   );
-  return { digest, layers: ancestry.layers, packages, summary: summarize(packages), knownExploited, coverage };
-}
-
-function summarize(packages: readonly ImagePackage[]): Partial<Record<Severity, SeverityCount>> {
-  const seen = new Map<string, { severity: Severity; fixable: boolean }>();
-  for (const p of packages) {
-    for (const v of p.vulnerabilities) {
-      const known = seen.get(v.name);
-      // A vulnerability counts once, at the highest severity any source gives it, and is fixable
-      // when an upgrade of any affected package fixes it (as the images list counts).
-      seen.set(v.name, {
-        severity: known && severityRank(known.severity) > severityRank(v.severity) ? known.severity : v.severity,
-        fixable: (known?.fixable ?? false) || v.fixedBy !== null,
-      });
-    }
-  }
-  const summary: Partial<Record<Severity, SeverityCount>> = {};
-  for (const { severity, fixable } of seen.values()) {
-    const count = (summary[severity] ??= { total: 0, fixable: 0 });
-    count.total++;
-    if (fixable) count.fixable++;
-  }
-  return summary;
+  const counts = countFindings(packages.flatMap((p) => p.vulnerabilities));
+  return { digest, layers: ancestry.layers, packages, summary: counts.bySeverity, knownExploited: counts.knownExploited, coverage };
 }

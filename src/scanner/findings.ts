@@ -1,4 +1,5 @@
 import { cvssScores } from '../model/cvss.js';
+import { countFindings, type FindingCounts } from '../model/finding-counts.js';
 import { severityRank, type Severity } from '../model/vulnerability.js';
 import { TARSIER_VERSION } from '../version.js';
 import type { ScannedContents } from './backend.js';
@@ -117,6 +118,7 @@ export function buildReport(contents: ScannedContents, options: ReportOptions): 
   });
   vulnerabilities.sort(compareFindings);
   ignored.sort(compareFindings);
+  const counts = countReportFindings(vulnerabilities);
   const failOn = options.failOn ?? null;
   const { failOnKev } = options;
   return {
@@ -135,8 +137,8 @@ export function buildReport(contents: ScannedContents, options: ReportOptions): 
     packages,
     vulnerabilities,
     ignored,
-    summary: summarize(vulnerabilities),
-    knownExploited: new Set(vulnerabilities.filter((f) => f.kev).map((f) => f.id)).size,
+    summary: summaryOf(counts),
+    knownExploited: counts.knownExploited,
     gate: {
       failOn,
       failOnKev,
@@ -173,14 +175,12 @@ export function riskOfFindings(findings: readonly Finding[]): { epss?: ReportEps
   return { ...(epss ? { epss } : {}), ...(kev ? { kev } : {}) };
 }
 
-/** Distinct vulnerability ids per severity, each counted once at the highest severity it has. */
-function summarize(findings: readonly Finding[]): Record<string, number> {
-  const highest = new Map<string, Severity>();
-  for (const f of findings) {
-    const known = highest.get(f.id);
-    if (!known || severityRank(f.severity) > severityRank(known)) highest.set(f.id, f.severity);
-  }
-  const summary: Record<string, number> = {};
-  for (const severity of highest.values()) summary[severity] = (summary[severity] ?? 0) + 1;
-  return summary;
+/** The counts (countFindings) of a report's findings: each vulnerability id once, at the highest severity it has. */
+export function countReportFindings(findings: readonly Finding[]): FindingCounts {
+  return countFindings(findings.map((f) => ({ name: f.id, severity: f.severity, fixedBy: f.fixedBy, risk: { kev: f.kev } })));
+}
+
+/** A report's summary: how many vulnerability ids of each severity. */
+function summaryOf(counts: FindingCounts): Record<string, number> {
+  return Object.fromEntries(Object.entries(counts.bySeverity).map(([severity, c]) => [severity, c.total]));
 }

@@ -1,8 +1,10 @@
 import type pg from 'pg';
+import type { SeverityCount } from '../model/finding-counts.js';
 import type { Severity } from '../model/vulnerability.js';
 import { lockAncestryName } from './ancestries.js';
 import type { Queryable } from './pool.js';
 import { EPSS_AT_LEAST, IN_KEV } from './risk.js';
+import { FINDING_COUNTS } from './summaries.js';
 
 /**
  * Images (migrations/0004_images.sql): records of what registries hold, by repository and
@@ -18,13 +20,6 @@ export interface ImageRecord {
   mediaType: string;
   /** The index the image was reached through, when it was. */
   indexDigest: string | null;
-}
-
-export interface SeverityCount {
-  /** Distinct vulnerabilities (by name, each at the highest severity its sources give) affecting the image. */
-  total: number;
-  /** Of those, the ones a package upgrade fixes (a fixed version is known for an affected package). */
-  fixable: number;
 }
 
 export interface ImageRow extends ImageRecord {
@@ -142,33 +137,21 @@ const IMAGE_FILTERS = `
         ELSE EXISTS (SELECT 1 ${AFFECTING_IMAGE} WHERE a.name = i.digest AND ${IN_KEV}) END)
       AND ($9::float8 IS NULL OR EXISTS (SELECT 1 ${AFFECTING_IMAGE} WHERE a.name = i.digest AND ${EPSS_AT_LEAST('$9::float8')}))`;
 
-/** What a page's rows carry of their summary, for IMAGE_COLUMNS. */
-const SUMMARY_FIELDS = 's.counts AS summary_counts, s.known_exploited AS summary_known_exploited, s.stale IS FALSE AS summary_fresh';
+/** What a page's rows carry of their summary (and the ancestry to count live without one), for IMAGE_COLUMNS. */
+const SUMMARY_FIELDS =
+  's.counts AS summary_counts, s.known_exploited AS summary_known_exploited, s.stale IS FALSE AS summary_fresh, a.id AS ancestry_id';
 
-/**
- * An image p of a page with its tags, scan time and counts: its fresh summary's, else counted now
- * (each vulnerability once, at its highest severity; fixable when any affected package has a fix).
- */
+/** An image p of a page with its tags, scan time and counts: its fresh summary's, else counted now (FINDING_COUNTS). */
 const IMAGE_COLUMNS = `
   p.id, p.registry, p.repository, p.digest, p.platform, p.media_type, p.index_digest, p.first_seen, p.last_seen,
          ${TAGS_OF_P},
          (SELECT created_at FROM ancestry WHERE name = p.digest) AS scanned_at,
          coalesce((SELECT namespaces FROM ancestry WHERE name = p.digest), '{}') AS namespaces,
-         CASE WHEN p.summary_fresh THEN p.summary_counts ELSE coalesce((
-           SELECT jsonb_object_agg(s.severity, jsonb_build_object('total', s.total, 'fixable', s.fixable))
-           FROM (
-             SELECT per.severity, count(*) AS total, count(*) FILTER (WHERE per.fixable) AS fixable
-             FROM (
-               SELECT v.name, max(v.severity) AS severity, bool_or(fi.fixed_version IS NOT NULL) AS fixable
-               ${AFFECTING_IMAGE}
-               WHERE a.name = p.digest
-               GROUP BY v.name
-             ) per
-             GROUP BY per.severity
-           ) s
-         ), '{}') END AS counts,
-         CASE WHEN p.summary_fresh THEN p.summary_known_exploited
-           ELSE (SELECT count(DISTINCT v.name)::int ${AFFECTING_IMAGE} WHERE a.name = p.digest AND ${IN_KEV}) END AS known_exploited`;
+         CASE WHEN p.summary_fresh THEN p.summary_counts ELSE coalesce(live.counts, '{}') END AS counts,
+         CASE WHEN p.summary_fresh THEN p.summary_known_exploited ELSE coalesce(live.known_exploited, 0) END AS known_exploited`;
+
+/** The counts of page p's images without a fresh summary (none are computed for the others), for IMAGE_COLUMNS. */
+const LIVE_COUNTS = `LEFT JOIN LATERAL (${FINDING_COUNTS('af.ancestry_id = p.ancestry_id AND NOT p.summary_fresh')}) live ON true`;
 
 const SELECT_IMAGES = `
   WITH page AS (
@@ -178,7 +161,7 @@ const SELECT_IMAGES = `
     LIMIT $7
   )
   SELECT ${IMAGE_COLUMNS}
-  FROM page p
+  FROM page p ${LIVE_COUNTS}
   ORDER BY p.id`;
 
 /**
@@ -198,7 +181,7 @@ const SELECT_IMAGES_BY_RISK = `
     LIMIT $7
   )
   SELECT ${IMAGE_COLUMNS}, p.risk
-  FROM page p
+  FROM page p ${LIVE_COUNTS}
   ORDER BY p.risk DESC, p.id`;
 
 interface ImageDbRow {

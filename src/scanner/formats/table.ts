@@ -1,5 +1,6 @@
+import { allSeverities } from '../../model/finding-counts.js';
 import { SEVERITIES, severityRank, type Severity } from '../../model/vulnerability.js';
-import { compareText } from '../findings.js';
+import { compareText, countReportFindings } from '../findings.js';
 import { epssText, fixText, type Finding, type ReportKev, type ReportPackage, type ScanReport } from '../report.js';
 
 /**
@@ -155,7 +156,7 @@ function summaryLine(report: ScanReport): string {
   const bySeverity = SEVERITIES.toReversed()
     .filter((severity) => (report.summary[severity] ?? 0) > 0)
     .map((severity) => `${report.summary[severity]} ${severity}`);
-  const fixable = new Set(report.vulnerabilities.filter((f) => f.fixedBy !== null).map((f) => f.id)).size;
+  const { fixable } = allSeverities(countReportFindings(report.vulnerabilities));
   const counts = `${fixable} fixable, ${report.knownExploited} known exploited`;
   return `${total === 1 ? '1 vulnerability' : `${total} vulnerabilities`}: ${bySeverity.join(', ')} (${counts})${ignored}`;
 }

@@ -24,6 +24,7 @@ import { notFound } from '../../../errors.js';
 import { isVersionFormatName, versionFormat } from '../../../ecosystems/index.js';
 import { imageContents, type ImagePackage, type ImageVulnerability } from '../../../images/report.js';
 import { imageData, missingNamespaces } from '../../../model/coverage.js';
+import { allSeverities, countFindings, worstSeverity } from '../../../model/finding-counts.js';
 import { riskMetadata, type RiskContext } from '../../../model/risk.js';
 import { severityRank, UNFIXED_WORDS, type FixState, type Severity } from '../../../model/vulnerability.js';
 import { imagesWithDigest } from '../../../store/images.js';
@@ -179,16 +180,8 @@ export async function imagePage(context: PageContext, digest: string): Promise<P
 
   const layers = contents.layers.map((d, i) => {
     const added = contents.packages.filter((p) => layerOf(p) === i + 1 && layerIndex.get(d) === i + 1);
-    const severities = new Map<string, Severity>();
-    for (const v of added.flatMap((p) => p.vulnerabilities)) {
-      const known = severities.get(v.name);
-      if (!known || severityRank(v.severity) > severityRank(known)) severities.set(v.name, v.severity);
-    }
-    const worst = [...severities.values()].reduce<Severity | undefined>(
-      (a, s) => (a === undefined || severityRank(s) > severityRank(a) ? s : a),
-      undefined,
-    );
-    return { index: i + 1, digest: d, packages: added.length, vulnerabilities: severities.size, worst };
+    const counts = countFindings(added.flatMap((p) => p.vulnerabilities));
+    return { index: i + 1, digest: d, packages: added.length, vulnerabilities: allSeverities(counts).total, worst: worstSeverity(counts) };
   });
 
   const data = imageData(contents.coverage, context.now, context.maxDataAgeMs);
