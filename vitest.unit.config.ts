@@ -11,7 +11,9 @@ export default defineConfig({
     include: [
       'test/layering.test.ts',
       'test/config.test.ts',
+      'test/model/finding-counts.test.ts',
       'test/model/fixes.test.ts',
+      'test/single-pass.test.ts',
       'test/api/webhook-events.test.ts',
       'test/api/v1/report-cache.test.ts',
       'test/ecosystems/alpine-secdb.test.ts',

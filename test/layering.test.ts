@@ -17,7 +17,7 @@ const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 
 /** Lowest first. A folder is named with its trailing slash, a top-level file with its .ts. */
 const LAYERS: readonly (readonly string[])[] = [
-  ['model/', 'errors.ts', 'version.ts', 'duration.ts', 'logger.ts', 'metrics.ts'],
+  ['model/', 'errors.ts', 'version.ts', 'duration.ts', 'logger.ts', 'metrics.ts', 'single-pass.ts'],
   ['store/', 'ecosystems/', 'decompress.ts'],
   ['coverage.ts', 'vulndb.ts', 'rematch.ts'],
   ['indexer/'],
@@ -26,6 +26,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['images/', 'updater/', 'notifier/'],
   ['database.ts'],
   ['api/'],
+  // The services a process builds from its configuration, for the server and the standalone scanner.
+  ['services.ts'],
   ['scanner/'],
   ['app.ts'],
   ['server.ts'],
