@@ -4,7 +4,7 @@
  * notification for the change.
  */
 import type pg from 'pg';
-import { isVersionFormatName, knownNamespaceFormat, versionFormat } from './ecosystems/index.js';
+import { VERSION_FORMAT_NAMES_TEXT, isVersionFormatName, knownNamespaceFormat, versionFormat } from './ecosystems/index.js';
 import { MATCHING } from './ecosystems/matching.js';
 import { badRequest, notFound } from './errors.js';
 import type { VersionFormatName } from './model/version-format.js';
@@ -51,7 +51,7 @@ async function requireNamespace(db: Queryable, name: string): Promise<NamespaceR
 function formatForWrite(name: string, existing: NamespaceRow | undefined, clientFormat: string | undefined): VersionFormatName {
   const known = knownNamespaceFormat(name);
   if (clientFormat !== undefined && !isVersionFormatName(clientFormat)) {
-    throw badRequest(`VersionFormat ${JSON.stringify(clientFormat)} is not supported; use dpkg, rpm or apk`);
+    throw badRequest(`VersionFormat ${JSON.stringify(clientFormat)} is not supported; use ${VERSION_FORMAT_NAMES_TEXT}`);
   }
   if (existing) {
     if (!known && clientFormat !== undefined && clientFormat !== existing.versionFormat) {
@@ -62,7 +62,7 @@ function formatForWrite(name: string, existing: NamespaceRow | undefined, client
   const format: VersionFormatName | undefined = known ?? clientFormat;
   if (!format) {
     throw badRequest(
-      `namespace ${name} is not a distribution Tarsier knows, so its version format is unknown: create it with a POST whose FixedIn entries give VersionFormat (dpkg, rpm or apk)`,
+      `namespace ${name} is not a distribution Tarsier knows, so its version format is unknown: create it with a POST whose FixedIn entries give VersionFormat (${VERSION_FORMAT_NAMES_TEXT})`,
     );
   }
   return format;

@@ -1,31 +1,38 @@
 /**
- * The defaults list: every version format, package lister and release detector, as literal
- * tables; distributions are rows of the catalog (catalog.ts).
+ * The defaults list: every version format, package lister and release detector; formats are rows
+ * of the format catalog (formats.ts), distributions rows of the distribution catalog (catalog.ts).
  */
 import type { PackageLister } from '../model/indexing.js';
 import type { VersionFormat, VersionFormatName } from '../model/version-format.js';
-import { apkLister } from './apk/lister.js';
 import { distributionOf } from './catalog.js';
-import { apk } from './apk/version.js';
-import { dpkgLister } from './dpkg/lister.js';
-import { dpkg } from './dpkg/version.js';
+import { PACKAGE_FORMATS, type PackageFormat } from './formats.js';
 import { NAMESPACE_DETECTORS } from './osrelease/detectors.js';
-import { rpmLister } from './rpm/lister.js';
-import { rpm } from './rpm/version.js';
 
-export const VERSION_FORMATS: readonly VersionFormat[] = [dpkg, rpm, apk];
+export type { PackageFormat };
 
-const FORMATS_BY_NAME = new Map<string, VersionFormat>(VERSION_FORMATS.map((f) => [f.name, f]));
+export const VERSION_FORMATS: readonly VersionFormat[] = PACKAGE_FORMATS.map((f) => f.versions);
 
+const FORMATS_BY_NAME = new Map<string, PackageFormat>(PACKAGE_FORMATS.map((f) => [f.versions.name, f]));
+
+/** Whether name is a format of the catalog: the check every format a client or a file gives passes. */
 export function isVersionFormatName(name: string): name is VersionFormatName {
   return FORMATS_BY_NAME.has(name);
 }
 
+/** The catalog row of a format; undefined for a name the catalog does not hold. */
+export const packageFormat = (name: string): PackageFormat | undefined => FORMATS_BY_NAME.get(name);
+
 export function versionFormat(name: VersionFormatName): VersionFormat {
-  const format = FORMATS_BY_NAME.get(name);
+  const format = packageFormat(name);
   if (!format) throw new Error(`unknown version format ${name}`);
-  return format;
+  return format.versions;
 }
+
+const FORMAT_NAMES = VERSION_FORMATS.map((f) => f.name);
+
+/** The catalog's format names as messages and API descriptions list them: "dpkg, rpm or apk". */
+export const VERSION_FORMAT_NAMES_TEXT =
+  FORMAT_NAMES.length > 1 ? `${FORMAT_NAMES.slice(0, -1).join(', ')} or ${FORMAT_NAMES.at(-1)}` : FORMAT_NAMES.join('');
 
 /**
  * The version format of a namespace of a known distribution (the catalog's), e.g. debian:12 →
@@ -47,7 +54,7 @@ export function matchNamespace(namespace: string): string {
 }
 
 /** Package database readers, one per format. */
-export const PACKAGE_LISTERS: readonly PackageLister[] = [dpkgLister, apkLister, rpmLister];
+export const PACKAGE_LISTERS: readonly PackageLister[] = PACKAGE_FORMATS.map((f) => f.lister);
 
 /** Release-file detectors, in precedence order: the first that recognises a layer names it. */
 export { NAMESPACE_DETECTORS };

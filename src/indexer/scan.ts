@@ -50,7 +50,7 @@ export function scanContents(
   listers: readonly PackageLister[],
   detectors: readonly NamespaceDetector[],
 ): LayerScan {
-  const packageDbs: Partial<Record<VersionFormatName, PackageDatabase>> = {};
+  const packageDbs: Record<VersionFormatName, PackageDatabase> = {};
   for (const lister of listers) {
     const database = packageDatabase(lister, contents);
     if (database) packageDbs[lister.format] = database;

@@ -46,7 +46,7 @@ export interface PackageLister {
   /** Bumped whenever list() would return something different for the same files. */
   readonly version: number;
   /** The version format of the packages it lists. */
-  readonly format: 'dpkg' | 'rpm' | 'apk';
+  readonly format: VersionFormatName;
   /**
    * Where the database lives (files, or directories ending in '/'). A whiteout of one of these
    * paths, or of a directory above it, or an opaque directory, means the layer deleted the database.
@@ -78,5 +78,5 @@ export interface NamespaceDetector {
    * layer's own package databases as the listers read them (the products a layer has installed are
    * release packages: SUSE's LTSS).
    */
-  detect(files: LayerFiles, databases?: Readonly<Partial<Record<VersionFormatName, PackageDatabase>>>): string | undefined;
+  detect(files: LayerFiles, databases?: Readonly<Record<VersionFormatName, PackageDatabase>>): string | undefined;
 }

@@ -18,5 +18,5 @@ export type PackageDatabaseState = PackageDatabase['state'];
 export interface LayerScan {
   /** The namespace the layer's release files name (e.g. debian:12), if any. */
   readonly namespace: string | null;
-  readonly packageDbs: Readonly<Partial<Record<VersionFormatName, PackageDatabase>>>;
+  readonly packageDbs: Readonly<Record<VersionFormatName, PackageDatabase>>;
 }

@@ -22,4 +22,10 @@ export interface VersionFormat {
   readonly revision: number;
 }
 
-export type VersionFormatName = 'dpkg' | 'rpm' | 'apk';
+/**
+ * A package format's name (dpkg, rpm, apk). The formats are rows of the format catalog
+ * (ecosystems/formats.ts), which the model cannot import: a union spelled here would be a second
+ * list to keep in step, so the name is a plain string and the catalog is the one judge of which
+ * names exist (isVersionFormatName, checked wherever a client or a file gives one).
+ */
+export type VersionFormatName = string;

@@ -1,19 +1,19 @@
 import { distributionOf } from '../ecosystems/catalog.js';
+import { packageFormat } from '../ecosystems/index.js';
 
 /**
  * Package URLs (github.com/package-url/purl-spec) for the packages the indexer finds:
- * `pkg:deb/debian/openssl@1.1.1n-0%2Bdeb10u3?distro=debian-10`. The type comes from the version
- * format, the purl namespace and distro qualifier from the catalog row of its distribution (debian:10).
+ * `pkg:deb/debian/openssl@1.1.1n-0%2Bdeb10u3?distro=debian-10`. The type comes from the format
+ * catalog's row of the version format (a format it does not hold is its own type), the purl
+ * namespace and distro qualifier from the catalog row of its distribution (debian:10).
  */
-
-const TYPES: Readonly<Record<string, string>> = { dpkg: 'deb', rpm: 'rpm', apk: 'apk' };
 
 /** purl-spec's percent-encoding: everything but unreserved characters. */
 const encode = (text: string): string =>
   encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 export function packageUrl(pkg: { name: string; version: string; namespace: string; versionFormat: string }): string {
-  const type = TYPES[pkg.versionFormat] ?? pkg.versionFormat;
+  const type = packageFormat(pkg.versionFormat)?.purlType ?? pkg.versionFormat;
   const [id = pkg.namespace, release = ''] = pkg.namespace.split(':');
   const distribution = distributionOf(pkg.namespace);
   const { vendor, distro } = distribution?.purl ?? { vendor: id, distro: id };

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { VERSION_FORMAT_NAMES_TEXT } from '../ecosystems/index.js';
 import { DATA_STATES } from '../model/coverage.js';
 import { FIX_STATES, SEVERITIES, UNFIXED_WORDS } from '../model/vulnerability.js';
 
@@ -21,7 +22,7 @@ export const ReportPackage = Type.Object(
     name: Type.String({ description: 'The package name, as the package database gives it.' }),
     version: Type.String(),
     namespace: Type.String({ description: 'The distribution release it belongs to, e.g. debian:10, alpine:v3.18, rhel:8.' }),
-    versionFormat: Type.String({ description: 'How its versions compare: dpkg, rpm or apk.' }),
+    versionFormat: Type.String({ description: `How its versions compare: ${VERSION_FORMAT_NAMES_TEXT}.` }),
     purl: Type.String({ description: 'Package URL, e.g. pkg:deb/debian/openssl@1.1.1n-0+deb10u3?distro=debian-10.' }),
     layer: Type.String({ description: 'Digest of the layer that added it.' }),
   },

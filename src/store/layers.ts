@@ -388,7 +388,7 @@ export async function loadScan(db: Queryable, scanId: number): Promise<LayerScan
       module: string | null;
     }>(SELECT_SCAN_PACKAGES, [scanId])
   ).rows;
-  const packageDbs: Partial<Record<VersionFormatName, PackageDatabase>> = {};
+  const packageDbs: Record<VersionFormatName, PackageDatabase> = {};
   for (const [format, state] of Object.entries(scan.package_dbs) as Array<[VersionFormatName, PackageDatabaseState]>) {
     packageDbs[format] =
       state === 'deleted'

@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { decompressed } from '../decompress.js';
-import { knownNamespaceFormat } from '../ecosystems/index.js';
+import { isVersionFormatName, knownNamespaceFormat } from '../ecosystems/index.js';
 import { MATCHING } from '../ecosystems/matching.js';
 import { TarsierError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
@@ -260,8 +260,12 @@ export class UpdaterRunner {
     const started = performance.now();
     let changed = 0;
     let records = 0;
-    for (const [namespaceName, { format, desired }] of groups) {
-      const counts = await this.#replaceNamespace(namespaceName, knownNamespaceFormat(namespaceName) ?? format, null, desired, {
+    for (const [namespaceName, { format: bundleFormat, desired }] of groups) {
+      const format = knownNamespaceFormat(namespaceName) ?? bundleFormat;
+      // The database takes any name: the format catalog decides which exist, as for the API's writes.
+      if (!isVersionFormatName(format))
+        throw new Error(`the bundle's namespace ${namespaceName} has version format ${format}, which Tarsier does not know`);
+      const counts = await this.#replaceNamespace(namespaceName, format, null, desired, {
         notify: (live) => [...live.values()].some((v) => v.updater === null),
         withdrawMissing: true,
       });

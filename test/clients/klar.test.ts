@@ -244,7 +244,7 @@ describe('klar (released: gRPC on the API port, Clair messages of b1cd0923)', ()
     expect(response.ancestry!.features.every((f) => f.namespace_name === 'debian:12' && f.version_format === 'dpkg')).toBe(true);
     // Field 3: the layers as klar named them, base first, not pre1's layers read as hashes.
     expect(response.ancestry!.layers.map((l) => l.hash)).toEqual(w.image.layers.map((layer) => layerName(w.image, layer)));
-    expect(response.status?.listers).toEqual(['dpkg', 'apk', 'rpm']);
+    expect(response.status?.listers).toEqual(['dpkg', 'rpm', 'apk']);
     expect(response.ancestry!.scanned_detectors).toContain('os-release');
   });
 

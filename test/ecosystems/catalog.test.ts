@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
 import { DISTRIBUTIONS, SOURCE_CATALOG, distributionOf } from '../../src/ecosystems/catalog.js';
-import { knownNamespaceFormat, matchNamespace } from '../../src/ecosystems/index.js';
+import { PACKAGE_FORMATS } from '../../src/ecosystems/formats.js';
+import { isVersionFormatName, knownNamespaceFormat, matchNamespace } from '../../src/ecosystems/index.js';
 import { namespaceFromOsRelease } from '../../src/ecosystems/osrelease/os-release.js';
 import { SOURCES } from '../../src/updater/sources.js';
 
@@ -38,6 +39,13 @@ describe('the distribution catalog', () => {
     expect(new Set(ids).size).toBe(ids.length);
     const osIds = DISTRIBUTIONS.flatMap((d) => d.osReleaseIds);
     expect(new Set(osIds).size).toBe(osIds.length);
+  });
+
+  it('gives every distribution a format of the format catalog, whose rows each name one format', () => {
+    for (const d of DISTRIBUTIONS) expect(isVersionFormatName(d.versionFormat), `${d.id}: ${d.versionFormat}`).toBe(true);
+    const names = PACKAGE_FORMATS.map((f) => f.versions.name);
+    expect(new Set(names).size).toBe(names.length);
+    for (const f of PACKAGE_FORMATS) expect(f.lister.format, f.lister.name).toBe(f.versions.name);
   });
 
   it('feeds every distribution from a source the catalog and the updaters both know, or from the distribution it rebuilds', () => {

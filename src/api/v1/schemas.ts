@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { VERSION_FORMAT_NAMES_TEXT } from '../../ecosystems/index.js';
 import { SEVERITIES } from '../../model/vulnerability.js';
 import { DEFAULT_NOTIFICATION_PAGE, MAX_NAME_LENGTH, MAX_PAGE_LIMIT } from '../limits.js';
 
@@ -65,7 +66,7 @@ export const FeatureInput = Type.Object({
   Name: optional(name('The package: a source package (dpkg), origin (apk) or binary package (rpm).')),
   Namespace: optional(name(NAMESPACE_A)),
   NamespaceName: optional(name(NAMESPACE_B)),
-  VersionFormat: optional(Type.String({ description: 'dpkg, rpm or apk; read only for namespaces Tarsier does not know.' })),
+  VersionFormat: optional(Type.String({ description: `${VERSION_FORMAT_NAMES_TEXT}; read only for namespaces Tarsier does not know.` })),
   Version: optional(Type.String({ description: 'The first fixed version, or "None" when no fix exists.' })),
 });
 export type FeatureInput = Static<typeof FeatureInput>;
@@ -155,7 +156,7 @@ const namespaced = {
 export const FeatureOutput = Type.Object({
   Name: Type.String(),
   ...namespaced,
-  VersionFormat: optional(Type.String({ description: 'dpkg, rpm or apk (revision B).' })),
+  VersionFormat: optional(Type.String({ description: `${VERSION_FORMAT_NAMES_TEXT} (revision B).` })),
   Version: Type.String({ description: 'The fixed version, or "None" when no fix exists.' }),
 });
 
@@ -173,7 +174,7 @@ export const VulnerabilityOutput = Type.Object({
 const LayerFeatureOutput = Type.Object({
   Name: Type.String(),
   ...namespaced,
-  VersionFormat: optional(Type.String({ description: 'dpkg, rpm or apk (revision B).' })),
+  VersionFormat: optional(Type.String({ description: `${VERSION_FORMAT_NAMES_TEXT} (revision B).` })),
   Version: Type.String(),
   AddedBy: Type.String({ description: 'The layer that introduced this package version.' }),
   Vulnerabilities: optional(Type.Array(VulnerabilityOutput)),

@@ -52,7 +52,7 @@ function list(files: LayerFiles): Package[] | undefined {
 export const apkLister = {
   name: 'apk',
   version: 1,
-  format: 'apk',
+  format: apk.name,
   databasePaths: [INSTALLED],
   wants,
   list,

@@ -126,7 +126,7 @@ function list(files: LayerFiles): Package[] | undefined {
 export const dpkgLister = {
   name: 'dpkg',
   version: 2,
-  format: 'dpkg',
+  format: dpkg.name,
   databasePaths: [STATUS, STATUS_D],
   // Distroless images have no status file and add one status.d file per package, layer by layer.
   wholeDatabaseFiles: [STATUS],

@@ -7,6 +7,7 @@ import { readBerkeleyDb } from './bdb.js';
 import { parseRpmHeader, type RpmHeader } from './header.js';
 import { readNdb } from './ndb.js';
 import { readSqliteRpmdb } from './sqlite.js';
+import { rpm } from './version.js';
 
 interface DatabaseFile {
   readonly path: string;
@@ -40,7 +41,7 @@ export const rpmLister = {
   name: 'rpm',
   // 3: packages carry their source package's name; 4: and their architectures; 5: and their module stream.
   version: 5,
-  format: 'rpm',
+  format: rpm.name,
   // The database files themselves: whiting out var/lib/rpm/Packages deletes the database, whiting out a lock file does not.
   databasePaths: DATABASES.map((db) => db.path),
   wants: (path: string): boolean => WANTED.has(path),

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { severityRank, type Severity } from '../../model/vulnerability.js';
-import type { VersionFormatName } from '../../model/version-format.js';
+import { packageFormat } from '../../ecosystems/index.js';
 import { findingsById, riskOfFindings } from '../findings.js';
 import { epssText, fixText, type Finding, type ReportEpss, type ReportKev, type ScanReport } from '../report.js';
 
@@ -38,14 +38,6 @@ const SECURITY_SEVERITY: Readonly<Record<Severity, string>> = {
   High: '8.0',
   Critical: '9.5',
   Defcon1: '10.0',
-};
-
-/** The file inside the image each package manager lists its packages in. */
-const PACKAGE_DATABASES: Readonly<Record<VersionFormatName, string>> = {
-  dpkg: 'var/lib/dpkg/status',
-  apk: 'lib/apk/db/installed',
-  // The database's file name depends on the release (Packages, rpmdb.sqlite): its directory is stable.
-  rpm: 'var/lib/rpm',
 };
 
 /** GitHub code scanning's limit on a rule's short and full description. */
@@ -225,9 +217,12 @@ function result(report: ScanReport, finding: Finding, ruleIndex: number): Record
   };
 }
 
-/** A format without a known database (none today) points at the image's root directory. */
+/**
+ * The file inside the image the package's format lists its packages in (its catalog row); a format
+ * the catalog does not hold (none today) points at the image's root directory.
+ */
 function packageDatabase(versionFormat: string): string {
-  return Object.hasOwn(PACKAGE_DATABASES, versionFormat) ? PACKAGE_DATABASES[versionFormat as VersionFormatName] : '.';
+  return packageFormat(versionFormat)?.databaseLocation ?? '.';
 }
 
 /**

@@ -10,7 +10,7 @@ import { debian12, dpkgStatus, type InstalledPackage } from '../../helpers/dpkg-
 import { storeSnapshot } from '../../helpers/store-snapshot.js';
 import { gzip, tarball, type TarEntry } from '../../helpers/tarball.js';
 
-const LISTERS = ['dpkg', 'apk', 'rpm'];
+const LISTERS = ['dpkg', 'rpm', 'apk'];
 const DETECTORS = ['suse-products', 'os-release', 'lsb-release', 'alpine-release', 'redhat-release', 'apt-sources'];
 const STATUS = { listers: LISTERS, detectors: DETECTORS };
 

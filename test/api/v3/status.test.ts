@@ -7,7 +7,7 @@ async function v3App(yaml?: string): Promise<TestApp> {
   return testApp({ pool: await freshPool(), ...(yaml ? { yaml } : {}) });
 }
 
-const LISTERS = ['dpkg', 'apk', 'rpm'];
+const LISTERS = ['dpkg', 'rpm', 'apk'];
 const DETECTORS = ['suse-products', 'os-release', 'lsb-release', 'alpine-release', 'redhat-release', 'apt-sources'];
 
 describe('GET /status', () => {
