@@ -277,6 +277,16 @@ export function distributionOf(namespace: string): Distribution | undefined {
 }
 
 /**
+ * A namespace without the product sold on top of its release (`sles:15.4-ltss` → `sles:15.4`),
+ * for a distribution whose namespaces carry one (productVariants); any other namespace as it is.
+ */
+export function withoutProductVariant(namespace: string): string {
+  if (distributionOf(namespace)?.productVariants !== true) return namespace;
+  const dash = namespace.indexOf('-', namespace.indexOf(':'));
+  return dash > 0 ? namespace.slice(0, dash) : namespace;
+}
+
+/**
  * The sources that write a namespace's advisories: its distribution's source and any alternative
  * feed of it (rhel-vex for rhel); none for a distribution no source covers yet (Fedora).
  */

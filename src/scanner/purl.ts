@@ -1,4 +1,4 @@
-import { distributionOf } from '../ecosystems/catalog.js';
+import { distributionOf, withoutProductVariant } from '../ecosystems/catalog.js';
 import { packageFormat } from '../ecosystems/index.js';
 
 /**
@@ -14,11 +14,11 @@ const encode = (text: string): string =>
 
 export function packageUrl(pkg: { name: string; version: string; namespace: string; versionFormat: string }): string {
   const type = packageFormat(pkg.versionFormat)?.purlType ?? pkg.versionFormat;
-  const [id = pkg.namespace, release = ''] = pkg.namespace.split(':');
-  const distribution = distributionOf(pkg.namespace);
-  const { vendor, distro } = distribution?.purl ?? { vendor: id, distro: id };
-  // alpine:v3.18 → alpine-3.18, sles:15.4-ltss → sles-15.4; a rolling release has no version to name.
-  const version = (distribution?.productVariants ? release.replace(/-.*$/, '') : release).replace(/^v(?=\d)/, '');
+  // The distribution's release: an LTSS product is sold on top of SLES 15 SP4 (sles:15.4-ltss → sles-15.4).
+  const [id = pkg.namespace, release = ''] = withoutProductVariant(pkg.namespace).split(':');
+  const { vendor, distro } = distributionOf(pkg.namespace)?.purl ?? { vendor: id, distro: id };
+  // alpine:v3.18 → alpine-3.18; a rolling release has no version to name.
+  const version = release.replace(/^v(?=\d)/, '');
   const qualifier = version === '' || version === 'rolling' ? '' : `?distro=${encode(`${distro}-${version}`)}`;
   return `pkg:${type}/${encode(vendor)}/${encode(pkg.name)}@${encode(pkg.version)}${qualifier}`;
 }

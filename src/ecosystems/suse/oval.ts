@@ -27,9 +27,10 @@
  * each variant namespace of it the document names, where they are alternatives of the variant's,
  * as on a system with the variant both hold. A variant SUSE tests by the plain release package
  * alone (SLES 15 SP1-BCL: `sles-release is ==15.1`) holds wherever the service pack does, so its
- * entries go where the plain service pack's go, as an OVAL evaluator would apply them. A service pack past its general support is named
- * only through its variants: a plain image of it gets no entry from them. Desktop, SAP, HPC,
- * Manager and other products are not SLES images and are ignored.
+ * entries go where the plain service pack's go, as an OVAL evaluator would apply them. A service
+ * pack past its general support is named only through its variants: a plain image of it gets no
+ * entry from them. Desktop, SAP, HPC, Manager and other products are not SLES images and are
+ * ignored.
  *
  * Package criteria are "<name>-<version>-<release> is installed" and "<name> is not affected";
  * they are read through their rpminfo test, object and state:
@@ -66,7 +67,8 @@ import { reachCriteria } from '../oval/criteria.js';
 import { findReference, normalizeText, VulnerabilityCollector, type VulnerabilityHead } from '../oval/collect.js';
 import { readOval, type OvalDefinition, type OvalTables } from '../oval/reader.js';
 import { stateArches } from '../oval/states.js';
-import { plainProduct, slesNamespace } from './products.js';
+import { withoutProductVariant } from '../catalog.js';
+import { PLAIN_RELEASE_PACKAGE, slesNamespace } from './products.js';
 
 /** The distributions SUSE's OVAL feeds. */
 export type SuseDistribution = 'sles' | 'sle-micro' | 'opensuse-leap';
@@ -129,7 +131,7 @@ export async function parseSuseOval(input: Readable, scope?: SuseScope): Promise
 function withinScope(namespace: string, scope: SuseScope): boolean {
   const prefix = `${scope.distribution}:`;
   if (!namespace.startsWith(prefix)) return false;
-  const release = plainProduct(namespace).slice(prefix.length);
+  const release = withoutProductVariant(namespace).slice(prefix.length);
   return release === scope.release || release.startsWith(`${scope.release}.`);
 }
 
@@ -155,8 +157,8 @@ export function productOf(comment: string): string | undefined {
  * variant); undefined for none of ours, or two at once (cannot hold).
  */
 function productOfAlternative(facts: readonly string[]): string | undefined {
-  const plain = new Set(facts.map(plainProduct));
-  const variants = new Set(facts.filter((f) => plainProduct(f) !== f));
+  const plain = new Set(facts.map(withoutProductVariant));
+  const variants = new Set(facts.filter((f) => withoutProductVariant(f) !== f));
   if (plain.size !== 1 || variants.size > 1) return undefined;
   return variants.size === 1 ? [...variants][0] : [...plain][0];
 }
@@ -165,7 +167,7 @@ function productOfAlternative(facts: readonly string[]): string | undefined {
 function variantsOf(namespaces: ReadonlySet<string>): ReadonlyMap<string, readonly string[]> {
   const variants = new Map<string, string[]>();
   for (const namespace of namespaces) {
-    const plain = plainProduct(namespace);
+    const plain = withoutProductVariant(namespace);
     if (plain !== namespace) variants.set(plain, [...(variants.get(plain) ?? []), namespace]);
   }
   return variants;
@@ -249,7 +251,7 @@ function collectProductNamespaces(
 function variantsHeldByPlain(productTests: ReadonlyMap<string, ReadonlySet<string>>, tables: OvalTables): ReadonlySet<string> {
   const held = new Set<string>();
   for (const [product, tests] of productTests) {
-    if (plainProduct(product) === product) continue;
+    if (withoutProductVariant(product) === product) continue;
     const objectNames = [...tests].map((ref) => {
       const test = tables.tests.get(ref);
       return test ? tables.objects.get(test.objectRef)?.names[0] : undefined;
@@ -258,9 +260,6 @@ function variantsHeldByPlain(productTests: ReadonlyMap<string, ReadonlySet<strin
   }
   return held;
 }
-
-/** The release package of a plain SLES service pack, as SUSE's tests name it. */
-const PLAIN_RELEASE_PACKAGE = 'sles-release';
 
 /**
  * Each package entry under each of its products: a plain service pack's also under its variants
@@ -280,7 +279,7 @@ function resolveDefinition(
     const fixedIn = resolveEntry(entry, tables);
     if (!fixedIn) continue;
     const namespaces = new Set(
-      entry.products.flatMap((product) => (heldByPlain.has(product) ? productsOf(plainProduct(product)) : productsOf(product))),
+      entry.products.flatMap((product) => (heldByPlain.has(product) ? productsOf(withoutProductVariant(product)) : productsOf(product))),
     );
     for (const namespace of namespaces) collector.add({ ...def.head, namespace }, fixedIn);
   }

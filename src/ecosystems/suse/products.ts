@@ -25,15 +25,12 @@ const VARIANT_RELEASES: ReadonlyMap<string, string> = new Map([
   ['sles_bcl-release', 'bcl'],
 ]);
 
+/** The release package of a plain SLES service pack: its version names the service pack (15.4; 15 for GA). */
+export const PLAIN_RELEASE_PACKAGE = 'sles-release';
+
 /** `sles:<release>` for the plain product, `sles:<release>-<variant>` with a variant (`LTSS` → `-ltss`). */
 export function slesNamespace(release: string, variant?: string): string {
   return variant === undefined ? `sles:${release}` : `sles:${release}-${variant.toLowerCase()}`;
-}
-
-/** The plain product of a namespace (`sles:15.4-ltss` → `sles:15.4`); the namespace itself when it has no variant. */
-export function plainProduct(namespace: string): string {
-  const dash = namespace.indexOf('-', namespace.indexOf(':'));
-  return namespace.startsWith('sles:') && dash > 0 ? namespace.slice(0, dash) : namespace;
 }
 
 /**
@@ -43,7 +40,7 @@ export function plainProduct(namespace: string): string {
  */
 function slesProductOf(packages: readonly Package[]): string | undefined {
   const versionOf = (p: Package): string | undefined => parseRpmEvr(p.version)?.version;
-  const release = packages.find((p) => p.name === 'sles-release');
+  const release = packages.find((p) => p.name === PLAIN_RELEASE_PACKAGE);
   const version = release && versionOf(release);
   if (version === undefined || !/^\d+(?:\.\d+)?$/.test(version)) return undefined;
   const variants = packages
