@@ -268,7 +268,7 @@ describe('parseRedHatVex rules', () => {
     });
   });
 
-  it('a package namespaced into a module stream (pkg:rpmmod/redhat/<name:stream>/<name>) is scoped to it; a module itself names no package', () => {
+  it('a package namespaced into a module stream (pkg:rpmmod/redhat/<name:stream>/<name>) is its source package, scoped to the stream; a module itself names no package', () => {
     const [v] = only(
       vexDocument({
         affected: [
@@ -289,7 +289,7 @@ describe('parseRedHatVex rules', () => {
     );
     expect(v!.fixedIn).toEqual([
       { feature: 'ruby', version: null, source: true },
-      { feature: 'ruby', version: null, module: 'ruby:2.6', state: 'will_not_fix' },
+      { feature: 'ruby', version: null, module: 'ruby:2.6', state: 'will_not_fix', source: true },
     ]);
   });
 

@@ -182,4 +182,86 @@ describe('RHEL module streams (RHBA-2019:4268 idm:DL1, RHEA-2020:0330 nodejs:12,
     expect(await layerVulnerabilities(t, 'pg13')).toEqual({});
     expect(await layerVulnerabilities(t, 'pg-plain')).toEqual({});
   });
+
+  it("matches a CSAF VEX entry naming a module's source package (pkg:rpmmod/redhat/ruby:2.6/ruby) to the binaries built from it in that stream only", async () => {
+    const t = await testApp();
+    const server = await startFeedServer();
+    const product = { id: 'red_hat_enterprise_linux_8', cpe: 'cpe:/o:redhat:enterprise_linux:8' };
+    const status = `${product.id}:ruby:2.6/ruby`;
+    // The shape of Red Hat's documents for an unfixed module component (only what is read).
+    const document = {
+      document: { aggregate_severity: { text: 'Moderate' }, category: 'csaf_vex', tracking: { id: 'CVE-2099-2600', status: 'final' } },
+      product_tree: {
+        branches: [
+          {
+            category: 'vendor',
+            name: 'Red Hat',
+            branches: [
+              {
+                category: 'product_name',
+                name: 'Red Hat Enterprise Linux 8',
+                product: {
+                  name: 'Red Hat Enterprise Linux 8',
+                  product_id: product.id,
+                  product_identification_helper: { cpe: product.cpe },
+                },
+              },
+              {
+                category: 'product_version',
+                name: 'ruby:2.6/ruby',
+                product: {
+                  name: 'ruby:2.6/ruby',
+                  product_id: 'ruby:2.6/ruby',
+                  product_identification_helper: { purl: 'pkg:rpmmod/redhat/ruby:2.6/ruby' },
+                },
+              },
+            ],
+          },
+        ],
+        relationships: [
+          {
+            category: 'default_component_of',
+            full_product_name: { name: 'ruby:2.6/ruby as a component of Red Hat Enterprise Linux 8', product_id: status },
+            product_reference: 'ruby:2.6/ruby',
+            relates_to_product_reference: product.id,
+          },
+        ],
+      },
+      vulnerabilities: [
+        {
+          cve: 'CVE-2099-2600',
+          product_status: { known_affected: [status] },
+          remediations: [{ category: 'no_fix_planned', details: 'Will not fix', product_ids: [status] }],
+        },
+      ],
+    };
+    await runVexUpdater(t.pool, server, { '2099/cve-2099-2600.json': JSON.stringify(document) });
+    const rubyLibs = (release: string, label?: string): HeaderSpec => ({
+      name: 'ruby-libs',
+      version: '2.6.10',
+      release,
+      arch: 'x86_64',
+      sourceRpm: `ruby-2.6.10-${release}.src.rpm`,
+      ...(label ? { modularityLabel: label } : {}),
+    });
+    await indexLayer(
+      t,
+      server,
+      'ruby-26',
+      rhel8Layer([rubyLibs('1.module+el8.8.0+18268+7a5e2a0f', 'ruby:2.6:8080020230109155446:63b34585')]),
+    );
+    await indexLayer(
+      t,
+      server,
+      'ruby-30',
+      rhel8Layer([rubyLibs('1.module+el8.8.0+18268+7a5e2a0f', 'ruby:3.0:8080020230109155446:63b34585')]),
+    );
+    await indexLayer(t, server, 'ruby-plain', rhel8Layer([rubyLibs('1.el8')]));
+
+    expect(await layerVulnerabilities(t, 'ruby-26')).toEqual({
+      'ruby-libs 2.6.10-1.module+el8.8.0+18268+7a5e2a0f': ['CVE-2099-2600 None'],
+    });
+    expect(await layerVulnerabilities(t, 'ruby-30')).toEqual({});
+    expect(await layerVulnerabilities(t, 'ruby-plain')).toEqual({});
+  });
 });

@@ -23,7 +23,8 @@
  * itself a component of the product: the status id
  * `AppStream-8.10.0.Z.MAIN.EUS:postgresql:15:8100020240814101911:489197e6:<rpm>`), or by an
  * `rpmmod` qualifier on its rpm purl (`?rpmmod=postgresql:15:8100020240814101911:489197e6`), or,
- * unfixed, by a purl namespaced into the module (`pkg:rpmmod/redhat/postgresql:15/postgresql`).
+ * unfixed, by a purl namespaced into the module (`pkg:rpmmod/redhat/postgresql:15/postgresql`: the
+ * module's source package, which stands for its binaries as a source rpm does, below).
  * A module itself (`pkg:rpmmod/redhat/postgresql@15:…`) names no package. Left out, for fixed
  * entries: source rpms (arch=src/nosrc: their binaries are listed beside them with the same
  * version; a fixed source rpm still wins over an unfixed entry of its name, below). An unfixed
@@ -267,7 +268,9 @@ function componentOfPurl(purl: string): Component | undefined {
   return {
     name: p.name,
     version,
-    source: arch === 'src' || arch === 'nosrc',
+    // A component namespaced into a module is the module's source package (Red Hat's component
+    // `ruby:2.6/ruby`), as `arch=src` names one outside modules.
+    source: arch === 'src' || arch === 'nosrc' || p.type === 'rpmmod',
     ...(arch !== '' ? { arch } : {}),
     ...(module !== undefined ? { module } : {}),
   };
