@@ -22,13 +22,16 @@ export interface Database {
 /** How long start-up waits for a configured database that is not up yet (containers start together). */
 export const DATABASE_WAIT_MS = 60_000;
 
-/** Migrates (Tarsier's schema, then the image queue's), retrying while the database cannot be reached, up to DATABASE_WAIT_MS. */
-async function migrateWhenReachable(pool: Pool, log: Logger, waitMs = DATABASE_WAIT_MS): Promise<void> {
+/**
+ * Migrates (Tarsier's schema, then the image queue's when asked), retrying while the database
+ * cannot be reached, up to DATABASE_WAIT_MS.
+ */
+async function migrateWhenReachable(pool: Pool, log: Logger, imageQueue: boolean, waitMs = DATABASE_WAIT_MS): Promise<void> {
   const deadline = Date.now() + waitMs;
   for (let delay = 500; ; delay = Math.min(delay * 2, 5_000)) {
     try {
       await migrate(pool, log);
-      await migrateQueue(pool, log);
+      if (imageQueue) await migrateQueue(pool, log);
       return;
     } catch (err) {
       if (!isDatabaseUnavailable(err) || Date.now() + delay > deadline) throw err;
@@ -38,11 +41,19 @@ async function migrateWhenReachable(pool: Pool, log: Logger, waitMs = DATABASE_W
   }
 }
 
-/**
- * The configured database, or an embedded one when none is configured; migrated. dataDirSetting
- * names what chose the embedded data directory, for the error when it cannot be used.
- */
-export async function openDatabase(config: Config, log: Logger, options: { dataDirSetting?: string } = {}): Promise<Database> {
+export interface OpenOptions {
+  /** What chose the embedded data directory, for the error when it cannot be used. */
+  dataDirSetting?: string;
+  /**
+   * Whether to migrate the image queue's schema too (default true). The standalone scanner runs no
+   * queue, so its store is left without the queue's tables; a server opening the same database later
+   * adds them.
+   */
+  imageQueue?: boolean;
+}
+
+/** The configured database, or an embedded one when none is configured; migrated. */
+export async function openDatabase(config: Config, log: Logger, options: OpenOptions = {}): Promise<Database> {
   let embedded: EmbeddedPostgres | undefined;
   let connection: pg.PoolConfig;
   if (config.database.connection) {
@@ -58,7 +69,7 @@ export async function openDatabase(config: Config, log: Logger, options: { dataD
   }
   const pool = createPool(connection, config.database.maxConnections, log);
   try {
-    await migrateWhenReachable(pool, log);
+    await migrateWhenReachable(pool, log, options.imageQueue ?? true);
   } catch (err) {
     await pool.end();
     await embedded?.stop();

@@ -65,7 +65,7 @@ export class StandaloneBackend implements ScanBackend {
   /** Opens (creating when new) the store, and loads vulnerability data as asked; a store without any is refused unless allowed. */
   static async open(config: Config, log: Logger, data: DataOptions, progress: Progress): Promise<StandaloneBackend> {
     progress({ kind: 'step', message: 'opening the local vulnerability store' });
-    const database = await openDatabase(config, log, { dataDirSetting: CACHE_DIR_SETTING });
+    const database = await openDatabase(config, log, { dataDirSetting: CACHE_DIR_SETTING, imageQueue: false });
     try {
       if (data.bundle !== undefined) await importBundleOnce(database, config, log, data.bundle, progress);
       if (data.update) await update(database, config, log, progress);
