@@ -4,7 +4,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { whenDone } from './when-done.js';
 import { PageTokens } from '../../src/api/paging.js';
-import type { ReportCache } from '../../src/api/v1/report-cache.js';
+import type { ReportCache } from '../../src/reports/report-cache.js';
 import { buildGrpcServer } from '../../src/api/grpc.js';
 import { buildApp } from '../../src/app.js';
 import { ancestryService, imageServices, type ImageServices } from '../../src/services.js';
