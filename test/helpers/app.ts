@@ -50,8 +50,8 @@ export async function testApp(
   const log = options.log ?? silentLog;
   const indexer = new Indexer({ pool, settings: indexerSettings(config), log, metrics });
   const images = imageServices({ pool, indexer, config, log, metrics });
-  const ancestry = ancestryService({ pool, scans: images.scans, pageTokens });
-  const grpc = options.grpc ? buildGrpcServer({ service: ancestry, log, metrics, api: config.api }) : undefined;
+  const ancestry = ancestryService({ pool, scans: images.scans });
+  const grpc = options.grpc ? buildGrpcServer({ service: ancestry, pageTokens, log, metrics, api: config.api }) : undefined;
   const app = buildApp({
     config,
     pool,
