@@ -12,8 +12,9 @@ import pino from 'pino';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { Pool as HttpPool } from 'undici';
-import { LayerReports } from '../src/api/v1/layer-reports.js';
-import { ReportCache } from '../src/api/v1/report-cache.js';
+import { reportFormat } from '../src/api/v1/report-format.js';
+import { LayerReports } from '../src/reports/layer-reports.js';
+import { ReportCache } from '../src/reports/report-cache.js';
 import { createPool } from '../src/store/pool.js';
 import { createVulnerability } from '../src/vulndb.js';
 import { gzip, tarball } from '../test/helpers/tarball.js';
@@ -158,7 +159,7 @@ async function fromScratch(databaseUrl: string, layer: string): Promise<Load> {
     const cache = new ReportCache();
     cache.listening();
     const before = performance.now();
-    await new LayerReports(pool, cache).report(layer, { revision: 'B', features: true, vulnerabilities: true });
+    await new LayerReports(pool, cache).report(layer, reportFormat({ revision: 'B', features: true, vulnerabilities: true }));
     latencies.push(performance.now() - before);
   }
   await pool.end();

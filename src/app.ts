@@ -18,17 +18,17 @@ import { JSON_CONTENT_TYPE } from './api/v1/errors.js';
 import { registerV1Api } from './api/v1/index.js';
 import { normalizeFieldNames } from './api/v1/schemas.js';
 import { registerAncestryApi } from './api/v3/index.js';
-import type { AncestryService } from './api/v3/service.js';
-import { LayerReports } from './api/v1/layer-reports.js';
-import { ReportCache } from './api/v1/report-cache.js';
 import type { RouteApp } from './api/route-app.js';
 import type { Config } from './config.js';
+import type { AncestryService } from './indexer/ancestry-service.js';
 import type { Indexer } from './indexer/indexer.js';
 import { registerTarsierApi } from './api/tarsier/index.js';
 import { registerHarborApi } from './api/harbor/index.js';
 import { isUiUrl } from './api/ui/errors.js';
 import { registerUi } from './api/ui/index.js';
 import type { Metrics } from './metrics.js';
+import { LayerReports } from './reports/layer-reports.js';
+import { ReportCache } from './reports/report-cache.js';
 import type { Pool } from './store/pool.js';
 import { ancestryService, imageServices, type ImageServices } from './services.js';
 import { ReportChanges } from './store/report-changes.js';
@@ -223,7 +223,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       reports: new LayerReports(pool, reports),
       caughtUp: () => reportChanges.caughtUp(CATCH_UP_TIMEOUT_MS),
     });
-    registerAncestryApi(scope, { service: deps.ancestry ?? ancestryService({ pool, scans: images.scans, pageTokens }), config });
+    registerAncestryApi(scope, { service: deps.ancestry ?? ancestryService({ pool, scans: images.scans }), pageTokens, config });
     registerTarsierApi(scope, {
       pool,
       scanner: images.scanner,

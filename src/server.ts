@@ -114,9 +114,10 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     });
     // One implementation of the ancestry API, two transports: the JSON routes and gRPC.
     const images = imageServices({ pool, indexer, config, log, metrics });
-    const ancestry = ancestryService({ pool, scans: images.scans, pageTokens });
+    const ancestry = ancestryService({ pool, scans: images.scans });
     const grpcApi = buildGrpcServer({
       service: ancestry,
+      pageTokens,
       log,
       metrics,
       api: config.api,

@@ -4,12 +4,11 @@
  * the durable queue and Harbor's scans for the server, and the ancestry API's operations.
  */
 import type { Logger } from 'pino';
-import { AncestryService } from './api/v3/service.js';
-import type { PageTokens } from './api/paging.js';
 import type { Config } from './config.js';
 import { HarborScans } from './images/harbor-scans.js';
 import { ImageScanner } from './images/images.js';
 import { ImageQueue } from './images/queue.js';
+import { AncestryService } from './indexer/ancestry-service.js';
 import { indexerSettings, type Indexer } from './indexer/indexer.js';
 import { LayerScans } from './indexer/layer-scans.js';
 import type { Metrics } from './metrics.js';
@@ -69,6 +68,6 @@ export function imageServices(deps: { pool: Pool; indexer: Indexer; config: Conf
 }
 
 /** The ancestry API's operations over this database, with the image services' layer scans. */
-export function ancestryService(deps: { pool: Pool; scans: LayerScans; pageTokens: PageTokens }): AncestryService {
-  return new AncestryService({ pool: deps.pool, scans: deps.scans, pageTokens: deps.pageTokens });
+export function ancestryService(deps: { pool: Pool; scans: LayerScans }): AncestryService {
+  return new AncestryService({ pool: deps.pool, scans: deps.scans });
 }

@@ -19,7 +19,9 @@ const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 const LAYERS: readonly (readonly string[])[] = [
   ['model/', 'errors.ts', 'version.ts', 'duration.ts', 'logger.ts', 'metrics.ts', 'single-pass.ts'],
   ['store/', 'ecosystems/', 'decompress.ts'],
-  ['coverage.ts', 'vulndb.ts', 'rematch.ts'],
+  // Read models and operations over the store: coverage, the v1 vulnerability database, matches
+  // recomputed, layer reports assembled and cached (written by the API that serves them).
+  ['coverage.ts', 'vulndb.ts', 'rematch.ts', 'reports/'],
   ['indexer/'],
   ['registry/'],
   ['config.ts'],

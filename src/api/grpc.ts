@@ -10,12 +10,14 @@ import protobuf from 'protobufjs';
 import { badRequest, TarsierError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { Config } from '../config.js';
+import type { AncestryService } from '../indexer/ancestry-service.js';
 import { createAuthenticator } from './auth.js';
 import { wireProblem } from './grpc-wire.js';
 import { DEFAULT_NOTIFICATION_PAGE, MAX_PAGE_LIMIT } from './limits.js';
 import { API_TIMEOUT_ERROR, classifyRequestError } from './request-errors.js';
 import { grpcCodeOf } from './v3/errors.js';
-import { parsePostAncestry, type AncestryService } from './v3/service.js';
+import type { PageTokens } from './paging.js';
+import { AncestryOperations, parsePostAncestry } from './v3/operations.js';
 
 /**
  * The ancestry API as native gRPC (package coreos.clair, proto/ancestry.proto): the same five
@@ -192,6 +194,8 @@ const text = (value: unknown): string => (typeof value === 'string' ? value : ''
 
 export interface GrpcDeps {
   service: AncestryService;
+  /** Mint and read the notification pages' tokens, as the JSON routes do. */
+  pageTokens: PageTokens;
   log: Logger;
   metrics: Metrics;
   /**
@@ -265,18 +269,18 @@ export function buildGrpcServer(deps: GrpcDeps): GrpcApi {
       );
     };
 
-  const { service } = deps;
+  const operations = new AncestryOperations(deps.service, deps.pageTokens);
   server.addService(ancestryServiceDefinition(), {
     PostAncestry: unary('AncestryService/PostAncestry', async (request, signal) =>
-      withClientSafeStatus(await service.postAncestry(parsePostAncestry(request), signal)),
+      withClientSafeStatus(await operations.postAncestry(parsePostAncestry(request), signal)),
     ),
     GetAncestry: unary('AncestryService/GetAncestry', async (request) =>
-      ancestryAnswer(request, await service.getAncestry(text(request.ancestry_name))),
+      ancestryAnswer(request, await operations.getAncestry(text(request.ancestry_name))),
     ),
   });
   server.addService(strictService('NotificationService'), {
     GetNotification: unary('NotificationService/GetNotification', async (request) =>
-      service.getNotification({
+      operations.getNotification({
         name: text(request.name),
         limit: notificationLimit(request.limit),
         oldPage: text(request.old_vulnerability_page),
@@ -284,11 +288,11 @@ export function buildGrpcServer(deps: GrpcDeps): GrpcApi {
       }),
     ),
     MarkNotificationAsRead: unary('NotificationService/MarkNotificationAsRead', async (request) =>
-      service.markNotificationAsRead(text(request.name)),
+      operations.markNotificationAsRead(text(request.name)),
     ),
   });
   server.addService(strictService('StatusService'), {
-    GetStatus: unary('StatusService/GetStatus', async () => withStatusTimestamp(await service.getStatus())),
+    GetStatus: unary('StatusService/GetStatus', async () => withStatusTimestamp(await operations.getStatus())),
   });
 
   const health = new HealthImplementation(Object.fromEntries(['', ...GRPC_SERVICES].map((name) => [name, 'SERVING'])));

@@ -4,7 +4,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { whenDone } from './when-done.js';
 import { PageTokens } from '../../src/api/paging.js';
-import type { ReportCache } from '../../src/api/v1/report-cache.js';
+import type { ReportCache } from '../../src/reports/report-cache.js';
 import { buildGrpcServer } from '../../src/api/grpc.js';
 import { buildApp } from '../../src/app.js';
 import { ancestryService, imageServices, type ImageServices } from '../../src/services.js';
@@ -50,8 +50,8 @@ export async function testApp(
   const log = options.log ?? silentLog;
   const indexer = new Indexer({ pool, settings: indexerSettings(config), log, metrics });
   const images = imageServices({ pool, indexer, config, log, metrics });
-  const ancestry = ancestryService({ pool, scans: images.scans, pageTokens });
-  const grpc = options.grpc ? buildGrpcServer({ service: ancestry, log, metrics, api: config.api }) : undefined;
+  const ancestry = ancestryService({ pool, scans: images.scans });
+  const grpc = options.grpc ? buildGrpcServer({ service: ancestry, pageTokens, log, metrics, api: config.api }) : undefined;
   const app = buildApp({
     config,
     pool,

@@ -2,7 +2,7 @@ import { riskMetadata } from '../../model/risk.js';
 import type { ImageContents } from '../../images/report.js';
 import type { Queryable } from '../../store/pool.js';
 import { TARSIER_VERSION } from '../../version.js';
-import { serviceStatus } from '../v3/service.js';
+import { serviceStatus } from '../v3/operations.js';
 import {
   CAPABILITY_TYPE,
   CONSUMED_MIME_TYPES,

@@ -1,10 +1,10 @@
 import type { Indexer } from '../../indexer/indexer.js';
+import type { LayerReports } from '../../reports/layer-reports.js';
 import type { Pool } from '../../store/pool.js';
 import type { PageTokens } from '../paging.js';
 import type { RouteApp } from '../route-app.js';
 import { registerLayerRoutes } from './layers.js';
 import { registerNotificationRoutes } from './notifications.js';
-import type { LayerReports } from './layer-reports.js';
 import { ErrorBody, RevisionHeaders } from './schemas.js';
 import type { Revision } from './serialize.js';
 import { registerVulnerabilityRoutes } from './vulnerabilities.js';

@@ -8,8 +8,9 @@ import { deleteLayer } from '../../store/layers.js';
 import { withTransaction, type Pool } from '../../store/pool.js';
 import { whileClientWaits } from '../edge.js';
 import { JSON_CONTENT_TYPE } from './errors.js';
-import type { LayerReports } from './layer-reports.js';
-import type { CachedReport, ReportCache } from './report-cache.js';
+import type { LayerReports } from '../../reports/layer-reports.js';
+import type { CachedReport, ReportCache } from '../../reports/report-cache.js';
+import { reportFormat } from './report-format.js';
 import { flag, revisionOf } from './request.js';
 import { Empty, LayerEnvelope, LayerParams, LayerQuery, LayerReport, PostedLayer, type LayerInput } from './schemas.js';
 import type { Revision } from './serialize.js';
@@ -125,7 +126,7 @@ export function registerLayerRoutes(app: RouteApp, deps: LayerRouteDeps): void {
         features: withVulnerabilities || flag(request.query.features),
         vulnerabilities: withVulnerabilities,
       };
-      const built = await deps.reports.report(request.params.name, view);
+      const built = await deps.reports.report(request.params.name, reportFormat(view));
       if (!built) throw notFound(`layer ${request.params.name} does not exist`);
       return sendReport(request, reply, deps.reports.cache, built.key, built.report);
     },

@@ -1,10 +1,10 @@
 import { whileClientWaits } from '../edge.js';
 import type { RouteApp } from '../route-app.js';
 import { AncestryParams, AncestryQuery, GetAncestryResponse, PostAncestryRequest, PostAncestryResponse } from './schemas.js';
-import { parsePostAncestry, type AncestryService } from './service.js';
+import { parsePostAncestry, type AncestryOperations } from './operations.js';
 
 /** POST /ancestry and GET /ancestry/{ancestry_name}: AncestryService over grpc-gateway's JSON mapping. */
-export function registerAncestryRoutes(app: RouteApp, service: AncestryService): void {
+export function registerAncestryRoutes(app: RouteApp, operations: AncestryOperations): void {
   const tags = ['ancestry'];
 
   app.post(
@@ -19,7 +19,7 @@ export function registerAncestryRoutes(app: RouteApp, service: AncestryService):
         response: { 200: PostAncestryResponse },
       },
     },
-    async (request, reply) => service.postAncestry(parsePostAncestry(request.body), whileClientWaits(reply)),
+    async (request, reply) => operations.postAncestry(parsePostAncestry(request.body), whileClientWaits(reply)),
   );
 
   app.get(
@@ -34,6 +34,6 @@ export function registerAncestryRoutes(app: RouteApp, service: AncestryService):
         response: { 200: GetAncestryResponse },
       },
     },
-    async (request) => service.getAncestry(request.params.ancestry_name),
+    async (request) => operations.getAncestry(request.params.ancestry_name),
   );
 }

@@ -1,14 +1,17 @@
 import type { RouteApp } from '../route-app.js';
 import type { Config } from '../../config.js';
+import type { AncestryService } from '../../indexer/ancestry-service.js';
+import type { PageTokens } from '../paging.js';
 import { registerAncestryRoutes } from './ancestry.js';
 import { jsonBodyParser } from '../json-body.js';
 import { registerNotificationRoutes } from './notifications.js';
 import { GrpcErrorBody } from './schemas.js';
-import type { AncestryService } from './service.js';
+import { AncestryOperations } from './operations.js';
 import { registerStatusRoutes } from './status.js';
 
 export interface AncestryApiDeps {
   service: AncestryService;
+  pageTokens: PageTokens;
   config: Config;
 }
 
@@ -26,8 +29,9 @@ export function registerAncestryApi(app: RouteApp, deps: AncestryApiDeps): void 
     // As the v1 API: any Content-Type is read as JSON (grpc-gateway's marshaler did the same).
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', jsonBodyParser({ deadlineMs: deps.config.api.bodyTimeoutMs }));
-    registerAncestryRoutes(scope, deps.service);
-    registerNotificationRoutes(scope, deps.service);
-    registerStatusRoutes(scope, deps.service);
+    const operations = new AncestryOperations(deps.service, deps.pageTokens);
+    registerAncestryRoutes(scope, operations);
+    registerNotificationRoutes(scope, operations);
+    registerStatusRoutes(scope, operations);
   });
 }

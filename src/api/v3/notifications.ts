@@ -1,10 +1,10 @@
 import { DEFAULT_NOTIFICATION_PAGE } from '../limits.js';
 import type { RouteApp } from '../route-app.js';
 import { EmptyMessage, GetNotificationResponse, NotificationParams, NotificationQuery } from './schemas.js';
-import type { AncestryService } from './service.js';
+import type { AncestryOperations } from './operations.js';
 
 /** GET and DELETE /notifications/{name}: NotificationService over grpc-gateway's JSON mapping. */
-export function registerNotificationRoutes(app: RouteApp, service: AncestryService): void {
+export function registerNotificationRoutes(app: RouteApp, operations: AncestryOperations): void {
   const tags = ['notifications'];
 
   app.get(
@@ -22,7 +22,7 @@ export function registerNotificationRoutes(app: RouteApp, service: AncestryServi
     },
     async (request) => {
       const { query } = request;
-      return service.getNotification({
+      return operations.getNotification({
         name: request.params.name,
         limit: query.limit ?? DEFAULT_NOTIFICATION_PAGE, // the schema's default
         // lowerCamelCase spellings are accepted too (grpc-gateway matched only the proto names).
@@ -43,6 +43,6 @@ export function registerNotificationRoutes(app: RouteApp, service: AncestryServi
         response: { 200: EmptyMessage },
       },
     },
-    async (request) => service.markNotificationAsRead(request.params.name),
+    async (request) => operations.markNotificationAsRead(request.params.name),
   );
 }

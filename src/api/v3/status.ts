@@ -1,9 +1,9 @@
 import type { RouteApp } from '../route-app.js';
 import { GetStatusResponse } from './schemas.js';
-import type { AncestryService } from './service.js';
+import type { AncestryOperations } from './operations.js';
 
 /** GET /status: StatusService over grpc-gateway's JSON mapping. */
-export function registerStatusRoutes(app: RouteApp, service: AncestryService): void {
+export function registerStatusRoutes(app: RouteApp, operations: AncestryOperations): void {
   app.get(
     '/status',
     {
@@ -14,6 +14,6 @@ export function registerStatusRoutes(app: RouteApp, service: AncestryService): v
         response: { 200: GetStatusResponse },
       },
     },
-    async () => service.getStatus(),
+    async () => operations.getStatus(),
   );
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INDEXER_VERSION } from '../../../src/ecosystems/index.js';
-import { ReportCache } from '../../../src/api/v1/report-cache.js';
+import { ReportCache } from '../../../src/reports/report-cache.js';
 import { json, testApp, type TestApp } from '../../helpers/app.js';
 import { startLayerServer, type LayerServer } from '../../helpers/layer-server.js';
 import { debian12, dpkgStatus } from '../../helpers/dpkg-status.js';

@@ -3,8 +3,8 @@ import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reportKey, type ReportView } from '../../../src/api/v1/layer-reports.js';
-import { ReportCache } from '../../../src/api/v1/report-cache.js';
+import { reportKey, type ReportView } from '../../../src/api/v1/report-format.js';
+import { ReportCache } from '../../../src/reports/report-cache.js';
 import { testApp, type TestApp } from '../../helpers/app.js';
 import { REPORT_LAYERS, REPORT_QUERIES, reportBytes, seedReportScenario, type ReportScenario } from '../../helpers/report-scenario.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ReportCache, type CachedReport, type Fragment } from '../../../src/api/v1/report-cache.js';
+import { ReportCache, type CachedReport, type Fragment } from '../../src/reports/report-cache.js';
 
 const report = (bytes: number, layers: number[] = [1], features: number[] = []): CachedReport => ({
   body: Buffer.alloc(bytes, 'x'),

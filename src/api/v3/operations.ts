@@ -1,16 +1,17 @@
 import type { Static } from '@sinclair/typebox';
-import { vulnerabilityDataTime } from '../../coverage.js';
-import { NAMESPACE_DETECTORS, PACKAGE_LISTERS } from '../../ecosystems/index.js';
-import { badRequest, notFound, TarsierError } from '../../errors.js';
+import { badRequest, TarsierError } from '../../errors.js';
 import { layerFormatNamed } from '../../indexer/archive.js';
-import { riskMetadata, type RiskContext } from '../../model/risk.js';
+import type { AncestryRequest } from '../../indexer/ancestry-assembly.js';
+import {
+  scannerStatus,
+  type AffectedAncestriesPage,
+  type AncestryFeature,
+  type AncestryService,
+  type ScannerStatus,
+} from '../../indexer/ancestry-service.js';
 import { isSha256Digest } from '../../indexer/digest.js';
-import { checkLayerSources, scanAncestryLayers, storeAncestry, type AncestryRequest } from '../../indexer/ancestry-assembly.js';
-import type { LayerScans } from '../../indexer/layer-scans.js';
-import { ancestriesAffectedBy, readAncestry, type AffectedAncestry } from '../../store/ancestries.js';
-import type { AffectingVulnerability } from '../../store/layers.js';
-import { findNotification, markNotificationRead, notifiedVulnerability, type NotificationRow } from '../../store/notifications.js';
-import type { Pool, Queryable } from '../../store/pool.js';
+import { riskMetadata, type RiskContext } from '../../model/risk.js';
+import type { Queryable } from '../../store/pool.js';
 import { MAX_NAME_LENGTH } from '../limits.js';
 import type { PageTokens } from '../paging.js';
 import {
@@ -26,15 +27,12 @@ import {
 import type { GetAncestryResponse, GetNotificationResponse } from './schemas.js';
 
 /**
- * The ancestry API's operations (AncestryService, NotificationService, StatusService), once, for
- * both transports: the JSON routes (grpc-gateway's mapping) and native gRPC call these with the
- * request as its message holds it, and send what they return, a message in the proto3 JSON shape
- * (proto field names, default values left out).
+ * The ancestry API's operations (AncestryService, NotificationService, StatusService) as messages,
+ * once, for both transports: the JSON routes (grpc-gateway's mapping) and native gRPC call these
+ * with the request as its message holds it, and send what they return, a message in the proto3
+ * JSON shape (proto field names, default values left out). The work is AncestryService's; here
+ * requests are read, page tokens decoded and minted, and answers written.
  */
-
-/** The package listers and namespace detectors every layer is scanned with, by name, in run order. */
-export const LISTER_NAMES: readonly string[] = PACKAGE_LISTERS.map((l) => l.name);
-export const DETECTOR_NAMES: readonly string[] = NAMESPACE_DETECTORS.map((d) => d.name);
 
 export interface ServiceStatus {
   listers: string[];
@@ -43,16 +41,17 @@ export interface ServiceStatus {
   last_update_time?: string;
 }
 
-/**
- * ServiceStatus now: the configured listers and detectors and when vulnerability data was last
- * brought up to date by any source (enrichment and risk context, such as EPSS, do not count).
- */
-export async function serviceStatus(db: Queryable): Promise<ServiceStatus> {
+function statusMessage(status: ScannerStatus): ServiceStatus {
   return withoutDefaults({
-    listers: [...LISTER_NAMES],
-    detectors: [...DETECTOR_NAMES],
-    last_update_time: timestamp(await vulnerabilityDataTime(db)),
+    listers: [...status.listers],
+    detectors: [...status.detectors],
+    last_update_time: timestamp(status.lastUpdate),
   }) as ServiceStatus;
+}
+
+/** The ServiceStatus message now (see scannerStatus). */
+export async function serviceStatus(db: Queryable): Promise<ServiceStatus> {
+  return statusMessage(await scannerStatus(db));
 }
 
 /** Format names accepted on input (case-insensitive); OCI layers are Docker layers (as in v1). */
@@ -60,12 +59,10 @@ const FORMAT_HINT = 'use Docker (or OCI) or ACI';
 /** Scan keys of v1 layers start with this; an ancestry layer hash must not (it would name a v1 layer's scan). */
 const V1_SCAN_PREFIX = 'v1/';
 
-export type PostAncestryRequest = AncestryRequest;
-
 const blank = (value: string): boolean => value.trim() === '';
 
-/** PostAncestryRequest from a JSON body (proto3 JSON: snake_case or lowerCamelCase names, unknown fields ignored). */
-export function parsePostAncestry(body: unknown): PostAncestryRequest {
+/** An AncestryRequest from a PostAncestryRequest message (proto3 JSON: snake_case or lowerCamelCase names, unknown fields ignored). */
+export function parsePostAncestry(body: unknown): AncestryRequest {
   if (body === undefined) throw badRequest('request body is empty: send a JSON object with ancestry_name, format and layers');
   const message = messageOf(body, 'request body');
   const name = stringField(message, 'ancestry_name');
@@ -96,7 +93,7 @@ export function parsePostAncestry(body: unknown): PostAncestryRequest {
 
 /** A Vulnerability message; fixed_by only for one affecting a feature (absent when there is no fix). */
 function vulnerabilityMessage(
-  v: Pick<AffectingVulnerability, 'name' | 'namespace' | 'description' | 'link' | 'severity' | 'metadata'> & {
+  v: Pick<AncestryFeature['vulnerabilities'][number], 'name' | 'namespace' | 'description' | 'link' | 'severity' | 'metadata'> & {
     fixedBy?: string | null;
     risk?: RiskContext | undefined;
   },
@@ -162,7 +159,7 @@ function sideStart(
   return { token, start };
 }
 
-export interface NotificationPageRequest {
+export interface GetNotificationRequest {
   name: string;
   /** Ancestries per side. */
   limit: number;
@@ -171,87 +168,67 @@ export interface NotificationPageRequest {
   newPage?: string | undefined;
 }
 
-export interface AncestryServiceDeps {
-  pool: Pool;
-  scans: LayerScans;
-  pageTokens: PageTokens;
-}
-
-export class AncestryService {
-  readonly #pool: Pool;
-  readonly #scans: LayerScans;
+export class AncestryOperations {
+  readonly #service: AncestryService;
   readonly #pageTokens: PageTokens;
 
-  constructor(deps: AncestryServiceDeps) {
-    this.#pool = deps.pool;
-    this.#scans = deps.scans;
-    this.#pageTokens = deps.pageTokens;
+  constructor(service: AncestryService, pageTokens: PageTokens) {
+    this.#service = service;
+    this.#pageTokens = pageTokens;
   }
 
   /** AncestryService.PostAncestry: scans the layers (stopping when signal aborts) and stores the ancestry. */
-  async postAncestry(request: PostAncestryRequest, signal: AbortSignal): Promise<{ status: ServiceStatus }> {
-    await checkLayerSources(this.#scans, request);
-    const scanned = await scanAncestryLayers(this.#scans, request, signal);
-    signal.throwIfAborted(); // a caller gone by now gets no ancestry either
-    await storeAncestry(this.#pool, request, scanned);
-    return { status: await serviceStatus(this.#pool) };
+  async postAncestry(request: AncestryRequest, signal: AbortSignal): Promise<{ status: ServiceStatus }> {
+    await this.#service.postAncestry(request, signal);
+    return this.getStatus();
   }
 
   /** AncestryService.GetAncestry. */
   async getAncestry(name: string): Promise<Static<typeof GetAncestryResponse>> {
     if (name === '') throw badRequest('ancestry name should not be empty');
-    const ancestry = await readAncestry(this.#pool, name);
-    if (!ancestry) throw notFound(`requested ancestry '${name}' is not found`);
-    const vulnerabilities = new Map<number, AffectingVulnerability[]>();
-    for (const v of ancestry.vulnerabilities) {
-      const list = vulnerabilities.get(v.featureVersionId) ?? [];
-      list.push(v);
-      vulnerabilities.set(v.featureVersionId, list);
-    }
-    const introduced = new Map<number, Array<Record<string, unknown>>>();
-    for (const f of ancestry.features) {
-      const list = introduced.get(f.position) ?? [];
-      list.push({
+    const ancestry = await this.#service.ancestry(name);
+    const status = await this.#service.status();
+    const layers = ancestry.layers.map(({ hash, features }) => ({
+      layer: { hash },
+      detected_features: features.map((f) => ({
         name: f.name,
         namespace_name: f.namespace,
         version: f.version,
         version_format: f.versionFormat,
-        vulnerabilities: (vulnerabilities.get(f.featureVersionId) ?? []).map(vulnerabilityMessage),
-      });
-      introduced.set(f.position, list);
-    }
-    const layers = ancestry.layers.map((hash, position) => ({ layer: { hash }, detected_features: introduced.get(position) ?? [] }));
+        vulnerabilities: f.vulnerabilities.map(vulnerabilityMessage),
+      })),
+    }));
     return withoutDefaults({
       ancestry: {
         name: ancestry.name,
-        scanned_listers: [...LISTER_NAMES],
-        scanned_detectors: [...DETECTOR_NAMES],
+        scanned_listers: [...status.listers],
+        scanned_detectors: [...status.detectors],
         layers,
       },
-      status: await serviceStatus(this.#pool),
+      status: statusMessage(status),
     });
   }
 
   /** NotificationService.GetNotification: the notification with each side's page of ancestries. */
-  async getNotification(request: NotificationPageRequest): Promise<Static<typeof GetNotificationResponse>> {
+  async getNotification(request: GetNotificationRequest): Promise<Static<typeof GetNotificationResponse>> {
     const { name, limit } = request;
     if (name === '') throw badRequest('notification name should not be empty');
     const oldPage = sideStart(request.oldPage || undefined, 'old', name, this.#pageTokens);
     const newPage = sideStart(request.newPage || undefined, 'new', name, this.#pageTokens);
-    const notification = await findNotification(this.#pool, name);
-    if (!notification) throw notFound(`requested notification '${name}' is not found`);
-    const [oldSide, newSide] = await Promise.all([
-      this.#pagedSide('old', notification, oldPage, limit),
-      this.#pagedSide('new', notification, newPage, limit),
-    ]);
+    const { notification, ...sides } = await this.#service.notificationPage({
+      name,
+      limit,
+      oldStart: oldPage.start,
+      newStart: newPage.start,
+    });
     return withoutDefaults({
       notification: {
         name: notification.name,
         created: unixSeconds(notification.createdAt),
         notified: unixSeconds(notification.notifiedAt),
         deleted: unixSeconds(notification.deletedAt),
-        old: oldSide,
-        new: newSide,
+        old: this.#pagedSide('old', notification.name, sides.old, oldPage, limit),
+        new: this.#pagedSide('new', notification.name, sides.new, newPage, limit),
       },
     });
   }
@@ -259,13 +236,13 @@ export class AncestryService {
   /** NotificationService.MarkNotificationAsRead. */
   async markNotificationAsRead(name: string): Promise<Record<string, never>> {
     if (name === '') throw badRequest('notification name should not be empty');
-    if (!(await markNotificationRead(this.#pool, name))) throw notFound(`requested notification '${name}' is not found`);
+    await this.#service.markNotificationRead(name);
     return {};
   }
 
   /** StatusService.GetStatus. */
   async getStatus(): Promise<{ status: ServiceStatus }> {
-    return { status: await serviceStatus(this.#pool) };
+    return { status: statusMessage(await this.#service.status()) };
   }
 
   #mint(side: SideName, notification: string, start: number): string {
@@ -273,27 +250,20 @@ export class AncestryService {
   }
 
   /** PagedVulnerableAncestries of one side, or undefined when the side has no vulnerability. */
-  async #pagedSide(
+  #pagedSide(
     side: SideName,
-    notification: NotificationRow,
+    notification: string,
+    affected: AffectedAncestriesPage | undefined,
     page: { token: string | undefined; start: number },
     limit: number,
-  ): Promise<Record<string, unknown> | undefined> {
-    const vulnerabilityId = side === 'old' ? notification.oldVulnerabilityId : notification.newVulnerabilityId;
-    if (vulnerabilityId === null) return undefined;
-    const [v, rows] = await Promise.all([
-      notifiedVulnerability(this.#pool, notification, side),
-      ancestriesAffectedBy(this.#pool, vulnerabilityId, page.start, limit + 1),
-    ]);
-    if (!v) return undefined; // purged meanwhile
-    const ancestries: AffectedAncestry[] = rows.slice(0, limit);
-    const next = rows.length > limit ? rows[limit]!.id : undefined;
+  ): Record<string, unknown> | undefined {
+    if (!affected) return undefined;
     return {
-      current_page: page.token ?? this.#mint(side, notification.name, page.start),
-      next_page: next === undefined ? undefined : this.#mint(side, notification.name, next),
+      current_page: page.token ?? this.#mint(side, notification, page.start),
+      next_page: affected.next === undefined ? undefined : this.#mint(side, notification, affected.next),
       limit,
-      vulnerability: vulnerabilityMessage(v),
-      ancestries: ancestries.map((a) => ({ index: a.id, name: a.name })),
+      vulnerability: vulnerabilityMessage(affected.vulnerability),
+      ancestries: affected.ancestries.map((a) => ({ index: a.id, name: a.name })),
     };
   }
 }

@@ -1,5 +1,5 @@
-import type { LayerRow, ReportedFeature } from '../../store/layers.js';
-import type { ReportChangeEvents, ReportChangeKind } from '../../store/report-changes.js';
+import type { LayerRow, ReportedFeature } from '../store/layers.js';
+import type { ReportChangeEvents, ReportChangeKind } from '../store/report-changes.js';
 
 /**
  * Layer reports and the fragments they are assembled from, kept per replica as bytes ready to send.
@@ -18,7 +18,10 @@ import type { ReportChangeEvents, ReportChangeKind } from '../../store/report-ch
  * while it is not listening.
  */
 
-/** One feature of a report, as JSON around its AddedBy: `{"Name":…,"Version":"…"` and `,"Vulnerabilities":[…]}`. */
+/**
+ * One feature of a report, the bytes before and after the layer that added it (in v1's JSON,
+ * `{"Name":…,"Version":"…"` and `,"Vulnerabilities":[…]}` around `,"AddedBy":…`).
+ */
 export interface Fragment {
   readonly head: Buffer;
   readonly tail: Buffer;

@@ -1,26 +1,41 @@
-import { affectingVulnerabilities, findLayer, layerChain, layerFeatures, type AffectingVulnerability } from '../../store/layers.js';
-import type { Pool } from '../../store/pool.js';
+import {
+  affectingVulnerabilities,
+  findLayer,
+  layerChain,
+  layerFeatures,
+  type AffectingVulnerability,
+  type LayerFeature,
+  type LayerRow,
+  type ReportedFeature,
+} from '../store/layers.js';
+import type { Pool } from '../store/pool.js';
 import type { BuildStamp, CachedReport, Fragment, LayerContents, ReportCache } from './report-cache.js';
-import { featureFragment, type Revision } from './serialize.js';
 
-/** What a GET /v1/layers/{name} asks to see. */
-export interface ReportView {
-  revision: Revision;
-  features: boolean;
-  vulnerabilities: boolean;
+/**
+ * How the API that serves a layer report writes it. The report is its layer's fields around one
+ * fragment per feature version; a fragment is the same in every report that lists the feature
+ * version, so it is written once and kept (see ReportCache).
+ */
+export interface LayerReportFormat {
+  /** Tells this format's reports of a layer from other formats' in the cache. */
+  readonly name: string;
+  /** Tells this format's fragments of a feature version from other formats'. */
+  readonly fragmentName: string;
+  /** Whether the report lists the layer's features; without them only the layer's row is read. */
+  readonly features: boolean;
+  /** Whether each feature shows the vulnerabilities affecting it; they are read only then. */
+  readonly vulnerabilities: boolean;
+  fragment(feature: LayerFeature, vulnerabilities: readonly AffectingVulnerability[]): Fragment;
+  /** The report: the layer's fields and, when listed, its features in order, each from its fragment. */
+  body(layer: LayerRow, features: readonly ReportedFeature[], fragments: ReadonlyMap<number, Fragment>): Buffer;
 }
 
-const COMMA = Buffer.from(',');
-const FEATURES_OPEN = Buffer.from(',"Features":[');
-const FEATURES_CLOSE = Buffer.from(']}}');
-
-/** The cache key of a report: the layer and the view. */
-export const reportKey = (name: string, view: ReportView): string => `${name}\0${view.features}\0${view.vulnerabilities}\0${view.revision}`;
+/** The cache key of a layer's report in a format. */
+export const reportKey = (layer: string, format: Pick<LayerReportFormat, 'name'>): string => `${layer}\0${format.name}`;
 
 /**
  * Builds layer reports from cached parts: the layer's own fields, then one fragment per feature
- * version (serialized once, see ReportCache) with the layer that added it in between. Only the
- * fragments the cache lacks are read and serialized; the rest is concatenation.
+ * version. Only the fragments the cache lacks are read and written; the rest is concatenation.
  */
 export class LayerReports {
   readonly #pool: Pool;
@@ -36,41 +51,32 @@ export class LayerReports {
   }
 
   /** The report of the layer named, built or cached, with the key it is cached under; undefined when no such layer exists. */
-  async report(name: string, view: ReportView): Promise<{ key: string; report: CachedReport } | undefined> {
-    const key = reportKey(name, view);
+  async report(name: string, format: LayerReportFormat): Promise<{ key: string; report: CachedReport } | undefined> {
+    const key = reportKey(name, format);
     const cached = this.#cache.report(key);
     if (cached) return { key, report: cached };
 
     // Taken before reading: a change committed after this is either heard before the parts are
     // kept (they are not kept then) or invalidates them once heard.
     const stamp = this.#cache.stamp();
-    const contents = await this.#layerContents(name, view.features, stamp);
+    const contents = await this.#layerContents(name, format.features, stamp);
     if (!contents) return undefined;
     const { layer, features, chain } = contents;
-    const header = JSON.stringify({
-      Layer: {
-        Name: layer.name,
-        [view.revision === 'A' ? 'Namespace' : 'NamespaceName']: layer.namespace ?? undefined,
-        ParentName: layer.parentName ?? undefined,
-        IndexedByVersion: layer.indexedByVersion,
-      },
-    });
-    if (!view.features) {
-      const report: CachedReport = { body: Buffer.from(header), layers: chain, features: [] };
+    if (!format.features) {
+      const report: CachedReport = { body: format.body(layer, [], new Map()), layers: chain, features: [] };
       return { key, report: this.#cache.keepReport(key, report, stamp) ?? report };
     }
 
-    const fragmentView = `${view.revision}${view.vulnerabilities ? '+v' : ''}`;
     const fragments = new Map<number, Fragment>();
     const missing: number[] = [];
     for (const f of features) {
-      const fragment = this.#cache.fragment(f.featureVersionId, fragmentView);
+      const fragment = this.#cache.fragment(f.featureVersionId, format.fragmentName);
       if (fragment) fragments.set(f.featureVersionId, fragment);
       else missing.push(f.featureVersionId);
     }
     if (missing.length > 0) {
       const byFeature = new Map<number, AffectingVulnerability[]>();
-      if (view.vulnerabilities) {
+      if (format.vulnerabilities) {
         for (const v of await affectingVulnerabilities(this.#pool, missing)) {
           const list = byFeature.get(v.featureVersionId);
           if (list) list.push(v);
@@ -79,25 +85,14 @@ export class LayerReports {
       }
       for (const f of features) {
         if (fragments.has(f.featureVersionId)) continue;
-        const text = featureFragment(f, byFeature.get(f.featureVersionId) ?? [], view.revision, view.vulnerabilities);
-        const fragment: Fragment = { head: Buffer.from(text.head), tail: Buffer.from(text.tail) };
+        const fragment = format.fragment(f, byFeature.get(f.featureVersionId) ?? []);
         fragments.set(f.featureVersionId, fragment);
-        this.#cache.keepFragment(f.featureVersionId, fragmentView, fragment, stamp);
+        this.#cache.keepFragment(f.featureVersionId, format.fragmentName, fragment, stamp);
       }
     }
 
-    const addedBy = new Map<string, Buffer>();
-    const parts: Buffer[] = [Buffer.from(header.slice(0, -2)), FEATURES_OPEN];
-    features.forEach((f, i) => {
-      const fragment = fragments.get(f.featureVersionId)!;
-      let added = addedBy.get(f.addedBy);
-      if (!added) addedBy.set(f.addedBy, (added = Buffer.from(`,"AddedBy":${JSON.stringify(f.addedBy)}`)));
-      if (i > 0) parts.push(COMMA);
-      parts.push(fragment.head, added, fragment.tail);
-    });
-    parts.push(FEATURES_CLOSE);
     const report: CachedReport = {
-      body: Buffer.concat(parts),
+      body: format.body(layer, features, fragments),
       layers: chain,
       features: features.map((f) => f.featureVersionId),
     };
