@@ -14,7 +14,7 @@ export default defineConfig({
       'test/model/finding-counts.test.ts',
       'test/model/fixes.test.ts',
       'test/single-pass.test.ts',
-      'test/api/webhook-events.test.ts',
+      'test/images/registry-events.test.ts',
       'test/ecosystems/alpine-secdb.test.ts',
       'test/ecosystems/amazon-updateinfo.test.ts',
       'test/ecosystems/apk-lister.test.ts',

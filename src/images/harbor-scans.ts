@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { TarsierError } from '../errors.js';
+import { dataProblems, imageData } from '../model/coverage.js';
 import { formatImageReference, isTag } from '../registry/reference.js';
 import {
   deleteHarborScansOlderThan,
@@ -13,6 +14,7 @@ import {
 import { acquireLease, leaseOwner, liveLeaseOwners, ownerIsGone, releaseLease } from '../store/locks.js';
 import { withTransaction, type Pool } from '../store/pool.js';
 import { isRetryable, type ImageScanner } from './images.js';
+import { imageContents, type ImageContents } from './report.js';
 
 /**
  * The scans Harbor asks for through the Pluggable Scanner API, run by the durable queue
@@ -67,6 +69,12 @@ export function referenceOf(artifact: { registry: string; repository: string; di
   const { registry, repository, digest, tag } = artifact;
   return formatImageReference({ registry, repository, digest, ...(tag !== null && isTag(tag) ? { tag } : {}) });
 }
+
+/** Scan ids are the UUIDs start() gives; anything else names no scan. */
+const SCAN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** What a scan's report can say: not yet (the scan is queued or runs), or the contents of the image it scanned. */
+export type HarborScanResult = { state: 'pending' } | { state: 'done'; scan: HarborScanRow; contents: ImageContents };
 
 /** A scan whose last attempt was stopped with its process. */
 export const INTERRUPTED_MESSAGE = 'the scan was interrupted (the Tarsier process running it stopped); scan again';
@@ -135,12 +143,35 @@ export class HarborScans {
   }
 
   /** The scan with this id, or undefined when there is none. A pending scan no job can run any more is marked failed first. */
-  async find(id: string): Promise<HarborScanRow | undefined> {
+  async #find(id: string): Promise<HarborScanRow | undefined> {
     const scan = await findHarborScan(this.#pool, id);
     if (scan?.state !== 'pending' || scan.queued) return scan;
     const failed = await failLostHarborScan(this.#pool, id, LOST_MESSAGE);
     if (failed) this.#log.warn({ scan: id }, 'harbor scan lost: no queued job runs it');
     return failed ?? (await findHarborScan(this.#pool, id));
+  }
+
+  /**
+   * What the report of the scan with this id can say; undefined when there is no such scan. A scan
+   * that failed, or whose image can no longer be reported, throws the reason Harbor shows (a 500:
+   * Harbor then marks its scan failed and the user scans again). Harbor shows an empty report as "no
+   * vulnerabilities": where a namespace of the image has no data, the report fails instead. Data of
+   * any age is reported: Harbor shows the database's date from the scanner's metadata.
+   */
+  async result(id: string): Promise<HarborScanResult | undefined> {
+    const scan = SCAN_ID.test(id) ? await this.#find(id.toLowerCase()) : undefined;
+    if (!scan || scan.state === 'pending') return scan && { state: 'pending' };
+    if (scan.state === 'failed') throw new TarsierError('internal', scan.error ?? 'the scan failed; scan again');
+    const contents = await imageContents(this.#pool, scan.digest);
+    if (!contents) throw new TarsierError('internal', `${referenceOf(scan)} is no longer recorded (deleted after the scan); scan again`);
+    const data = imageData(contents.coverage, new Date(), 0);
+    if (data.state === 'missing') {
+      throw new TarsierError(
+        'internal',
+        `cannot tell whether the image is affected: ${dataProblems(data, 'any age').join('; ')}; scan again once the data is there`,
+      );
+    }
+    return { state: 'done', scan, contents };
   }
 
   /** The holders of Harbor authorizations in other processes that are alive: their scans are theirs to run (the queue's forbiddenFlags). */

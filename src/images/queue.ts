@@ -12,6 +12,7 @@ import {
 } from 'graphile-worker';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.js';
+import { jobDepth, lockedJobWorkers } from '../store/image-jobs.js';
 import { acquireLease, forgetLeases, leaseOwner, ownerIsGone, releaseLease, renewLease } from '../store/locks.js';
 import type { Pool } from '../store/pool.js';
 import { HARBOR_SCAN_TASK, type HarborScanPayload, type HarborScans } from './harbor-scans.js';
@@ -40,8 +41,8 @@ import { isRetryable, type CheckedImageRequest, type ImageScanner, type ImageSca
  */
 
 export const SCAN_IMAGE_TASK = 'scan-image';
-/** The tasks of this queue, as SQL lists them. */
-const TASKS = `'${SCAN_IMAGE_TASK}', '${HARBOR_SCAN_TASK}'`;
+/** The tasks of this queue. */
+const TASKS = [SCAN_IMAGE_TASK, HARBOR_SCAN_TASK];
 
 /** A queued scan: the request without credentials, and where it came from. */
 export interface QueuedScan {
@@ -64,17 +65,6 @@ const WORKER_LEASE_PREFIX = 'image-worker/';
 /** Delays between attempts to start the workers again while the database is away: doubling from the first up to the last. */
 const RESTART_FIRST_DELAY_MS = 250;
 const RESTART_MAX_DELAY_MS = 5_000;
-
-const SELECT_LOCKED_WORKERS = `
-  SELECT DISTINCT j.locked_by, l.owner, l.until < now() AS lapsed,
-         j.locked_at < now() - $2 * interval '1 second' AS old
-  FROM graphile_worker.jobs j
-  LEFT JOIN lock l ON l.name = $1 || j.locked_by
-  WHERE j.locked_by IS NOT NULL AND j.task_identifier IN (${TASKS})`;
-const SELECT_DEPTH = `
-  SELECT count(*) FILTER (WHERE locked_by IS NULL AND attempts < max_attempts) AS waiting,
-         count(*) FILTER (WHERE locked_by IS NOT NULL) AS running
-  FROM graphile_worker.jobs WHERE task_identifier IN (${TASKS})`;
 
 /** Creates or updates graphile-worker's schema (part of `tarsier migrate`). */
 export async function migrateQueue(pool: Pool, log: Logger): Promise<void> {
@@ -156,8 +146,7 @@ export class ImageQueue {
 
   /** Scans waiting (ready or backing off) and running, for the queue depth metric. */
   async depth(): Promise<{ waiting: number; running: number }> {
-    const row = (await this.#pool.query<{ waiting: number; running: number }>(SELECT_DEPTH)).rows[0]!;
-    return { waiting: row.waiting, running: row.running };
+    return jobDepth(this.#pool, TASKS);
   }
 
   /** Stops taking jobs; a scan under way is aborted and its job released to run again (here after a restart, or elsewhere). */
@@ -306,14 +295,11 @@ export class ImageQueue {
    */
   async #sweep(): Promise<void> {
     try {
-      const { rows } = await this.#pool.query<{ locked_by: string; owner: string | null; lapsed: boolean | null; old: boolean }>(
-        SELECT_LOCKED_WORKERS,
-        [WORKER_LEASE_PREFIX, UNREGISTERED_GRACE_SECONDS],
-      );
-      const dead = rows
-        .filter((r) => !this.#workers.has(r.locked_by))
-        .filter((r) => r.owner === this.#owner || (r.owner === null ? r.old : r.lapsed || ownerIsGone(r.owner)))
-        .map((r) => r.locked_by);
+      const workers = await lockedJobWorkers(this.#pool, TASKS, WORKER_LEASE_PREFIX, UNREGISTERED_GRACE_SECONDS);
+      const dead = workers
+        .filter((w) => !this.#workers.has(w.workerId))
+        .filter((w) => w.owner === this.#owner || (w.owner === null ? w.old : w.lapsed || ownerIsGone(w.owner)))
+        .map((w) => w.workerId);
       if (dead.length === 0) return;
       await (await this.#workerUtils()).forceUnlockWorkers(dead);
       await forgetLeases(

@@ -3,8 +3,6 @@ import type { FastifyReply } from 'fastify';
 import { badRequest, notFound, TarsierError, unprocessable } from '../../errors.js';
 import { referenceOf, type HarborScans, type HarborScanTarget } from '../../images/harbor-scans.js';
 import { checkImageRequest, type ImageScanner } from '../../images/images.js';
-import { imageContents } from '../../images/report.js';
-import { dataProblems, imageData } from '../../model/coverage.js';
 import type { Pool } from '../../store/pool.js';
 import { jsonBodyParser } from '../json-body.js';
 import { MAX_NAME_LENGTH } from '../limits.js';
@@ -47,9 +45,6 @@ const TAGS = ['harbor'];
  * seconds, so asking every 2 s costs little and gets the report to Harbor soon after it exists.
  */
 const REFRESH_AFTER_SECONDS = 2;
-
-/** Scan ids are the UUIDs the scan answer gave; anything else names no scan. */
-const SCAN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const ScanReportParams = Type.Object({
   scan_request_id: Type.String({ maxLength: MAX_NAME_LENGTH, description: 'The id POST /api/v1/scan answered.' }),
@@ -186,23 +181,12 @@ function registerRoutes(app: RouteApp, { pool, scanner, scans }: HarborApiDeps):
         );
       }
       const id = request.params.scan_request_id;
-      const scan = SCAN_ID.test(id) ? await scans.find(id.toLowerCase()) : undefined;
-      if (!scan) throw notFound(`there is no scan ${JSON.stringify(id)}: POST /api/v1/scan answers the ids`);
-      if (scan.state === 'pending') {
+      const result = await scans.result(id);
+      if (!result) throw notFound(`there is no scan ${JSON.stringify(id)}: POST /api/v1/scan answers the ids`);
+      if (result.state === 'pending') {
         return reply.code(302).header(REFRESH_AFTER_HEADER, String(REFRESH_AFTER_SECONDS)).header('location', request.url).send();
       }
-      if (scan.state === 'failed') throw new TarsierError('internal', scan.error ?? 'the scan failed; scan again');
-      const contents = await imageContents(pool, scan.digest);
-      if (!contents) throw new TarsierError('internal', `${referenceOf(scan)} is no longer recorded (deleted after the scan); scan again`);
-      // Harbor shows an empty report as "no vulnerabilities": where a namespace has no data, the scan fails instead.
-      // Data of any age is reported (maxAgeMs 0): Harbor shows the database's date from the metadata.
-      const data = imageData(contents.coverage, new Date(), 0);
-      if (data.state === 'missing') {
-        throw new TarsierError(
-          'internal',
-          `cannot tell whether the image is affected: ${dataProblems(data, 'any age').join('; ')}; scan again once the data is there`,
-        );
-      }
+      const { scan, contents } = result;
       const artifact = {
         repository: scan.repository,
         digest: scan.digest,

@@ -1,20 +1,10 @@
-import { coverageOf } from '../../coverage.js';
 import { badRequest, notFound } from '../../errors.js';
-import { imageData, imagesData, type ImageData } from '../../model/coverage.js';
+import type { ImageData } from '../../model/coverage.js';
 import { riskMetadata } from '../../model/risk.js';
 import type { ImageQueue } from '../../images/queue.js';
 import type { ImageScanner } from '../../images/images.js';
-import { imageContents } from '../../images/report.js';
-import {
-  deleteImagesWithDigest,
-  imagesExposedTo,
-  imagesWithDigest,
-  listImages,
-  vulnerabilityNameExists,
-  type ImageFilter,
-  type ImageRow,
-} from '../../store/images.js';
-import { withTransaction, type Pool } from '../../store/pool.js';
+import type { ImageInventory, ImageWithData } from '../../images/inventory.js';
+import type { ImageFilter, ImageRow } from '../../store/images.js';
 import { whileClientWaits } from '../edge.js';
 import type { PageTokens } from '../paging.js';
 import type { RouteApp } from '../route-app.js';
@@ -35,12 +25,10 @@ import {
 } from './schemas.js';
 
 export interface ImageRouteDeps {
-  pool: Pool;
   scanner: ImageScanner;
   queue: ImageQueue;
+  inventory: ImageInventory;
   pageTokens: PageTokens;
-  /** Data older than this is reported stale (updater.maxdataage); 0: never. */
-  maxDataAgeMs: number;
 }
 
 const TAGS = ['images'];
@@ -89,7 +77,7 @@ function dataOf(data: ImageData) {
 /** Counts are unknown, never 0, where a namespace of the image has no data. */
 const unlessMissing = <T>(data: ImageData, value: T): T | null => (data.state === 'missing' ? null : value);
 
-function imageSummary(row: ImageRow, data: ImageData) {
+function imageSummary({ image: row, data }: ImageWithData) {
   return {
     Registry: row.registry,
     Repository: row.repository,
@@ -108,17 +96,7 @@ function imageSummary(row: ImageRow, data: ImageData) {
 }
 
 export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
-  const { pool, scanner, queue, pageTokens, maxDataAgeMs } = deps;
-
-  /** Images of a page with the coverage of their namespaces, read once for the page. */
-  const summaries = async (rows: readonly ImageRow[]) => {
-    const coverage = await coverageOf(
-      pool,
-      rows.flatMap((r) => r.namespaces),
-    );
-    const data = imagesData(rows, coverage, new Date(), maxDataAgeMs);
-    return rows.map((row, i) => imageSummary(row, data[i]!));
-  };
+  const { scanner, queue, inventory, pageTokens } = deps;
 
   app.post(
     '/tarsier/v1/images',
@@ -149,16 +127,12 @@ export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
         return reply.code(202).send({ Job: job });
       }
       const scanned = await scanner.scan(body, whileClientWaits(reply));
-      const rows: ImageRow[] = [];
-      for (const image of scanned) {
-        const filter: ImageFilter = {
-          registry: checked.reference.registry,
-          repository: checked.reference.repository,
-          digest: image.digest,
-        };
-        rows.push(...(await listImages(pool, filter, 0, 1)));
-      }
-      return reply.code(201).send({ Images: await summaries(rows) });
+      const { registry, repository } = checked.reference;
+      const images = await inventory.scanned(
+        { registry, repository },
+        scanned.map((image) => image.digest),
+      );
+      return reply.code(201).send({ Images: images.map(imageSummary) });
     },
   );
 
@@ -187,9 +161,14 @@ export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
       };
       const list = `images ${JSON.stringify(filter)}`;
       const limit = q.limit ?? DEFAULT_IMAGE_PAGE;
-      const rows = await listImages(pool, filter, pageStart(pageTokens, q.page, list), limit);
-      const next = nextPage(pageTokens, rows, limit, list);
-      return { Images: await summaries(rows), ...(next ? { NextPage: next } : {}) };
+      const images = await inventory.list(filter, pageStart(pageTokens, q.page, list), limit);
+      const next = nextPage(
+        pageTokens,
+        images.map((i) => i.image),
+        limit,
+        list,
+      );
+      return { Images: images.map(imageSummary), ...(next ? { NextPage: next } : {}) };
     },
   );
 
@@ -209,9 +188,9 @@ export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
     },
     async (request) => {
       const { digest } = request.params;
-      const [contents, references] = await Promise.all([imageContents(pool, digest), imagesWithDigest(pool, digest)]);
-      if (!contents) throw notFound(`image ${digest} is not known: scan it with POST /tarsier/v1/images`);
-      const data = imageData(contents.coverage, new Date(), maxDataAgeMs);
+      const image = await inventory.image(digest);
+      if (!image) throw notFound(`image ${digest} is not known: scan it with POST /tarsier/v1/images`);
+      const { contents, references, data } = image;
       return {
         Image: {
           Digest: digest,
@@ -264,7 +243,7 @@ export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
     },
     async (request) => {
       const { digest } = request.params;
-      const deleted = await withTransaction(pool, (client) => deleteImagesWithDigest(client, digest));
+      const deleted = await inventory.delete(digest);
       if (deleted === 0) throw notFound(`image ${digest} is not known`);
       return { Deleted: deleted };
     },
@@ -290,10 +269,8 @@ export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
       const list = `exposed ${name}`;
       const limit = request.query.limit ?? DEFAULT_IMAGE_PAGE;
       const start = pageStart(pageTokens, request.query.page, list);
-      const rows = await imagesExposedTo(pool, name, start, limit);
-      if (rows.length === 0 && start === 0 && !(await vulnerabilityNameExists(pool, name))) {
-        throw notFound(`vulnerability ${name} is not known`);
-      }
+      const rows = await inventory.exposedTo(name, start, limit);
+      if (!rows) throw notFound(`vulnerability ${name} is not known`);
       const next = nextPage(pageTokens, rows, limit, list);
       return {
         Vulnerability: name,

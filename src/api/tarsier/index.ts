@@ -1,4 +1,5 @@
 import type { ImageScanner } from '../../images/images.js';
+import { ImageInventory } from '../../images/inventory.js';
 import type { ImageQueue } from '../../images/queue.js';
 import type { LayerScans } from '../../indexer/layer-scans.js';
 import type { Pool } from '../../store/pool.js';
@@ -35,12 +36,13 @@ export function registerTarsierApi(app: RouteApp, deps: TarsierApiDeps): void {
     scope.addHook('onRoute', (route) => {
       route.schema = { ...route.schema, response: { ...(route.schema?.response as object), '4xx': ErrorBody, '5xx': ErrorBody } };
     });
+  const inventory = new ImageInventory({ pool: deps.pool, maxDataAgeMs: deps.maxDataAgeMs });
   void app.register(async (scope) => {
     errors(scope);
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', jsonBodyParser({ deadlineMs: deps.bodyTimeoutMs }));
-    registerImageRoutes(scope, deps);
-    registerImageNotificationRoutes(scope, deps);
+    registerImageRoutes(scope, { ...deps, inventory });
+    registerImageNotificationRoutes(scope, { ...deps, inventory });
     registerWebhookRoutes(scope, { pool: deps.pool, queue: deps.queue, secret: deps.webhookSecret });
   });
   void app.register(async (scope) => {

@@ -1,7 +1,7 @@
 import { badRequest, notFound } from '../../errors.js';
-import { imagesAffectedByVersion, type AffectedImage } from '../../store/images.js';
+import type { ImageInventory, NotifiedSide } from '../../images/inventory.js';
 import { riskMetadata } from '../../model/risk.js';
-import { findNotification, notifiedVulnerability } from '../../store/notifications.js';
+import { findNotification } from '../../store/notifications.js';
 import type { Pool } from '../../store/pool.js';
 import type { PageTokens } from '../paging.js';
 import type { RouteApp } from '../route-app.js';
@@ -9,6 +9,7 @@ import { DEFAULT_IMAGE_PAGE, ImageNotification, NotificationParams, PageQuery } 
 
 export interface NotificationRouteDeps {
   pool: Pool;
+  inventory: ImageInventory;
   pageTokens: PageTokens;
 }
 
@@ -27,7 +28,7 @@ const DONE = -1;
  * /v1/notifications/{name} and /notifications/{name}, read without marking it read.
  */
 export function registerImageNotificationRoutes(app: RouteApp, deps: NotificationRouteDeps): void {
-  const { pool, pageTokens } = deps;
+  const { pool, inventory, pageTokens } = deps;
   app.get(
     '/tarsier/v1/notifications/:name',
     {
@@ -49,19 +50,13 @@ export function registerImageNotificationRoutes(app: RouteApp, deps: Notificatio
       const notification = await findNotification(pool, name);
       if (!notification) throw notFound(`notification ${name} is not known`);
       const start = sidesStart(pageTokens, request.query.page, name);
-      const side = async (which: 'old' | 'new', after: number) => {
-        const vulnerabilityId = which === 'old' ? notification.oldVulnerabilityId : notification.newVulnerabilityId;
-        if (vulnerabilityId === null) return undefined;
-        const vulnerability = await notifiedVulnerability(pool, notification, which);
-        if (!vulnerability) return undefined;
-        const images = after === DONE ? [] : await imagesAffectedByVersion(pool, vulnerabilityId, after, limit);
-        return { vulnerability, images };
-      };
-      const [old, fresh] = await Promise.all([side('old', start.OldAfter), side('new', start.NewAfter)]);
-      const nextAfter = (images: AffectedImage[] | undefined) => (images && images.length === limit ? images[limit - 1]!.id : DONE);
-      const next: SidesPage = { OldAfter: nextAfter(old?.images), NewAfter: nextAfter(fresh?.images), Notification: name };
+      const unlessDone = (after: number) => (after === DONE ? undefined : after);
+      const after = { old: unlessDone(start.OldAfter), new: unlessDone(start.NewAfter) };
+      const { old, new: fresh } = await inventory.notifiedSides(notification, after, limit);
+      const nextAfter = (side: NotifiedSide | undefined) => (side && side.images.length === limit ? side.images[limit - 1]!.id : DONE);
+      const next: SidesPage = { OldAfter: nextAfter(old), NewAfter: nextAfter(fresh), Notification: name };
       const more = next.OldAfter !== DONE || next.NewAfter !== DONE;
-      const view = (s: Awaited<ReturnType<typeof side>>) =>
+      const view = (s: NotifiedSide | undefined) =>
         s && {
           Vulnerability: {
             Name: s.vulnerability.name,

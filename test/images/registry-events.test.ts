@@ -8,7 +8,7 @@
  * Other events are ignored; a body of another kind is a 400.
  */
 import { describe, expect, it } from 'vitest';
-import { distributionEvents, harborEvents } from '../../src/api/tarsier/webhooks.js';
+import { distributionEvents, harborEvents } from '../../src/images/registry-events.js';
 
 const DIGEST = `sha256:${'6ed3c1df'.repeat(8)}`;
 
