@@ -18,7 +18,9 @@ const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 /** Lowest first. A folder is named with its trailing slash, a top-level file with its .ts. */
 const LAYERS: readonly (readonly string[])[] = [
   ['model/', 'errors.ts', 'version.ts', 'duration.ts', 'logger.ts', 'metrics.ts', 'single-pass.ts'],
-  ['store/', 'ecosystems/', 'decompress.ts'],
+  // outbound/ builds every HTTP client dispatcher (address policy, TLS, proxy, timeouts, redirects):
+  // below the indexer, registry, config, updater, notifier and scanner that use it.
+  ['store/', 'ecosystems/', 'decompress.ts', 'outbound/'],
   ['coverage.ts', 'vulndb.ts', 'rematch.ts'],
   ['indexer/'],
   ['registry/'],

@@ -1,9 +1,10 @@
 import { createHmac } from 'node:crypto';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { Agent, ProxyAgent, request, type Dispatcher } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
+import { outboundDispatcher } from '../outbound/dispatcher.js';
 import { acquireLease, leaseOwner, releaseLease } from '../store/locks.js';
 import {
   claimNotification,
@@ -100,15 +101,13 @@ export class Notifier {
       onNotification: () => this.wake(),
     });
     this.#metrics = deps.metrics;
-    const connect = {
-      timeout: DELIVERY_TIMEOUT_MS,
-      ...(deps.tls?.ca ? { ca: deps.tls.ca } : {}),
-      ...(deps.tls?.cert ? { cert: deps.tls.cert, key: deps.tls.key } : {}),
-      ...(deps.tls?.serverName ? { servername: deps.tls.serverName } : {}),
-    };
-    this.#dispatcher = deps.tls?.proxy
-      ? new ProxyAgent({ uri: deps.tls.proxy, requestTls: connect, connect })
-      : new Agent({ connect, headersTimeout: DELIVERY_TIMEOUT_MS, bodyTimeout: DELIVERY_TIMEOUT_MS });
+    const { proxy, ...tls } = deps.tls ?? {};
+    this.#dispatcher = outboundDispatcher({
+      connectTimeoutMs: DELIVERY_TIMEOUT_MS,
+      tls,
+      // Through a proxy each delivery's own deadline (DELIVERY_TIMEOUT_MS) bounds the answer.
+      ...(proxy ? { proxy } : { headersTimeoutMs: DELIVERY_TIMEOUT_MS, bodyTimeoutMs: DELIVERY_TIMEOUT_MS }),
+    });
   }
 
   get enabled(): boolean {
