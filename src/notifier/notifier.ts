@@ -2,7 +2,6 @@ import { createHmac } from 'node:crypto';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { request, type Dispatcher } from 'undici';
-import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
 import { outboundDispatcher } from '../outbound/dispatcher.js';
 import { acquireLease, leaseOwner, releaseLease } from '../store/locks.js';
@@ -51,16 +50,6 @@ const MAX_BACKOFF_MS = 15 * 60_000;
 const POLL_MS = 5_000;
 const PURGE_EVERY_MS = 3600_000;
 const WORKERS = 4;
-
-export function notifierSettings(config: Config): NotifierSettings {
-  return {
-    endpoints: config.notifier.endpoints,
-    attempts: config.notifier.attempts,
-    renotifyIntervalMs: config.notifier.renotifyIntervalMs,
-    secret: config.notifier.secret,
-    retentionMs: config.notifier.retentionMs,
-  };
-}
 
 /** When to try again after the n-th consecutive failure. */
 export function retryDelay(failures: number, settings: Pick<NotifierSettings, 'attempts' | 'renotifyIntervalMs'>): number {
