@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { Command } from 'commander';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './logger.js';
+import { runnerSettings } from './settings.js';
 
 // The server and the updaters are loaded by the command that runs them (below, with import()): a
 // process that only re-runs itself with a bounded heap, or prints help, loads none of them. Loading
@@ -116,7 +117,7 @@ program
     const config = configFrom(options);
     // The summary goes to stdout; logs go to stderr.
     const log = createLogger(config.log.level, 2);
-    const { enabledSources, formatSummary, runnerSettings, SOURCES, UpdaterRunner } = await updaters();
+    const { enabledSources, formatSummary, SOURCES, UpdaterRunner } = await updaters();
     let sources = enabledSources(config.updater.enabledUpdaters);
     if (options.source !== undefined) {
       const named = SOURCES.find((s) => s.name === options.source);
@@ -168,7 +169,7 @@ program
   .action(async (path: string, options: { config?: string; source?: string }) => {
     const config = configFrom(options);
     const log = createLogger(config.log.level, 2);
-    const { formatSummary, runnerSettings, SOURCES, UpdaterRunner } = await updaters();
+    const { formatSummary, SOURCES, UpdaterRunner } = await updaters();
     const { importBundle } = await import('./updater/bundle.js');
     const database = await (await import('./database.js')).openDatabase(config, log);
     try {

@@ -20,7 +20,7 @@ import type { PoolConfig } from 'pg';
 import { LineCounter, isMap, isScalar, parseDocument, type Document } from 'yaml';
 import { parseByteSize, parseDuration } from './duration.js';
 import { SOURCE_CATALOG, sourceNamed } from './ecosystems/catalog.js';
-import { parseNetwork } from './indexer/address-policy.js';
+import { parseNetwork } from './outbound/address-policy.js';
 import { canonicalRegistry } from './registry/reference.js';
 
 export { parseByteSize, parseDuration } from './duration.js';

@@ -9,10 +9,11 @@ import { HarborScans } from './images/harbor-scans.js';
 import { ImageScanner } from './images/images.js';
 import { ImageQueue } from './images/queue.js';
 import { AncestryService } from './indexer/ancestry-service.js';
-import { indexerSettings, type Indexer } from './indexer/indexer.js';
+import type { Indexer } from './indexer/indexer.js';
 import { LayerScans } from './indexer/layer-scans.js';
 import type { Metrics } from './metrics.js';
 import { RegistryClient } from './registry/client.js';
+import { registryClientSettings } from './settings.js';
 import type { Pool } from './store/pool.js';
 
 /** What scans images from registries: layer scans shared by every caller, and the image scanner over them. */
@@ -35,11 +36,7 @@ export function imageScanning(deps: {
   requestsConfigure?: boolean;
 }): ImageScanning {
   const { pool, config, log, metrics } = deps;
-  const registry = new RegistryClient({
-    fetch: indexerSettings(config).fetch,
-    hosts: (host) => config.registries[host],
-    ...(deps.requestsConfigure ? { requestsConfigure: true } : {}),
-  });
+  const registry = new RegistryClient(registryClientSettings(config, deps.requestsConfigure ? { requestsConfigure: true } : {}));
   // One LayerScans for images, uploads and the ancestry API: a layer any of them is scanning is joined, not scanned again.
   const scans = new LayerScans({
     pool,

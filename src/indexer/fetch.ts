@@ -1,21 +1,21 @@
 // Opens a layer location (http(s) URL, file:// URL or absolute path) as a byte stream, with the
 // limits a server that downloads URLs chosen by its clients needs: a whole-download timeout, a
 // byte cap, local files only under configured roots, and an optional guard against private
-// addresses (src/indexer/address-policy.ts). Messages never contain credentials: URLs are shown without userinfo and query
+// addresses (src/outbound/address-policy.ts). Messages never contain credentials: URLs are shown without userinfo and query
 // (presigned blob URLs carry tokens there), and header values are never echoed.
 
-import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import type { lookup as dnsLookup } from 'node:dns';
 import { constants as fsConstants, createReadStream } from 'node:fs';
 import { open, realpath, type FileHandle } from 'node:fs/promises';
-import { isIP, type LookupFunction } from 'node:net';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { addAbortSignal, Transform, type Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { Agent, buildConnector, interceptors, request, type Dispatcher } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import { readsFile } from '../decompress.js';
 import { badRequest, TarsierError, unprocessable } from '../errors.js';
+import type { Refusal } from '../outbound/address-policy.js';
+import { outboundDispatcher, RefusedAddressError } from '../outbound/dispatcher.js';
 import { USER_AGENT } from '../version.js';
-import { AddressPolicy, type Refusal } from './address-policy.js';
 
 export interface FetchSettings {
   /** Absolute directories local-file layers may be read from; empty: local files are refused. */
@@ -178,15 +178,13 @@ function parseHttpUrl(path: string): URL {
  */
 export function createDispatcher(settings: FetchSettings): Dispatcher {
   const timeoutMs = settings.downloadTimeoutMs;
-  const policy = new AddressPolicy(settings);
-  const agent = new Agent({
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    connect: guardedConnector(policy, settings.lookup ?? dnsLookup, timeoutMs),
+  return outboundDispatcher({
+    connectTimeoutMs: timeoutMs,
+    headersTimeoutMs: timeoutMs,
+    bodyTimeoutMs: timeoutMs,
+    maxRedirects: settings.maxRedirects ?? DEFAULT_MAX_REDIRECTS,
+    addresses: { denyPrivate: settings.denyPrivate, allowNetworks: settings.allowNetworks, lookup: settings.lookup },
   });
-  // undici's redirect handler drops Authorization, Cookie and Proxy-Authorization when a redirect
-  // changes origin, so a registry token never reaches the storage host of a presigned blob URL.
-  return agent.compose(interceptors.redirect({ maxRedirections: settings.maxRedirects ?? DEFAULT_MAX_REDIRECTS }));
 }
 
 /** The URL undici is given: credentials travel as a header (see requestHeaders), not in the URL. */
@@ -348,7 +346,7 @@ function formatMs(ms: number): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Address guard
+// Refused addresses
 
 const REFUSAL_REASONS: Readonly<Record<Refusal, string>> = {
   'link-local':
@@ -359,51 +357,6 @@ const REFUSAL_REASONS: Readonly<Record<Refusal, string>> = {
     'list its network in clair.indexer.allownetworks, or turn clair.indexer.denyprivate off',
   'not-an-address': 'is not an IP address',
 };
-
-class RefusedAddressError extends Error {
-  constructor(
-    readonly address: string,
-    readonly refusal: Refusal,
-  ) {
-    super(`${address}: ${refusal}`);
-    this.name = 'RefusedAddressError';
-  }
-}
-
-/**
- * A connector that refuses addresses the policy refuses, at connection time, for every hop of a
- * redirect. IP literals are checked here because net.connect does not call `lookup` for them;
- * names are checked in the lookup, on the addresses actually connected to (no DNS-rebinding window).
- */
-function guardedConnector(policy: AddressPolicy, resolveName: typeof dnsLookup, timeoutMs: number): buildConnector.connector {
-  const connect = buildConnector({ timeout: timeoutMs, lookup: guardedLookup(resolveName, policy) });
-  return (options, callback) => {
-    const refusal = isIP(options.hostname) !== 0 ? policy.refusal(options.hostname) : undefined;
-    if (refusal !== undefined) {
-      callback(new RefusedAddressError(options.hostname, refusal), null);
-      return;
-    }
-    connect(options, callback);
-  };
-}
-
-/** A net.connect lookup that fails when any address of the name is refused. */
-function guardedLookup(resolveName: typeof dnsLookup, policy: AddressPolicy): LookupFunction {
-  return (hostname: string, options: LookupOptions, callback) => {
-    resolveName(hostname, { ...options, all: true }, (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => {
-      if (err) return callback(err, '', 0);
-      // Refuse when any address is refused, so happy-eyeballs cannot pick that one.
-      for (const a of addresses) {
-        const refusal = policy.refusal(a.address);
-        if (refusal !== undefined) return callback(new RefusedAddressError(a.address, refusal), '', 0);
-      }
-      const first = addresses[0];
-      if (options.all) return callback(null, addresses);
-      if (first === undefined) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
-      return callback(null, first.address, first.family);
-    });
-  };
-}
 
 // ---------------------------------------------------------------------------------------------
 // Local files

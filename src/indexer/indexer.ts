@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
 import { INDEXER_VERSION, NAMESPACE_DETECTORS, PACKAGE_LISTERS } from '../ecosystems/index.js';
 import { MATCHING } from '../ecosystems/matching.js';
 import { badRequest, TarsierError, unprocessable } from '../errors.js';
@@ -44,21 +43,6 @@ export interface LayerSource {
 export interface IndexerSettings {
   readonly fetch: FetchSettings;
   readonly limits: ArchiveLimits;
-}
-
-/** The indexer's settings from the configuration. */
-export function indexerSettings(config: Config): IndexerSettings {
-  return {
-    fetch: {
-      localRoots: config.api.localRoots,
-      downloadTimeoutMs: config.indexer.downloadTimeoutMs,
-      uploadIdleTimeoutMs: config.api.uploadIdleTimeoutMs,
-      maxLayerBytes: config.indexer.maxLayerBytes,
-      denyPrivate: config.indexer.denyPrivate,
-      allowNetworks: config.indexer.allowNetworks,
-    },
-    limits: { maxExpandedBytes: config.indexer.maxExpandedBytes, maxFileBytes: config.indexer.maxFileBytes },
-  };
 }
 
 /** A replica renews its lease on a layer while indexing it; a dead replica's lease lapses after this. */

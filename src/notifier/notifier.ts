@@ -1,9 +1,9 @@
 import { createHmac } from 'node:crypto';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { Agent, ProxyAgent, request, type Dispatcher } from 'undici';
-import type { Config } from '../config.js';
+import { request, type Dispatcher } from 'undici';
 import type { Metrics } from '../metrics.js';
+import { outboundDispatcher } from '../outbound/dispatcher.js';
 import { acquireLease, leaseOwner, releaseLease } from '../store/locks.js';
 import {
   claimNotification,
@@ -51,16 +51,6 @@ const POLL_MS = 5_000;
 const PURGE_EVERY_MS = 3600_000;
 const WORKERS = 4;
 
-export function notifierSettings(config: Config): NotifierSettings {
-  return {
-    endpoints: config.notifier.endpoints,
-    attempts: config.notifier.attempts,
-    renotifyIntervalMs: config.notifier.renotifyIntervalMs,
-    secret: config.notifier.secret,
-    retentionMs: config.notifier.retentionMs,
-  };
-}
-
 /** When to try again after the n-th consecutive failure. */
 export function retryDelay(failures: number, settings: Pick<NotifierSettings, 'attempts' | 'renotifyIntervalMs'>): number {
   if (failures < settings.attempts) return Math.min(1000 * 2 ** (failures - 1), MAX_BACKOFF_MS);
@@ -100,15 +90,13 @@ export class Notifier {
       onNotification: () => this.wake(),
     });
     this.#metrics = deps.metrics;
-    const connect = {
-      timeout: DELIVERY_TIMEOUT_MS,
-      ...(deps.tls?.ca ? { ca: deps.tls.ca } : {}),
-      ...(deps.tls?.cert ? { cert: deps.tls.cert, key: deps.tls.key } : {}),
-      ...(deps.tls?.serverName ? { servername: deps.tls.serverName } : {}),
-    };
-    this.#dispatcher = deps.tls?.proxy
-      ? new ProxyAgent({ uri: deps.tls.proxy, requestTls: connect, connect })
-      : new Agent({ connect, headersTimeout: DELIVERY_TIMEOUT_MS, bodyTimeout: DELIVERY_TIMEOUT_MS });
+    const { proxy, ...tls } = deps.tls ?? {};
+    this.#dispatcher = outboundDispatcher({
+      connectTimeoutMs: DELIVERY_TIMEOUT_MS,
+      tls,
+      // Through a proxy each delivery's own deadline (DELIVERY_TIMEOUT_MS) bounds the answer.
+      ...(proxy ? { proxy } : { headersTimeoutMs: DELIVERY_TIMEOUT_MS, bodyTimeoutMs: DELIVERY_TIMEOUT_MS }),
+    });
   }
 
   get enabled(): boolean {

@@ -1,10 +1,11 @@
 import type { Static } from '@sinclair/typebox';
-import { Agent, request, type Dispatcher } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import type { ImageDetail, ScannedImages } from '../api/tarsier/schemas.js';
 import type { ImagePackage } from '../images/report.js';
 import type { NamespaceCoverage } from '../model/coverage.js';
 import type { RiskContext } from '../model/risk.js';
 import { parseSeverity } from '../model/vulnerability.js';
+import { outboundDispatcher } from '../outbound/dispatcher.js';
 import {
   ScanError,
   sendNewLayers,
@@ -63,7 +64,7 @@ export class ServerBackend implements ScanBackend {
   constructor(options: { url: string; token: string | undefined }) {
     this.server = options.url.replace(/\/+$/, '');
     this.#token = options.token;
-    this.#dispatcher = new Agent({ headersTimeout: ANSWER_TIMEOUT_MS, bodyTimeout: ANSWER_TIMEOUT_MS });
+    this.#dispatcher = outboundDispatcher({ headersTimeoutMs: ANSWER_TIMEOUT_MS, bodyTimeoutMs: ANSWER_TIMEOUT_MS });
   }
 
   async #call(

@@ -9,10 +9,11 @@ import type { ImageScanner } from '../images/images.js';
 import { holdsVulnerabilityData } from '../coverage.js';
 import { imageContents } from '../images/report.js';
 import { storeAncestry } from '../indexer/ancestry-assembly.js';
-import { Indexer, indexerSettings } from '../indexer/indexer.js';
+import { Indexer } from '../indexer/indexer.js';
 import type { LayerScans, ScannedLayer } from '../indexer/layer-scans.js';
 import { Rematcher } from '../rematch.js';
 import { imageScanning } from '../services.js';
+import { indexerSettings, runnerSettings } from '../settings.js';
 import { getValue, setValue } from '../store/keyvalue.js';
 import {
   ScanError,
@@ -146,7 +147,7 @@ async function importBundleOnce(database: Database, config: Config, log: Logger,
   });
   if ((await getValue(database.pool, BUNDLE_KEY)) === sha256) return;
   const { checkBundle, importBundle } = await import('../updater/bundle.js');
-  const { runnerSettings, UpdaterRunner } = await import('../updater/runner.js');
+  const { UpdaterRunner } = await import('../updater/runner.js');
   const { SOURCES } = await import('../updater/sources.js');
   try {
     await checkBundle(file);
@@ -163,7 +164,7 @@ async function importBundleOnce(database: Database, config: Config, log: Logger,
 }
 
 async function update(database: Database, config: Config, log: Logger, progress: Progress): Promise<void> {
-  const { enabledSources, runnerSettings, UpdaterRunner } = {
+  const { enabledSources, UpdaterRunner } = {
     ...(await import('../updater/runner.js')),
     ...(await import('../updater/sources.js')),
   };

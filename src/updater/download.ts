@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { Agent, interceptors, request, type Dispatcher } from 'undici';
+import { request, type Dispatcher } from 'undici';
+import { outboundDispatcher } from '../outbound/dispatcher.js';
 import { USER_AGENT } from '../version.js';
 
 /**
@@ -37,9 +38,12 @@ export class Downloader {
   constructor(dir: string, timeoutMs: number) {
     this.#dir = dir;
     this.#timeoutMs = timeoutMs;
-    this.#agent = new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connect: { timeout: timeoutMs } }).compose(
-      interceptors.redirect({ maxRedirections: MAX_REDIRECTS }),
-    );
+    this.#agent = outboundDispatcher({
+      connectTimeoutMs: timeoutMs,
+      headersTimeoutMs: timeoutMs,
+      bodyTimeoutMs: timeoutMs,
+      maxRedirects: MAX_REDIRECTS,
+    });
   }
 
   /** Downloads url unless it is unchanged since previous; a 404 (or a missing file) is 'missing'. */

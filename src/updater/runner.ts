@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
 import { decompressed } from '../decompress.js';
 import { isVersionFormatName, knownNamespaceFormat } from '../ecosystems/index.js';
 import { MATCHING } from '../ecosystems/matching.js';
@@ -55,16 +54,6 @@ export interface RunnerSettings {
   readonly downloadTimeoutMs: number;
   /** A KEV change notifies the vulnerabilities it concerns (notifier.onenrichment). */
   readonly notifyRiskChanges: boolean;
-}
-
-/** The runner's settings from the configuration. */
-export function runnerSettings(config: Config): RunnerSettings {
-  return {
-    intervalMs: config.updater.intervalMs,
-    sources: config.updater.sources,
-    downloadTimeoutMs: config.indexer.downloadTimeoutMs,
-    notifyRiskChanges: config.notifier.onEnrichment,
-  };
 }
 
 /** Validators of every file of every part: { partKey: { url: validators } }. */

@@ -9,7 +9,8 @@ import { buildGrpcServer } from '../../src/api/grpc.js';
 import { buildApp } from '../../src/app.js';
 import { ancestryService, imageServices, type ImageServices } from '../../src/services.js';
 import { parseConfig, type Config } from '../../src/config.js';
-import { Indexer, indexerSettings } from '../../src/indexer/indexer.js';
+import { Indexer } from '../../src/indexer/indexer.js';
+import { indexerSettings } from '../../src/settings.js';
 import { Metrics } from '../../src/metrics.js';
 import { freshPool, silentLog } from './db.js';
 

@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { expect } from 'vitest';
 import { parseConfig } from '../../src/config.js';
-import { runnerSettings, UpdaterRunner } from '../../src/updater/runner.js';
+import { UpdaterRunner } from '../../src/updater/runner.js';
+import { runnerSettings } from '../../src/settings.js';
 import { enabledSources } from '../../src/updater/sources.js';
 import { silentLog } from './db.js';
 import type { FeedServer } from './feed-server.js';

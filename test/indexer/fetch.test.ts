@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AddressPolicy } from '../../src/indexer/address-policy.js';
 import { openLayer, redactLocation, type FetchSettings } from '../../src/indexer/fetch.js';
+import { AddressPolicy } from '../../src/outbound/address-policy.js';
 import { startLayerServer, type LayerServer } from '../helpers/layer-server.js';
 import { tarsierError } from './tarsier-error.js';
 

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config.js';
-import { Indexer, indexerSettings } from '../../../src/indexer/indexer.js';
+import { Indexer } from '../../../src/indexer/indexer.js';
+import { indexerSettings } from '../../../src/settings.js';
 import { LayerScans } from '../../../src/indexer/layer-scans.js';
 import { json, testApp, type TestApp } from '../../helpers/app.js';
 import { freshPool, silentLog } from '../../helpers/db.js';

@@ -10,7 +10,7 @@ import { BlockList, isIP } from 'node:net';
  * - clair.indexer.allownetworks (CIDRs) lifts both for the networks it lists, e.g. an internal
  *   registry at 10.20.0.0/16 with denyprivate on.
  *
- * Judged on the address actually connected to (see fetch.ts), so redirects and DNS answers that
+ * Judged on the address actually connected to (see dispatcher.ts), so redirects and DNS answers that
  * change between lookups cannot slip past.
  */
 export type Refusal = 'link-local' | 'private' | 'not-an-address';
@@ -79,12 +79,19 @@ export function parseNetwork(text: string): { address: string; prefix: number; f
   return { address: bare(address), prefix, family: family === 4 ? 'ipv4' : 'ipv6' };
 }
 
+export interface AddressPolicySettings {
+  /** Refuse private, loopback and other internal ranges (link-local ones always are). */
+  readonly denyPrivate: boolean;
+  /** Networks (CIDRs, checked with parseNetwork) reached even when the rules above would refuse them. */
+  readonly allowNetworks?: readonly string[] | undefined;
+}
+
 export class AddressPolicy {
   readonly #denyPrivate: boolean;
   readonly #allowed = new BlockList();
 
   /** allowNetworks: CIDRs checked with parseNetwork (the configuration refuses others). */
-  constructor(settings: { denyPrivate: boolean; allowNetworks?: readonly string[] }) {
+  constructor(settings: AddressPolicySettings) {
     this.#denyPrivate = settings.denyPrivate;
     for (const text of settings.allowNetworks ?? []) {
       const network = parseNetwork(text);
