@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { riskOnSide, type RiskChange, type RiskContext } from '../model/risk.js';
 import type { FixedIn, Severity } from '../model/vulnerability.js';
+import { affectedHoldersPage } from './features.js';
 import type { Queryable } from './pool.js';
 import { RISK_COLUMNS, type RiskNotice } from './risk.js';
 import { FIXED_IN_FIELDS, findVulnerabilityById, storedFixedIn, type FixedInRow, type StoredVulnerability } from './vulnerabilities.js';
@@ -46,40 +47,13 @@ const INSERT_NOTIFICATIONS = `
 const NOTIFICATIONS_CHUNK = 5_000;
 /** Marks read; a notification read before keeps its first read time. */
 const MARK_READ = 'UPDATE notification SET deleted_at = coalesce(deleted_at, now()) WHERE name = $1';
-/**
- * The layers whose own diff adds a feature version the vulnerability version affects, in id order
- * from startId: the first $3 of them. Where affected layers are spread evenly a page reads about
- * $3 rows, however many layers and affected versions there are; it never reads more than $3 rows
- * per version and window:
- * - ids come from layer_diff_added in windows of layer ids [lo, hi), starting $3 wide and doubling,
- *   one range scan per affected feature version and window, until $3 layers are found or the
- *   windows pass the last layer. Windows are disjoint, so distinct counts add up. Taking the first
- *   $3 per version bounds a window's cost: a version reaching that cap alone holds $3 layers below
- *   its last row read, so none of the rows it leaves can be on the page.
- * - names are looked up by id in a scalar subquery, which PostgreSQL never turns into a join:
- *   joined, the page's ids were hashed against a sequential scan of every layer.
- * Reading $3 rows of every version from startId instead (no windows) costs $3 × versions a page.
- */
-const SELECT_INTRODUCING = `
-  WITH RECURSIVE windows (lo, hi, found, ids) AS (
-    SELECT $2::bigint, $2::bigint + $3, 0::bigint, ARRAY[]::bigint[]
-    UNION ALL
-    SELECT w.hi, w.hi + 2 * (w.hi - w.lo), w.found + s.n, s.ids
-    FROM windows w CROSS JOIN LATERAL (
-      SELECT count(DISTINCT x.layer_id) AS n, array_agg(DISTINCT x.layer_id) AS ids
-      FROM vulnerability_affects a
-      CROSS JOIN LATERAL (
-        SELECT d.layer_id FROM layer_diff d
-        WHERE d.feature_version_id = a.feature_version_id AND d.modification = 'add' AND d.layer_id >= w.lo AND d.layer_id < w.hi
-        ORDER BY d.layer_id LIMIT $3
-      ) x
-      WHERE a.vulnerability_id = $1
-    ) s
-    WHERE w.found < $3 AND w.lo <= (SELECT max(id) FROM layer)
-  )
-  SELECT page.id, (SELECT l.name FROM layer l WHERE l.id = page.id) AS name
-  FROM (SELECT id FROM windows, unnest(windows.ids) id ORDER BY id LIMIT $3) page
-  ORDER BY page.id`;
+/** The layers whose own diff adds a feature version the vulnerability version affects (affectedHoldersPage). */
+const SELECT_INTRODUCING = affectedHoldersPage({
+  rows: 'layer_diff',
+  holder: 'layer_id',
+  also: "AND h.modification = 'add'",
+  names: 'layer',
+});
 
 export async function findNotification(db: Queryable, name: string): Promise<NotificationRow | undefined> {
   const row = (
