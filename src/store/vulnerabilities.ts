@@ -122,14 +122,18 @@ export async function ensureNamespace(db: Queryable, name: string, format: Versi
   return found;
 }
 
-interface VulnerabilityRecord extends RiskColumns {
-  id: number;
+/** A vulnerability's own fields as the queries joining its namespace read them. */
+export interface VulnerabilityFields {
   name: string;
   namespace: string;
   description: string;
   link: string;
   severity: Severity;
   metadata: Record<string, unknown> | null;
+}
+
+interface VulnerabilityRecord extends RiskColumns, VulnerabilityFields {
+  id: number;
   updater: string | null;
   versionFormat: VersionFormatName;
 }
