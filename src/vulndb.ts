@@ -1,6 +1,6 @@
 /**
- * The vulnerability database's write and read operations of the v1 API (updaters write whole
- * namespaces through store/updates.ts). Each write runs in one transaction that also writes the
+ * The vulnerability database's write and read operations of the v1 API (its writes, like the
+ * updaters' whole namespaces, go through store/updates.ts). Each write runs in one transaction that also writes the
  * notification for the change.
  */
 import type pg from 'pg';
@@ -17,18 +17,17 @@ import {
   listLiveVulnerabilities,
   liveForWrite,
   lockVulnerability,
-  replaceVulnerability,
   type NamespaceRow,
-  type ReplaceOptions,
   type StoredVulnerability,
   type WriteState,
 } from './store/vulnerabilities.js';
+import { replaceVulnerability, type WriteOptions } from './store/updates.js';
 
 export type { NamespaceRow, StoredVulnerability };
 export { findNamespace, listNamespaces } from './store/vulnerabilities.js';
 
 /** API writes belong to no updater and always notify. */
-const API_WRITE: ReplaceOptions = { updater: null, notify: true, matching: MATCHING };
+const API_WRITE: WriteOptions = { updater: null, notify: true, matching: MATCHING };
 
 export interface WriteResult {
   vulnerability: StoredVulnerability;

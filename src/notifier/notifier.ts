@@ -14,7 +14,7 @@ import {
 } from '../store/notifications.js';
 import type { Pool } from '../store/pool.js';
 import { ChannelListener } from '../store/listener.js';
-import { NOTIFY_CHANNEL } from '../store/vulnerabilities.js';
+import { NOTIFY_CHANNEL } from '../store/notifications.js';
 import { SinglePass } from '../single-pass.js';
 import { USER_AGENT } from '../version.js';
 

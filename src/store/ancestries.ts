@@ -3,6 +3,7 @@ import type { VersionFormatName } from '../model/version-format.js';
 import { shareKevLock } from './risk.js';
 import { computeSummaries } from './summaries.js';
 import { affectingVulnerabilities, type AffectingVulnerability, type LayerFeature } from './layers.js';
+import { affectedHoldersPage } from './features.js';
 import type { Pool, Queryable } from './pool.js';
 
 /**
@@ -77,31 +78,10 @@ const SELECT_FEATURES = `
   ORDER BY af.position, f.name, fv.version, n.name`;
 
 /**
- * The ancestries holding a feature version the vulnerability version affects, in id order from
- * startId: the first $3 of them. Paged as v1's layers are (SELECT_INTRODUCING in
- * notifications.ts, which says why): ids from ancestry_feature_fan_out in doubling windows of
- * ancestry ids, at most $3 per version and window, names by id in a scalar subquery.
+ * The ancestries holding a feature version the vulnerability version affects, paged as v1's layers
+ * are (affectedHoldersPage): ids from ancestry_feature_fan_out.
  */
-const SELECT_AFFECTED = `
-  WITH RECURSIVE windows (lo, hi, found, ids) AS (
-    SELECT $2::bigint, $2::bigint + $3, 0::bigint, ARRAY[]::bigint[]
-    UNION ALL
-    SELECT w.hi, w.hi + 2 * (w.hi - w.lo), w.found + s.n, s.ids
-    FROM windows w CROSS JOIN LATERAL (
-      SELECT count(DISTINCT x.ancestry_id) AS n, array_agg(DISTINCT x.ancestry_id) AS ids
-      FROM vulnerability_affects va
-      CROSS JOIN LATERAL (
-        SELECT af.ancestry_id FROM ancestry_feature af
-        WHERE af.feature_version_id = va.feature_version_id AND af.ancestry_id >= w.lo AND af.ancestry_id < w.hi
-        ORDER BY af.ancestry_id LIMIT $3
-      ) x
-      WHERE va.vulnerability_id = $1
-    ) s
-    WHERE w.found < $3 AND w.lo <= (SELECT max(id) FROM ancestry)
-  )
-  SELECT page.id, (SELECT a.name FROM ancestry a WHERE a.id = page.id) AS name
-  FROM (SELECT id FROM windows, unnest(windows.ids) id ORDER BY id LIMIT $3) page
-  ORDER BY page.id`;
+const SELECT_AFFECTED = affectedHoldersPage({ rows: 'ancestry_feature', holder: 'ancestry_id', names: 'ancestry' });
 
 /** The stored scan of a layer hash, if any. */
 export async function findScanByHash(db: Queryable, hash: string): Promise<StoredScan | undefined> {

@@ -75,6 +75,42 @@ export const linkableVersions = (n: number): string => `
   JOIN feature f ON f.id = fv.feature_id AND f.namespace_id = s.namespace_id
   WHERE s.id = ANY($${n}::int[]) AND fv.feature_id <> ALL($${n}::int[])`;
 const SELECT_LINKABLE_VERSIONS = linkableVersions(1);
+/**
+ * The holders (layers, ancestries) of a feature version the vulnerability version $1 affects, in
+ * id order from startId $2: the first $3 of them, with their names. rows: the table of (holder,
+ * feature_version_id) rows, with also, a further condition on its rows (h); names: the holders'
+ * table. Where affected holders are spread evenly a page reads about $3 rows, however many holders
+ * and affected versions there are; it never reads more than $3 rows per version and window:
+ * - ids come from rows in windows of holder ids [lo, hi), starting $3 wide and doubling, one range
+ *   scan per affected feature version and window, until $3 holders are found or the windows pass
+ *   the last holder. Windows are disjoint, so distinct counts add up. Taking the first $3 per
+ *   version bounds a window's cost: a version reaching that cap alone holds $3 holders below its
+ *   last row read, so none of the rows it leaves can be on the page.
+ * - names are looked up by id in a scalar subquery, which PostgreSQL never turns into a join:
+ *   joined, the page's ids were hashed against a sequential scan of every holder.
+ * Reading $3 rows of every version from startId instead (no windows) costs $3 × versions a page.
+ */
+export const affectedHoldersPage = (holders: { rows: string; holder: string; also?: string; names: string }): string => `
+  WITH RECURSIVE windows (lo, hi, found, ids) AS (
+    SELECT $2::bigint, $2::bigint + $3, 0::bigint, ARRAY[]::bigint[]
+    UNION ALL
+    SELECT w.hi, w.hi + 2 * (w.hi - w.lo), w.found + s.n, s.ids
+    FROM windows w CROSS JOIN LATERAL (
+      SELECT count(DISTINCT x.holder) AS n, array_agg(DISTINCT x.holder) AS ids
+      FROM vulnerability_affects a
+      CROSS JOIN LATERAL (
+        SELECT h.${holders.holder} AS holder FROM ${holders.rows} h
+        WHERE h.feature_version_id = a.feature_version_id ${holders.also ?? ''}
+          AND h.${holders.holder} >= w.lo AND h.${holders.holder} < w.hi
+        ORDER BY h.${holders.holder} LIMIT $3
+      ) x
+      WHERE a.vulnerability_id = $1
+    ) s
+    WHERE w.found < $3 AND w.lo <= (SELECT max(id) FROM ${holders.names})
+  )
+  SELECT page.id, (SELECT n.name FROM ${holders.names} n WHERE n.id = page.id) AS name
+  FROM (SELECT id FROM windows, unnest(windows.ids) id ORDER BY id LIMIT $3) page
+  ORDER BY page.id`;
 /** Fixed-in entries of the live vulnerabilities of some features. */
 const SELECT_LIVE_FIXES = `
   SELECT fi.id, fi.vulnerability_id, fi.feature_id, fi.fixed_version, fi.fix_state, fi.arches, fi.affected_above, fi.affected_through,

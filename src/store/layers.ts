@@ -5,11 +5,11 @@ import type { LayerScan, PackageDatabase, PackageDatabaseState } from '../model/
 import type { Matching } from '../model/matching.js';
 import type { RiskContext } from '../model/risk.js';
 import type { VersionFormatName } from '../model/version-format.js';
-import { fixStateOf, type FixState, type Severity, type StatedFixState } from '../model/vulnerability.js';
+import { fixStateOf, type FixState, type StatedFixState } from '../model/vulnerability.js';
 import { ensureFeatureVersions, installedKey, moduleStreamOf } from './features.js';
 import type { Queryable } from './pool.js';
 import { RISK_COLUMNS, riskContextOf, type RiskColumns } from './risk.js';
-import { ensureNamespace } from './vulnerabilities.js';
+import { ensureNamespace, type VulnerabilityFields } from './vulnerabilities.js';
 
 export interface LayerRow {
   id: number;
@@ -39,14 +39,8 @@ export interface ReportedFeature extends LayerFeature {
   addedBy: string;
 }
 
-export interface AffectingVulnerability {
+export interface AffectingVulnerability extends VulnerabilityFields {
   featureVersionId: number;
-  name: string;
-  namespace: string;
-  description: string;
-  link: string;
-  severity: Severity;
-  metadata: Record<string, unknown> | null;
   /** null: no fix yet. */
   fixedBy: string | null;
   /** fixed with a version; else affected, or what the source says (will_not_fix, fix_deferred). */
@@ -208,17 +202,7 @@ export async function layerChain(db: Queryable, layerId: number): Promise<number
 export async function affectingVulnerabilities(db: Queryable, featureVersionIds: readonly number[]): Promise<AffectingVulnerability[]> {
   if (featureVersionIds.length === 0) return [];
   const { rows } = await db.query<
-    {
-      feature_version_id: number;
-      name: string;
-      namespace: string;
-      description: string;
-      link: string;
-      severity: Severity;
-      metadata: Record<string, unknown> | null;
-      fixed_by: string | null;
-      fix_state: StatedFixState | null;
-    } & RiskColumns
+    VulnerabilityFields & { feature_version_id: number; fixed_by: string | null; fix_state: StatedFixState | null } & RiskColumns
   >(SELECT_AFFECTING, [featureVersionIds]);
   return rows.map((r) => ({
     featureVersionId: r.feature_version_id,

@@ -2,16 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { riskOnSide, type RiskChange, type RiskContext } from '../model/risk.js';
 import type { FixedIn, Severity } from '../model/vulnerability.js';
+import { affectedHoldersPage } from './features.js';
 import type { Queryable } from './pool.js';
 import { RISK_COLUMNS, type RiskNotice } from './risk.js';
-import {
-  FIXED_IN_FIELDS,
-  findVulnerabilityById,
-  storedFixedIn,
-  WAKE_NOTIFIERS,
-  type FixedInRow,
-  type StoredVulnerability,
-} from './vulnerabilities.js';
+import { FIXED_IN_FIELDS, findVulnerabilityById, storedFixedIn, type FixedInRow, type StoredVulnerability } from './vulnerabilities.js';
 
 export interface NotificationRow {
   id: number;
@@ -31,48 +25,35 @@ export interface IntroducingLayer {
   name: string;
 }
 
+/** The channel the notifiers LISTEN on. */
+export const NOTIFY_CHANNEL = 'tarsier_notifications';
+
 const SELECT = `
   SELECT id, name, created_at, notified_at, deleted_at, old_vulnerability_id, new_vulnerability_id, risk_change
   FROM notification WHERE name = $1`;
-const INSERT_RISK_NOTIFICATIONS = `
-  INSERT INTO notification (name, old_vulnerability_id, new_vulnerability_id, risk_change)
-  SELECT name, id, id, change FROM unnest($1::text[], $2::bigint[], $3::jsonb[]) AS t (name, id, change)`;
+/**
+ * Notifications, waking the notifiers of every replica when the transaction commits (NOTIFY is
+ * transactional, and one transaction's repeated NOTIFYs on a channel are delivered once).
+ */
+const INSERT_NOTIFICATIONS = `
+  WITH notice AS (
+    INSERT INTO notification (name, old_vulnerability_id, new_vulnerability_id, risk_change)
+    SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::jsonb[]))
+  SELECT pg_notify('${NOTIFY_CHANNEL}', '')`;
+/**
+ * Rows per statement: large enough that an updater's tens of thousands of changes take a handful
+ * of round trips, small enough that the parameter arrays stay a few MiB.
+ */
+const NOTIFICATIONS_CHUNK = 5_000;
 /** Marks read; a notification read before keeps its first read time. */
 const MARK_READ = 'UPDATE notification SET deleted_at = coalesce(deleted_at, now()) WHERE name = $1';
-/**
- * The layers whose own diff adds a feature version the vulnerability version affects, in id order
- * from startId: the first $3 of them. Where affected layers are spread evenly a page reads about
- * $3 rows, however many layers and affected versions there are; it never reads more than $3 rows
- * per version and window:
- * - ids come from layer_diff_added in windows of layer ids [lo, hi), starting $3 wide and doubling,
- *   one range scan per affected feature version and window, until $3 layers are found or the
- *   windows pass the last layer. Windows are disjoint, so distinct counts add up. Taking the first
- *   $3 per version bounds a window's cost: a version reaching that cap alone holds $3 layers below
- *   its last row read, so none of the rows it leaves can be on the page.
- * - names are looked up by id in a scalar subquery, which PostgreSQL never turns into a join:
- *   joined, the page's ids were hashed against a sequential scan of every layer.
- * Reading $3 rows of every version from startId instead (no windows) costs $3 × versions a page.
- */
-const SELECT_INTRODUCING = `
-  WITH RECURSIVE windows (lo, hi, found, ids) AS (
-    SELECT $2::bigint, $2::bigint + $3, 0::bigint, ARRAY[]::bigint[]
-    UNION ALL
-    SELECT w.hi, w.hi + 2 * (w.hi - w.lo), w.found + s.n, s.ids
-    FROM windows w CROSS JOIN LATERAL (
-      SELECT count(DISTINCT x.layer_id) AS n, array_agg(DISTINCT x.layer_id) AS ids
-      FROM vulnerability_affects a
-      CROSS JOIN LATERAL (
-        SELECT d.layer_id FROM layer_diff d
-        WHERE d.feature_version_id = a.feature_version_id AND d.modification = 'add' AND d.layer_id >= w.lo AND d.layer_id < w.hi
-        ORDER BY d.layer_id LIMIT $3
-      ) x
-      WHERE a.vulnerability_id = $1
-    ) s
-    WHERE w.found < $3 AND w.lo <= (SELECT max(id) FROM layer)
-  )
-  SELECT page.id, (SELECT l.name FROM layer l WHERE l.id = page.id) AS name
-  FROM (SELECT id FROM windows, unnest(windows.ids) id ORDER BY id LIMIT $3) page
-  ORDER BY page.id`;
+/** The layers whose own diff adds a feature version the vulnerability version affects (affectedHoldersPage). */
+const SELECT_INTRODUCING = affectedHoldersPage({
+  rows: 'layer_diff',
+  holder: 'layer_id',
+  also: "AND h.modification = 'add'",
+  names: 'layer',
+});
 
 export async function findNotification(db: Queryable, name: string): Promise<NotificationRow | undefined> {
   const row = (
@@ -184,15 +165,39 @@ export async function purgeNotifications(
   return { notifications, versions };
 }
 
+/** A change to notify: the version it replaced (null: none) and the one it wrote (null: a deletion). */
+export interface NotifiedChange {
+  readonly old: number | null;
+  readonly new: number | null;
+  /** For a change of the risk context: both sides are the same version, and this says old → new. */
+  readonly riskChange?: RiskChange;
+}
+
+/**
+ * Records the notifications of these changes, in their order, and wakes the notifiers at COMMIT;
+ * returns their names. Every notification is written here but the one a single vulnerability
+ * write inserts in its own statement (store/updates.ts). Runs in the caller's transaction.
+ */
+export async function recordNotifications(client: pg.PoolClient, changes: readonly NotifiedChange[]): Promise<string[]> {
+  const names = changes.map(() => randomUUID());
+  for (let i = 0; i < changes.length; i += NOTIFICATIONS_CHUNK) {
+    const batch = changes.slice(i, i + NOTIFICATIONS_CHUNK);
+    await client.query(INSERT_NOTIFICATIONS, [
+      names.slice(i, i + NOTIFICATIONS_CHUNK),
+      batch.map((c) => c.old),
+      batch.map((c) => c.new),
+      batch.map((c) => (c.riskChange ? JSON.stringify(c.riskChange) : null)),
+    ]);
+  }
+  return names;
+}
+
 /** Notifications of risk-context changes (notifier.onenrichment), delivered like any other. Runs in the caller's transaction. */
 export async function insertRiskNotifications(client: pg.PoolClient, notices: readonly RiskNotice[]): Promise<void> {
-  if (notices.length === 0) return;
-  await client.query(INSERT_RISK_NOTIFICATIONS, [
-    notices.map(() => randomUUID()),
-    notices.map((n) => n.vulnerabilityId),
-    notices.map((n) => JSON.stringify(n.change)),
-  ]);
-  await client.query(WAKE_NOTIFIERS);
+  await recordNotifications(
+    client,
+    notices.map((n) => ({ old: n.vulnerabilityId, new: n.vulnerabilityId, riskChange: n.change })),
+  );
 }
 
 /**

@@ -1,17 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import type { Matching } from '../model/matching.js';
 import type { VersionFormatName } from '../model/version-format.js';
-import { statedFixState, type FixedIn, type Severity, type StatedFixState, type Vulnerability } from '../model/vulnerability.js';
-import {
-  affectedVersions,
-  FEATURE_LOCK_BUCKETS,
-  FEATURE_LOCK_CLASS,
-  lockFeatures,
-  linkableVersions,
-  NAMESPACE_LOCK_CLASS,
-  type FeatureVersionRecord,
-} from './features.js';
+import type { FixedIn, Severity, StatedFixState, Vulnerability } from '../model/vulnerability.js';
+import { FEATURE_LOCK_BUCKETS, FEATURE_LOCK_CLASS, lockFeatures, NAMESPACE_LOCK_CLASS } from './features.js';
 import type { RiskContext } from '../model/risk.js';
 import type { Queryable } from './pool.js';
 import { RISK_COLUMNS, riskContextOf, type RiskColumns } from './risk.js';
@@ -67,14 +57,9 @@ const SELECT_FIXEDIN = `
   FROM vulnerability_fixedin fi JOIN feature f ON f.id = fi.feature_id
   WHERE fi.vulnerability_id = ANY($1::bigint[]) ORDER BY f.name, fi.id`;
 
-/** The channel the notifiers LISTEN on. */
-export const NOTIFY_CHANNEL = 'tarsier_notifications';
-/** Wakes the notifiers of every replica when the transaction commits (NOTIFY is transactional). */
-export const WAKE_NOTIFIERS = `SELECT pg_notify('${NOTIFY_CHANNEL}', '')`;
-
 /**
  * A write of one vulnerability takes four statements between BEGIN and COMMIT (LOCK_NAME,
- * SELECT_FOR_WRITE, RETIRE, INSERT_VERSION): each round trip cost as much as the work it did,
+ * SELECT_FOR_WRITE, then RETIRE and INSERT_VERSION in updates.ts): each round trip cost as much as the work it did,
  * and the write was fifteen of them. Locks and the reads they guard stay in separate statements:
  * a statement reads with the snapshot taken when it started, before any lock it waits for. They
  * run as named (prepared) statements: planning SELECT_FOR_WRITE alone took about 1 ms.
@@ -112,50 +97,6 @@ const SELECT_FOR_WRITE = `
     (SELECT json_agg(entry ORDER BY name, fixedin_id) FROM fixes) AS fixed_in,
     (SELECT json_agg(json_build_array(name, id)) FROM wanted) AS features,
     (SELECT ok FROM complete) AND (SELECT taken FROM locks) >= 0 AS locked`;
-/**
- * Retires the live version ($1, null for none) and reads every version of the features the next
- * one fixes ($2), and those built from them, in one statement once their locks are held.
- */
-const RETIRE = `
-  WITH retired AS (UPDATE vulnerability SET deleted_at = now() WHERE id = $1)
-  ${linkableVersions(2)}`;
-/**
- * A new version with its fixed-in entries ($8, $9, $14, and $16 to $20: architectures as
- * comma-separated lists, NULL for every one), the feature versions they leave affected (pairs $10,
- * $11: the entry's place in the list, from 1, and the feature version) and, when $12 names one,
- * its notification (old version $13), which wakes the notifiers at COMMIT. The entries' ids are
- * drawn first, so the links can name the entry of their place.
- */
-const INSERT_VERSION = `
-  WITH version AS (
-    INSERT INTO vulnerability (namespace_id, name, description, link, severity, metadata, updater, source_severity, cves)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $5, $15) RETURNING id),
-  entries AS MATERIALIZED (
-    SELECT nextval('vulnerability_fixedin_id_seq') AS id, t.*
-    FROM unnest($8::int[], $9::text[], $14::text[], $16::text[], $17::text[], $18::text[], $19::boolean[], $20::text[])
-      WITH ORDINALITY AS t(feature_id, fixed_version, fix_state, arches, affected_above, affected_through, source, module, place)),
-  fixes AS (
-    INSERT INTO vulnerability_fixedin
-      (id, vulnerability_id, feature_id, fixed_version, fix_state, arches, affected_above, affected_through, source, module)
-    SELECT entries.id, version.id, entries.feature_id, entries.fixed_version, entries.fix_state,
-      string_to_array(entries.arches, ','), entries.affected_above, entries.affected_through, entries.source, entries.module
-    FROM version, entries),
-  links AS (
-    INSERT INTO vulnerability_affects (vulnerability_id, feature_version_id, fixedin_id)
-    SELECT version.id, t.feature_version_id, entries.id
-    FROM version, entries JOIN unnest($10::int[], $11::int[]) AS t(place, feature_version_id) ON t.place = entries.place
-    ON CONFLICT DO NOTHING),
-  notice AS (
-    INSERT INTO notification (name, old_vulnerability_id, new_vulnerability_id)
-    SELECT $12::text, $13::bigint, version.id FROM version WHERE $12::text IS NOT NULL RETURNING name)
-  SELECT version.id, notice.name AS notification,
-    CASE WHEN notice.name IS NOT NULL THEN pg_notify('${NOTIFY_CHANNEL}', '')::text END AS woken
-  FROM version LEFT JOIN notice ON true`;
-/** A deletion's notification (Old side only), waking the notifiers at COMMIT. */
-const INSERT_DELETION_NOTICE = `
-  WITH notice AS (INSERT INTO notification (name, old_vulnerability_id) VALUES ($1, $2) RETURNING name)
-  SELECT name, pg_notify('${NOTIFY_CHANNEL}', '')::text AS woken FROM notice`;
-
 interface NamespaceRecord {
   id: number;
   name: string;
@@ -181,14 +122,18 @@ export async function ensureNamespace(db: Queryable, name: string, format: Versi
   return found;
 }
 
-interface VulnerabilityRecord extends RiskColumns {
-  id: number;
+/** A vulnerability's own fields as the queries joining its namespace read them. */
+export interface VulnerabilityFields {
   name: string;
   namespace: string;
   description: string;
   link: string;
   severity: Severity;
   metadata: Record<string, unknown> | null;
+}
+
+interface VulnerabilityRecord extends RiskColumns, VulnerabilityFields {
+  id: number;
   updater: string | null;
   versionFormat: VersionFormatName;
 }
@@ -273,7 +218,7 @@ export async function listLiveVulnerabilities(
 /**
  * Takes the namespace's shared lock and the per-name write lock for the rest of the transaction;
  * undefined (nothing locked) when the namespace does not exist. Every change to a vulnerability
- * goes: lockVulnerability → liveForWrite → decide → replaceVulnerability.
+ * goes: lockVulnerability → liveForWrite → decide → replaceVulnerability (updates.ts).
  */
 export async function lockVulnerability(client: pg.PoolClient, namespaceName: string, name: string): Promise<NamespaceRow | undefined> {
   const row = (await client.query<NamespaceRecord>({ name: 'tarsier-lock-name', text: LOCK_NAME, values: [namespaceName, name] })).rows[0];
@@ -318,97 +263,4 @@ export async function liveForWrite(
   // A feature named for the first time: create it, and lock all of them in one ordered call.
   const names = [...new Set([...given, ...(current?.fixedIn ?? []).map((f) => f.feature)])];
   return { current, featureIds: await lockFeatures(client, namespace.id, names) };
-}
-
-export interface ReplaceOptions {
-  /** The updater writing it, null for the API. */
-  updater: string | null;
-  /** Write a notification row (false for an updater's very first run). */
-  notify: boolean;
-  matching: Matching;
-}
-
-export interface ReplaceResult {
-  /** The new live version's id; null after a deletion. */
-  id: number | null;
-  /** The notification written, if any. */
-  notification: string | null;
-}
-
-/**
- * Replaces the live version (`state` from liveForWrite) with `next`: the current row is kept but
- * marked deleted, `next` (null = delete) is inserted with its fixed-in entries and the feature
- * versions it affects, and a notification names both versions. Must run in the transaction that
- * took the locks.
- */
-export async function replaceVulnerability(
-  client: pg.PoolClient,
-  namespace: NamespaceRow,
-  state: WriteState,
-  next: Vulnerability | null,
-  options: ReplaceOptions,
-): Promise<ReplaceResult> {
-  const { current } = state;
-  const notification = options.notify && (current || next) ? randomUUID() : null;
-  if (!next) {
-    if (current) await client.query(RETIRE, [current.id, []]);
-    if (notification && current) await client.query(INSERT_DELETION_NOTICE, [notification, current.id]);
-    return { id: null, notification: current ? notification : null };
-  }
-  let featureIds = state.featureIds;
-  const unlocked = next.fixedIn.filter((f) => !featureIds.has(f.feature)).map((f) => f.feature);
-  if (unlocked.length > 0) featureIds = new Map([...featureIds, ...(await lockFeatures(client, namespace.id, unlocked))]);
-  const fixes = next.fixedIn.map((f, i) => ({
-    place: i + 1,
-    feature_id: featureIds.get(f.feature)!,
-    fixed_version: f.version,
-    fix_state: statedFixState(f),
-    arches: f.arches ?? null,
-    affected_above: f.affectedAbove ?? null,
-    affected_through: f.affectedThrough ?? null,
-    source: f.source === true,
-    module: f.module ?? null,
-  }));
-  const versions =
-    current || fixes.length > 0
-      ? (
-          await client.query<FeatureVersionRecord>({
-            name: 'tarsier-retire',
-            text: RETIRE,
-            values: [current?.id ?? null, fixes.map((f) => f.feature_id)],
-          })
-        ).rows
-      : [];
-  const links: [number[], number[]] = [[], []];
-  for (const [fix, fv] of affectedVersions(fixes, versions, options.matching.match(namespace.versionFormat))) {
-    links[0].push(fix.place);
-    links[1].push(fv.id);
-  }
-  const { rows } = await client.query<{ id: number; notification: string | null }>({
-    name: 'tarsier-insert-version',
-    text: INSERT_VERSION,
-    values: [
-      namespace.id,
-      next.name,
-      next.description,
-      next.link,
-      next.severity,
-      next.metadata === null ? null : JSON.stringify(next.metadata),
-      options.updater,
-      fixes.map((f) => f.feature_id),
-      fixes.map((f) => f.fixed_version),
-      ...links,
-      notification,
-      current?.id ?? null,
-      fixes.map((f) => f.fix_state),
-      // An advisory's CVE list stays with it through edits made by hand (a fix added, a severity changed).
-      next.cves ?? [],
-      fixes.map((f) => f.arches && f.arches.join(',')),
-      fixes.map((f) => f.affected_above),
-      fixes.map((f) => f.affected_through),
-      fixes.map((f) => f.source),
-      fixes.map((f) => f.module),
-    ],
-  });
-  return { id: rows[0]!.id, notification: rows[0]!.notification };
 }
