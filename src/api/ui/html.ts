@@ -53,6 +53,10 @@ export const joined = (parts: readonly Html[], separator = ', '): Html =>
 export const tagList = (tags: readonly string[]): Html =>
   tags.length > 0 ? joined(tags.map((t) => html`<code>${t}</code>`)) : html`<span class="muted">untagged</span>`;
 
+/** A version that fixes, or in words why there is none (no fix yet, will not be fixed, …). */
+export const fixedVersion = (version: string | null, unfixedWords: string): Html =>
+  version !== null ? html`<code>${version}</code>` : html`<span class="muted">${unfixedWords}</span>`;
+
 /** Where an image's page is. */
 export const imageHref = (digest: string): string => `/ui/images/${digest}`;
 /** Where a vulnerability's page is. */

@@ -32,6 +32,7 @@ import type { PageContext } from '../index.js';
 import {
   count,
   epssText,
+  fixedVersion,
   html,
   joined,
   kevBadge,
@@ -156,9 +157,6 @@ function compareFindings(a: Finding, b: Finding): number {
 }
 
 const layerLink = (n: number): Html => html`<a href="#layer-${n}">${n}</a>`;
-
-const fixedByText = (v: ImageVulnerability): Html =>
-  v.fixedBy !== null ? html`<code>${v.fixedBy}</code>` : html`<span class="muted">${fixStateText(v.fixState)}</span>`;
 
 /** The EPSS cell: the score, and the CVE it came from when not the vulnerability's own name. */
 const epssCell = (risk: RiskShown): Html =>
@@ -336,7 +334,7 @@ function findingsSection(findings: readonly Finding[]): Html {
                   <td>${severityBadge(f.vulnerability.severity)}</td>
                   <td>${f.package.name}</td>
                   <td><code>${f.package.version}</code></td>
-                  <td data-testid="fixed-by">${fixedByText(f.vulnerability)}</td>
+                  <td data-testid="fixed-by">${fixedVersion(f.vulnerability.fixedBy, fixStateText(f.vulnerability.fixState))}</td>
                   <td>${epssCell(f.risk)}</td>
                   <td>${kevBadge(f.risk.KEV)}</td>
                   <td>${layerLink(f.layer)}</td>
