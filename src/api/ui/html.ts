@@ -45,6 +45,18 @@ export function uiHref(path: string, query: Record<string, string | number | boo
   return search ? `${path}?${search}` : path;
 }
 
+/** Pieces one after another with a separator between them: a, b, c. */
+export const joined = (parts: readonly Html[], separator = ', '): Html =>
+  html`${parts.map((p, i) => (i === 0 ? p : html`${separator}${p}`))}`;
+
+/** An image's tags, each as code, or "untagged". */
+export const tagList = (tags: readonly string[]): Html =>
+  tags.length > 0 ? joined(tags.map((t) => html`<code>${t}</code>`)) : html`<span class="muted">untagged</span>`;
+
+/** A version that fixes, or in words why there is none (no fix yet, will not be fixed, …). */
+export const fixedVersion = (version: string | null, unfixedWords: string): Html =>
+  version !== null ? html`<code>${version}</code>` : html`<span class="muted">${unfixedWords}</span>`;
+
 /** Where an image's page is. */
 export const imageHref = (digest: string): string => `/ui/images/${digest}`;
 /** Where a vulnerability's page is. */

@@ -24,8 +24,9 @@ import type { RiskContext } from '../../../model/risk.js';
 import { EXPOSURE_SEVERITIES, exposureOverTime, type ExposureDay } from '../../../store/exposure.js';
 import { recentNotifications, type ChangeImage, type ChangeSide, type RecentNotification } from '../../../store/notifications.js';
 import type { PageContext } from '../index.js';
-import { ago, count, html, type Html, imageHref, severityBadge, shortDigest, uiHref, vulnerabilityHref, when } from '../html.js';
+import { ago, count, html, type Html, imageHref, joined, severityBadge, shortDigest, uiHref, vulnerabilityHref, when } from '../html.js';
 import type { Page } from '../layout.js';
+import { chart, pager, table } from '../sections.js';
 
 /** Notifications per page. */
 export const CHANGES_PAGE = 50;
@@ -58,38 +59,30 @@ export async function changesPage(context: PageContext, page: string | undefined
   return {
     title: 'Changes',
     section: 'changes',
-    charts: exposure
-      ? {
-          exposure: {
-            kind: 'lines',
-            target: 'exposure-chart',
-            x: exposure.map((d) => Date.parse(`${d.day}T00:00:00Z`) / 1000),
-            series: EXPOSURE_SEVERITIES.map((s) => ({
-              label: s,
-              values: exposure.map((d) => d.counts[s]),
-              colour: `--${s.toLowerCase()}-bg`,
-            })),
-          },
-        }
-      : {},
+    charts: exposure ? { exposure: exposureChart(exposure) } : {},
     body: html`<h1>Changes</h1>
       <p class="lead">What changes of the vulnerability data meant for the images scanned, newest first.</p>
-      ${exposure ? exposureSection(exposure) : ''}
-      <h2 id="changes-heading">Notifications${token ? ' (older)' : ''}</h2>
-      ${
-        rows.length === 0
-          ? html`<p class="notice" role="status">
-              ${token ? 'No older notification.' : 'No notification yet: they are written when an updater or the API changes a vulnerability.'}
-            </p>`
-          : html`<ol class="changes" aria-labelledby="changes-heading">
-              ${rows.map((n) => changeItem(n, context.now))}
-            </ol>`
-      }
-      <nav class="pager" aria-label="Pages">
-        ${token ? html`<a data-testid="newest-page" href="/ui/changes">Newest</a>` : ''}
-        ${next ? html`<a data-testid="older-page" rel="next" href="${uiHref('/ui/changes', { page: next })}">Older</a>` : ''}
-      </nav>`,
+      ${exposure ? exposureSection(exposure) : ''} ${notificationsSection(rows, token !== undefined, context.now)}
+      ${pager(
+        'Pages',
+        token ? { href: '/ui/changes', text: 'Newest', testId: 'newest-page' } : undefined,
+        next ? { href: uiHref('/ui/changes', { page: next }), text: 'Older', testId: 'older-page' } : undefined,
+      )}`,
   };
+}
+
+/** A page of notifications, each told as a sentence, or why there is none. */
+function notificationsSection(rows: readonly RecentNotification[], older: boolean, now: Date): Html {
+  return html`<h2 id="changes-heading">Notifications${older ? ' (older)' : ''}</h2>
+    ${
+      rows.length === 0
+        ? html`<p class="notice" role="status">
+            ${older ? 'No older notification.' : 'No notification yet: they are written when an updater or the API changes a vulnerability.'}
+          </p>`
+        : html`<ol class="changes" aria-labelledby="changes-heading">
+            ${rows.map((n) => changeItem(n, now))}
+          </ol>`
+    }`;
 }
 
 function pageToken(context: PageContext, page: string | undefined): Token | undefined {
@@ -101,6 +94,20 @@ function pageToken(context: PageContext, page: string | undefined): Token | unde
   return token as Token;
 }
 
+/** The exposure chart's data (drawn by /ui/assets/app.js): a line per severity, a point per day. */
+function exposureChart(days: readonly ExposureDay[]): Record<string, unknown> {
+  return {
+    kind: 'lines',
+    target: 'exposure-chart',
+    x: days.map((d) => Date.parse(`${d.day}T00:00:00Z`) / 1000),
+    series: EXPOSURE_SEVERITIES.map((s) => ({
+      label: s,
+      values: days.map((d) => d.counts[s]),
+      colour: `--${s.toLowerCase()}-bg`,
+    })),
+  };
+}
+
 function exposureSection(days: readonly ExposureDay[]): Html {
   const today = days[days.length - 1];
   const summary = today ? EXPOSURE_SEVERITIES.map((s) => `${today.counts[s]} ${s}`).join(', ') : 'no data';
@@ -110,35 +117,22 @@ function exposureSection(days: readonly ExposureDay[]): Html {
       Vulnerabilities affecting an image scanned now, per day (UTC) over the last ${days.length} days: each counted once, at its highest
       severity, on the days it was published and not yet withdrawn.
     </p>
-    <div
-      id="exposure-chart"
-      class="chart-canvas"
-      role="img"
-      aria-label="Line chart of vulnerabilities per severity by day; today: ${summary}"
-    ></div>
-    <details>
-      <summary>Data</summary>
-      <table data-testid="exposure-table">
-        <caption>
-          Vulnerabilities affecting an image scanned now, by day and severity
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Day (UTC)</th>
-            ${EXPOSURE_SEVERITIES.map((s) => html`<th scope="col" class="num">${s}</th>`)}
-          </tr>
-        </thead>
-        <tbody>
-          ${days.map(
-            (d) =>
-              html`<tr data-day="${d.day}">
-                <th scope="row"><time datetime="${d.day}">${d.day}</time></th>
-                ${EXPOSURE_SEVERITIES.map((s) => html`<td class="num" data-severity="${s}">${count(d.counts[s])}</td>`)}
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-    </details>
+    ${chart(
+      'exposure-chart',
+      `Line chart of vulnerabilities per severity by day; today: ${summary}`,
+      table(
+        'Vulnerabilities affecting an image scanned now, by day and severity',
+        ['Day (UTC)', ...EXPOSURE_SEVERITIES.map((s) => ({ label: s, num: true }) as const)],
+        days.map(
+          (d) =>
+            html`<tr data-day="${d.day}">
+              <th scope="row"><time datetime="${d.day}">${d.day}</time></th>
+              ${EXPOSURE_SEVERITIES.map((s) => html`<td class="num" data-severity="${s}">${count(d.counts[s])}</td>`)}
+            </tr>`,
+        ),
+        'exposure-table',
+      ),
+    )}
   </section>`;
 }
 
@@ -173,7 +167,7 @@ function changeItem(n: RecentNotification, now: Date): Html {
       break;
     case 'changed': {
       const changes = whatChanged(n.old!, n.new!);
-      sentence = html`${name} changed: ${join(changes, ', ')}. It affects ${affected(n.new!.images, 'new')}
+      sentence = html`${name} changed: ${joined(changes)}. It affects ${affected(n.new!.images, 'new')}
         <span class="muted">(before: ${affected(n.old!.images, 'old')})</span>.`;
       break;
     }
@@ -234,8 +228,6 @@ function whatChanged(old: ChangeSide, fresh: ChangeSide): Html[] {
   return parts;
 }
 
-const join = (parts: readonly Html[], separator: string): Html => html`${parts.map((p, i) => (i === 0 ? p : html`${separator}${p}`))}`;
-
 /** Before and after, row by row (the rows that differ marked); a new or withdrawn vulnerability has one side. */
 function diffTable(before: ChangeSide | null, after: ChangeSide | null): Html {
   const sides = [
@@ -281,7 +273,7 @@ function imagesLine(label: string, side: ChangeSide): Html {
   const more = side.images - side.firstImages.length;
   return html`<p data-testid="affected-images">
     ${label}:
-    ${join(side.firstImages.map(imageLink), ', ')}${
+    ${joined(side.firstImages.map(imageLink))}${
       more > 0 ? html` and <a data-testid="more-images" href="${vulnerabilityHref(side.name)}">${count(more)} more</a>` : ''
     }
   </p>`;

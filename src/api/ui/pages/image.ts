@@ -22,27 +22,30 @@
  */
 import { notFound } from '../../../errors.js';
 import { isVersionFormatName, versionFormat } from '../../../ecosystems/index.js';
-import { imageContents, type ImagePackage, type ImageVulnerability } from '../../../images/report.js';
-import { imageData, missingNamespaces } from '../../../model/coverage.js';
+import { imageContents, type ImageContents, type ImagePackage, type ImageVulnerability } from '../../../images/report.js';
+import { imageData, missingNamespaces, type ImageData } from '../../../model/coverage.js';
 import { allSeverities, countFindings, worstSeverity } from '../../../model/finding-counts.js';
 import { riskMetadata, type RiskContext } from '../../../model/risk.js';
 import { severityRank, UNFIXED_WORDS, type FixState, type Severity } from '../../../model/vulnerability.js';
-import { imagesWithDigest } from '../../../store/images.js';
+import { imagesWithDigest, type ImageReferenceRow } from '../../../store/images.js';
 import type { PageContext } from '../index.js';
 import {
   count,
   epssText,
+  fixedVersion,
   html,
+  joined,
   kevBadge,
-  namespaceDataCells,
   SEVERITIES_DOWN,
   severityBadge,
   shortDigest,
+  tagList,
   vulnerabilityHref,
   when,
   type Html,
 } from '../html.js';
 import type { Page } from '../layout.js';
+import { namespaceDataTable, table } from '../sections.js';
 
 /** Above this many packages, the packages table starts collapsed. */
 const OPEN_PACKAGES = 30;
@@ -155,12 +158,18 @@ function compareFindings(a: Finding, b: Finding): number {
 
 const layerLink = (n: number): Html => html`<a href="#layer-${n}">${n}</a>`;
 
-const fixedByText = (v: ImageVulnerability): Html =>
-  v.fixedBy !== null ? html`<code>${v.fixedBy}</code>` : html`<span class="muted">${fixStateText(v.fixState)}</span>`;
-
 /** The EPSS cell: the score, and the CVE it came from when not the vulnerability's own name. */
 const epssCell = (risk: RiskShown): Html =>
   html`${epssText(risk.EPSS)}${risk.EPSS?.CVE ? html` <span class="muted">(${risk.EPSS.CVE})</span>` : ''}`;
+
+/** An image's layers, bottom first, numbered from 1: what each added and the most severe finding it brings. */
+interface LayerRow {
+  index: number;
+  digest: string;
+  packages: number;
+  vulnerabilities: number;
+  worst: Severity | undefined;
+}
 
 export async function imagePage(context: PageContext, digest: string): Promise<Page> {
   const [contents, references] = await Promise.all([imageContents(context.pool, digest), imagesWithDigest(context.pool, digest)]);
@@ -176,245 +185,187 @@ export async function imagePage(context: PageContext, digest: string): Promise<P
   const findings: Finding[] = contents.packages
     .flatMap((p) => p.vulnerabilities.map((v) => ({ vulnerability: v, package: p, layer: layerOf(p), risk: riskShown(v.name, v.risk) })))
     .sort(compareFindings);
-  const plan = upgradePlan(contents.packages);
 
-  const layers = contents.layers.map((d, i) => {
+  const layers: LayerRow[] = contents.layers.map((d, i) => {
     const added = contents.packages.filter((p) => layerOf(p) === i + 1 && layerIndex.get(d) === i + 1);
     const counts = countFindings(added.flatMap((p) => p.vulnerabilities));
     return { index: i + 1, digest: d, packages: added.length, vulnerabilities: allSeverities(counts).total, worst: worstSeverity(counts) };
   });
 
-  const data = imageData(contents.coverage, context.now, context.maxDataAgeMs);
-  // A namespace without data leaves the counts unknown: they are never shown as 0.
-  const known = data.state !== 'missing';
-  const shown = SEVERITIES_DOWN.filter((s) => s !== 'Defcon1' || contents.summary[s] !== undefined);
-  const packagesTable = html`<table>
-    <caption>
-      Packages (<span data-testid="package-count">${count(contents.packages.length)}</span
-      >)
-    </caption>
-    <thead>
-      <tr>
-        <th scope="col">Package</th>
-        <th scope="col">Version</th>
-        <th scope="col">Namespace</th>
-        <th scope="col">Layer</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${contents.packages.map(
-        (p) =>
-          html`<tr data-testid="package" data-package="${p.name}">
-            <th scope="row">${p.name}</th>
-            <td><code>${p.version}</code></td>
-            <td>${p.namespace}</td>
-            <td>${layerLink(layerOf(p))}</td>
-          </tr>`,
-      )}
-    </tbody>
-  </table>`;
-
   return {
     title: `Image ${digest.replace(/^sha256:/, '').slice(0, 12)}`,
     section: 'images',
     body: html`<h1>Image <code data-testid="image-digest">${digest}</code></h1>
-      ${
-        references.length === 0
-          ? html`<p class="notice">No registry record holds this digest (its contents were indexed without a scan from a registry).</p>`
-          : html`<table>
-              <caption>
-                Where registries hold it
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Repository</th>
-                  <th scope="col">Tags</th>
-                  <th scope="col">Platform</th>
-                  <th scope="col">First seen</th>
-                  <th scope="col">Last seen</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${references.map(
-                  (r) =>
-                    html`<tr data-testid="reference" data-repository="${r.registry}/${r.repository}">
-                      <th scope="row"><code>${r.registry}/${r.repository}</code></th>
-                      <td>
-                        ${r.tags.length > 0 ? r.tags.map((t, i) => html`${i > 0 ? ', ' : ''}<code>${t}</code>`) : html`<span class="muted">untagged</span>`}
-                      </td>
-                      <td>${r.platform}</td>
-                      <td>${when(r.firstSeen)}</td>
-                      <td>${when(r.lastSeen)}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`
-      }
-      <h2 id="summary">Vulnerabilities by severity</h2>
-      ${
-        known
-          ? ''
-          : html`<p class="notice" role="status" data-testid="data-missing">
-              Unknown: there is no vulnerability data for ${missingNamespaces(data).join(', ')}, so its packages there were not matched and
-              the counts are not known. The findings below are those of the other namespaces.
-            </p>`
-      }
-      <ul class="cards" aria-label="Vulnerabilities by severity">
-        ${shown.map((s) => {
-          const c = contents.summary[s] ?? { total: 0, fixable: 0 };
-          return html`<li>
-            ${severityBadge(s)}
-            <span class="value" data-testid="count-${s}">${known ? count(c.total) : 'unknown'}</span>
-            <span class="muted"><span data-testid="fixable-${s}">${known ? count(c.fixable) : 'unknown'}</span> fixable</span>
-          </li>`;
-        })}
-        <li>
-          <span class="kev">KEV</span>
-          <span class="value" data-testid="kev-count">${known ? count(contents.knownExploited) : 'unknown'}</span>
-          <span class="muted">known exploited</span>
-        </li>
-      </ul>
-      <p class="muted">
-        Distinct vulnerabilities, each at the highest severity any source gives it; fixable when an upgrade of an affected package fixes it.
-      </p>
-      <table data-testid="data-coverage">
-        <caption>
-          The vulnerability data behind these numbers
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Namespace</th>
-            <th scope="col">Data</th>
-            <th scope="col">From</th>
-            <th scope="col">Last updated</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${data.namespaces.map((n) => {
-            const cells = namespaceDataCells(n, context.now);
-            return html`<tr data-testid="namespace-data" data-namespace="${n.namespace}" data-state="${n.state}">
-              <th scope="row">${n.namespace}</th>
-              <td>${cells.state}</td>
-              <td>${cells.sources}</td>
-              <td>${cells.updated}</td>
-            </tr>`;
-          })}
-        </tbody>
-      </table>
-
-      <h2 id="upgrades">What to upgrade</h2>
-      ${
-        plan.upgrades.length === 0
-          ? html`<p class="notice">No upgrade removes a High or Critical finding.</p>`
-          : html`<table>
-              <caption>
-                ${count(plan.upgrades.length)} ${plan.upgrades.length === 1 ? 'upgrade removes' : 'upgrades remove'}
-                <span data-testid="upgrade-removed">${count(plan.removed)}</span>
-                High and Critical ${plan.removed === 1 ? 'finding' : 'findings'}
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Package</th>
-                  <th scope="col">Installed</th>
-                  <th scope="col">Upgrade to</th>
-                  <th scope="col" class="num">Findings removed</th>
-                  <th scope="col">Vulnerabilities</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${plan.upgrades.map(
-                  (u) =>
-                    html`<tr data-testid="upgrade" data-package="${u.package}">
-                      <th scope="row">${u.package} <span class="muted">${u.namespace}</span></th>
-                      <td><code>${u.from}</code></td>
-                      <td data-testid="upgrade-to"><code>${u.to}</code></td>
-                      <td class="num" data-testid="upgrade-removes">${count(u.removes.length)}</td>
-                      <td>${u.removes.map((name, i) => html`${i > 0 ? ', ' : ''}<a href="${vulnerabilityHref(name)}">${name}</a>`)}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`
-      }
-      <p>
-        <span data-testid="unfixed-high">${count(plan.remaining)}</span> High and Critical
-        ${plan.remaining === 1 ? 'finding remains' : 'findings remain'} that no upgrade fixes yet.
-      </p>
-
-      <h2 id="layers">Layers</h2>
-      <table>
-        <caption>
-          Layers, bottom first (${count(layers.length)})
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col" class="num">#</th>
-            <th scope="col">Digest</th>
-            <th scope="col" class="num">Packages added</th>
-            <th scope="col" class="num">Vulnerabilities they bring</th>
-            <th scope="col">Most severe</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${layers.map(
-            (l) =>
-              html`<tr id="layer-${l.index}" data-testid="layer" data-digest="${l.digest}">
-                <th scope="row" class="num">${l.index}</th>
-                <td>${shortDigest(l.digest)}</td>
-                <td class="num" data-testid="layer-packages">${count(l.packages)}</td>
-                <td class="num" data-testid="layer-vulnerabilities">${count(l.vulnerabilities)}</td>
-                <td>${l.worst ? severityBadge(l.worst) : html`<span class="muted">—</span>`}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-
-      <h2 id="vulnerabilities">Vulnerabilities</h2>
-      ${
-        findings.length === 0
-          ? html`<p class="notice">No known vulnerability affects this image's packages.</p>`
-          : html`<table>
-              <caption>
-                Findings (<span data-testid="finding-count">${count(findings.length)}</span
-                >): one row per vulnerability and package, most severe first
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Vulnerability</th>
-                  <th scope="col">Severity</th>
-                  <th scope="col">Package</th>
-                  <th scope="col">Installed</th>
-                  <th scope="col">Fixed by</th>
-                  <th scope="col">EPSS</th>
-                  <th scope="col">KEV</th>
-                  <th scope="col">Layer</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${findings.map(
-                  (f) =>
-                    html`<tr data-testid="finding" data-vulnerability="${f.vulnerability.name}" data-package="${f.package.name}">
-                      <th scope="row"><a href="${vulnerabilityHref(f.vulnerability.name)}">${f.vulnerability.name}</a></th>
-                      <td>${severityBadge(f.vulnerability.severity)}</td>
-                      <td>${f.package.name}</td>
-                      <td><code>${f.package.version}</code></td>
-                      <td data-testid="fixed-by">${fixedByText(f.vulnerability)}</td>
-                      <td>${epssCell(f.risk)}</td>
-                      <td>${kevBadge(f.risk.KEV)}</td>
-                      <td>${layerLink(f.layer)}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`
-      }
-
-      <h2 id="packages">Packages</h2>
-      ${
-        contents.packages.length > OPEN_PACKAGES
-          ? html`<details>
-              <summary>Show all ${count(contents.packages.length)} packages</summary>
-              ${packagesTable}
-            </details>`
-          : packagesTable
-      }`,
+      ${referencesSection(references)}
+      ${summarySection(contents, imageData(contents.coverage, context.now, context.maxDataAgeMs), context.now)}
+      ${upgradesSection(upgradePlan(contents.packages))} ${layersSection(layers)} ${findingsSection(findings)}
+      ${packagesSection(contents.packages, layerOf)}`,
   };
+}
+
+/** Where registries hold the image. */
+function referencesSection(references: readonly ImageReferenceRow[]): Html {
+  if (references.length === 0) {
+    return html`<p class="notice">No registry record holds this digest (its contents were indexed without a scan from a registry).</p>`;
+  }
+  return table(
+    'Where registries hold it',
+    ['Repository', 'Tags', 'Platform', 'First seen', 'Last seen'],
+    references.map(
+      (r) =>
+        html`<tr data-testid="reference" data-repository="${r.registry}/${r.repository}">
+          <th scope="row"><code>${r.registry}/${r.repository}</code></th>
+          <td>${tagList(r.tags)}</td>
+          <td>${r.platform}</td>
+          <td>${when(r.firstSeen)}</td>
+          <td>${when(r.lastSeen)}</td>
+        </tr>`,
+    ),
+  );
+}
+
+/** The counts per severity (unknown where a namespace has no data), and the data behind them. */
+function summarySection(contents: ImageContents, data: ImageData, now: Date): Html {
+  // A namespace without data leaves the counts unknown: they are never shown as 0.
+  const known = data.state !== 'missing';
+  const shown = SEVERITIES_DOWN.filter((s) => s !== 'Defcon1' || contents.summary[s] !== undefined);
+  return html`<h2 id="summary">Vulnerabilities by severity</h2>
+    ${
+      known
+        ? ''
+        : html`<p class="notice" role="status" data-testid="data-missing">
+            Unknown: there is no vulnerability data for ${missingNamespaces(data).join(', ')}, so its packages there were not matched and
+            the counts are not known. The findings below are those of the other namespaces.
+          </p>`
+    }
+    <ul class="cards" aria-label="Vulnerabilities by severity">
+      ${shown.map((s) => {
+        const c = contents.summary[s] ?? { total: 0, fixable: 0 };
+        return html`<li>
+          ${severityBadge(s)}
+          <span class="value" data-testid="count-${s}">${known ? count(c.total) : 'unknown'}</span>
+          <span class="muted"><span data-testid="fixable-${s}">${known ? count(c.fixable) : 'unknown'}</span> fixable</span>
+        </li>`;
+      })}
+      <li>
+        <span class="kev">KEV</span>
+        <span class="value" data-testid="kev-count">${known ? count(contents.knownExploited) : 'unknown'}</span>
+        <span class="muted">known exploited</span>
+      </li>
+    </ul>
+    <p class="muted">
+      Distinct vulnerabilities, each at the highest severity any source gives it; fixable when an upgrade of an affected package fixes it.
+    </p>
+    ${namespaceDataTable({
+      caption: 'The vulnerability data behind these numbers',
+      namespaces: data.namespaces,
+      now,
+      rowTestId: 'namespace-data',
+      testId: 'data-coverage',
+    })}`;
+}
+
+/** What to upgrade to remove the most High and Critical findings, and what no upgrade fixes. */
+function upgradesSection(plan: UpgradePlan): Html {
+  return html`<h2 id="upgrades">What to upgrade</h2>
+    ${
+      plan.upgrades.length === 0
+        ? html`<p class="notice">No upgrade removes a High or Critical finding.</p>`
+        : table(
+            html`${count(plan.upgrades.length)} ${plan.upgrades.length === 1 ? 'upgrade removes' : 'upgrades remove'}
+              <span data-testid="upgrade-removed">${count(plan.removed)}</span>
+              High and Critical ${plan.removed === 1 ? 'finding' : 'findings'}`,
+            ['Package', 'Installed', 'Upgrade to', { label: 'Findings removed', num: true }, 'Vulnerabilities'],
+            plan.upgrades.map(
+              (u) =>
+                html`<tr data-testid="upgrade" data-package="${u.package}">
+                  <th scope="row">${u.package} <span class="muted">${u.namespace}</span></th>
+                  <td><code>${u.from}</code></td>
+                  <td data-testid="upgrade-to"><code>${u.to}</code></td>
+                  <td class="num" data-testid="upgrade-removes">${count(u.removes.length)}</td>
+                  <td>${joined(u.removes.map((name) => html`<a href="${vulnerabilityHref(name)}">${name}</a>`))}</td>
+                </tr>`,
+            ),
+          )
+    }
+    <p>
+      <span data-testid="unfixed-high">${count(plan.remaining)}</span> High and Critical
+      ${plan.remaining === 1 ? 'finding remains' : 'findings remain'} that no upgrade fixes yet.
+    </p>`;
+}
+
+function layersSection(layers: readonly LayerRow[]): Html {
+  return html`<h2 id="layers">Layers</h2>
+    ${table(
+      html`Layers, bottom first (${count(layers.length)})`,
+      [
+        { label: '#', num: true },
+        'Digest',
+        { label: 'Packages added', num: true },
+        { label: 'Vulnerabilities they bring', num: true },
+        'Most severe',
+      ],
+      layers.map(
+        (l) =>
+          html`<tr id="layer-${l.index}" data-testid="layer" data-digest="${l.digest}">
+            <th scope="row" class="num">${l.index}</th>
+            <td>${shortDigest(l.digest)}</td>
+            <td class="num" data-testid="layer-packages">${count(l.packages)}</td>
+            <td class="num" data-testid="layer-vulnerabilities">${count(l.vulnerabilities)}</td>
+            <td>${l.worst ? severityBadge(l.worst) : html`<span class="muted">—</span>`}</td>
+          </tr>`,
+      ),
+    )}`;
+}
+
+function findingsSection(findings: readonly Finding[]): Html {
+  return html`<h2 id="vulnerabilities">Vulnerabilities</h2>
+    ${
+      findings.length === 0
+        ? html`<p class="notice">No known vulnerability affects this image's packages.</p>`
+        : table(
+            html`Findings (<span data-testid="finding-count">${count(findings.length)}</span>): one row per vulnerability and package, most
+              severe first`,
+            ['Vulnerability', 'Severity', 'Package', 'Installed', 'Fixed by', 'EPSS', 'KEV', 'Layer'],
+            findings.map(
+              (f) =>
+                html`<tr data-testid="finding" data-vulnerability="${f.vulnerability.name}" data-package="${f.package.name}">
+                  <th scope="row"><a href="${vulnerabilityHref(f.vulnerability.name)}">${f.vulnerability.name}</a></th>
+                  <td>${severityBadge(f.vulnerability.severity)}</td>
+                  <td>${f.package.name}</td>
+                  <td><code>${f.package.version}</code></td>
+                  <td data-testid="fixed-by">${fixedVersion(f.vulnerability.fixedBy, fixStateText(f.vulnerability.fixState))}</td>
+                  <td>${epssCell(f.risk)}</td>
+                  <td>${kevBadge(f.risk.KEV)}</td>
+                  <td>${layerLink(f.layer)}</td>
+                </tr>`,
+            ),
+          )
+    }`;
+}
+
+/** Every package with the layer that added it; collapsed when there are many. */
+function packagesSection(packages: readonly ImagePackage[], layerOf: (p: ImagePackage) => number): Html {
+  const packagesTable = table(
+    html`Packages (<span data-testid="package-count">${count(packages.length)}</span>)`,
+    ['Package', 'Version', 'Namespace', 'Layer'],
+    packages.map(
+      (p) =>
+        html`<tr data-testid="package" data-package="${p.name}">
+          <th scope="row">${p.name}</th>
+          <td><code>${p.version}</code></td>
+          <td>${p.namespace}</td>
+          <td>${layerLink(layerOf(p))}</td>
+        </tr>`,
+    ),
+  );
+  return html`<h2 id="packages">Packages</h2>
+    ${
+      packages.length > OPEN_PACKAGES
+        ? html`<details>
+            <summary>Show all ${count(packages.length)} packages</summary>
+            ${packagesTable}
+          </details>`
+        : packagesTable
+    }`;
 }

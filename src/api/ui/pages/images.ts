@@ -9,20 +9,22 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { badRequest } from '../../../errors.js';
 import { storeCoverage } from '../../../coverage.js';
-import { imageData, imagesData, missingNamespaces } from '../../../model/coverage.js';
+import { imageData, imagesData, missingNamespaces, type ImageData } from '../../../model/coverage.js';
 import { SEVERITIES, type Severity } from '../../../model/vulnerability.js';
 import {
   imagesByHighestSeverity,
   listImages,
   listImagesByRisk,
+  type HighestBucket,
   type ImageFilter,
   type ImageRow,
   type RiskCursor,
 } from '../../../store/images.js';
 import { MAX_NAME_LENGTH } from '../../limits.js';
 import type { PageContext } from '../index.js';
-import { count, dataTitle, html, imageHref, SEVERITIES_DOWN, severityBadge, shortDigest, uiHref, when } from '../html.js';
+import { count, dataTitle, html, type Html, imageHref, SEVERITIES_DOWN, severityBadge, shortDigest, uiHref, when } from '../html.js';
 import type { Page } from '../layout.js';
+import { chart, pager, table } from '../sections.js';
 
 export const ImagesQuery = Type.Object({
   repository: Type.Optional(Type.String({ maxLength: MAX_NAME_LENGTH })),
@@ -33,6 +35,9 @@ export const ImagesQuery = Type.Object({
   page: Type.Optional(Type.String({ maxLength: 4096 })),
 });
 export type ImagesQuery = Static<typeof ImagesQuery>;
+
+/** The order of the list. */
+type Sort = NonNullable<ImagesQuery['sort']>;
 
 /** Images per page. */
 export const IMAGES_PAGE = 50;
@@ -79,8 +84,7 @@ export async function imagesPageOf(context: PageContext, query: ImagesQuery, lim
           ...(sort === 'risk' ? { Rank: (last as ImageRow & { rank: RiskCursor }).rank } : { After: last.id }),
         } satisfies Token)
       : undefined;
-  const shown = SEVERITIES_DOWN.filter((s) => rows.some((r, i) => data[i]!.state !== 'missing' && r.counts[s]));
-  const filtered = filter.repository || filter.tag || filter.minSeverity || filter.knownExploited;
+  const filtered = Boolean(filter.repository || filter.tag || filter.minSeverity || filter.knownExploited);
   const keep = { repository: filter.repository, tag: filter.tag, severity: filter.minSeverity, kev: query.kev, sort: query.sort };
 
   return {
@@ -96,125 +100,125 @@ export async function imagesPageOf(context: PageContext, query: ImagesQuery, lim
       },
     },
     body: html`<h1>Images</h1>
-      <p class="lead">
-        ${count(total)} images recorded from
-        registries${
-          sort === 'risk'
-            ? ', most at risk first: known exploited vulnerabilities, then the counts from the most severe down'
-            : ', in the order first seen'
-        }.
-      </p>
-      ${
-        stale > 0
-          ? html`<p class="notice" role="status">
-              ${count(stale)} images are being re-ranked after a change of the vulnerability data; their counts below are current.
-            </p>`
-          : ''
-      }
-      <form class="filters" method="get" action="/ui" aria-label="Filter images">
-        <label>Repository <input name="repository" value="${filter.repository ?? ''}" placeholder="team/app" /></label>
-        <label>Tag <input name="tag" value="${filter.tag ?? ''}" placeholder="latest" size="12" /></label>
-        <label
-          >At least
-          <select name="severity">
-            <option value="">any severity</option>
-            ${SEVERITIES_DOWN.map((s) => html`<option${s === filter.minSeverity ? html` selected` : ''}>${s}</option>`)}
-          </select></label
-        >
-        <label class="check"
-          ><input type="checkbox" name="kev" value="on" ${filter.knownExploited ? html` checked` : ''} /> Known exploited only</label
-        >
-        <label
-          >Order
-          <select name="sort">
-            <option value="risk" ${sort === 'risk' ? html` selected` : ''}>Risk</option>
-            <option value="first-seen" ${sort === 'first-seen' ? html` selected` : ''}>First seen</option>
-          </select></label
-        >
-        <button type="submit">Apply</button>
-        ${filtered ? html`<a href="/ui">Clear</a>` : ''}
-      </form>
-      ${
-        rows.length === 0
-          ? html`<p class="notice" role="status">
-              ${filtered ? 'No image matches these filters.' : 'No image has been scanned yet: scan one with POST /tarsier/v1/images, or a registry webhook.'}
-            </p>`
-          : html`<table>
-              <caption>
-                Images${token ? ' (continued)' : ''}: vulnerabilities per severity, with how many an upgrade fixes
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Repository</th>
-                  <th scope="col">Tags</th>
-                  <th scope="col">Digest</th>
-                  <th scope="col">Platform</th>
-                  <th scope="col">Last scanned</th>
-                  ${shown.map((s) => html`<th scope="col" class="num">${s}</th>`)}
-                  <th scope="col" class="num"><abbr title="Known exploited (CISA KEV)">KEV</abbr></th>
-                </tr>
-              </thead>
-              <tbody>
-                ${rows.map((r, i) => {
-                  const { state, namespaces } = data[i]!;
-                  return html`<tr data-testid="image-row" data-digest="${r.digest}" data-state="${state}">
-                    <th scope="row"><a href="${imageHref(r.digest)}">${r.registry}/${r.repository}</a></th>
-                    <td>${r.tags.length > 0 ? r.tags.join(', ') : html`<span class="muted">untagged</span>`}</td>
-                    <td>${shortDigest(r.digest)}</td>
-                    <td>${r.platform}</td>
-                    <td>
-                      ${when(r.scannedAt)}
-                      ${state === 'stale' ? html`<span class="sev sev-medium" title="${dataTitle(namespaces)}">stale data</span>` : ''}
-                    </td>
-                    ${
-                      state === 'missing'
-                        ? html`<td class="num" colspan="${shown.length + 1}" data-testid="counts-unknown" title="${dataTitle(namespaces)}">
-                            <span class="sev sev-unknown">unknown</span> no vulnerability data for ${missingNamespaces(data[i]!).join(', ')}
-                          </td>`
-                        : countCells(r, shown)
-                    }
-                  </tr>`;
-                })}
-              </tbody>
-            </table>`
-      }
-      <nav class="pager" aria-label="Pages">
-        ${token ? html`<a href="${uiHref('/ui', keep)}">First page</a>` : ''}
-        ${next ? html`<a data-testid="next-page" rel="next" href="${uiHref('/ui', { ...keep, page: next })}">Next page</a>` : ''}
-      </nav>
-      <section class="chart" aria-labelledby="severity-heading">
-        <h2 id="severity-heading">Images by their most severe vulnerability</h2>
-        <div
-          id="severity-chart"
-          class="chart-canvas"
-          role="img"
-          aria-label="Bar chart: ${distribution.map((d) => `${d.images} images: ${d.highest}`).join(', ')}"
-        ></div>
-        <details>
-          <summary>Data</summary>
-          <table data-testid="severity-chart-table">
-            <caption>
-              Images by most severe vulnerability (all images)
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Most severe</th>
-                <th scope="col" class="num">Images</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${distribution.map(
-                (d) =>
-                  html`<tr>
-                    <th scope="row">${(SEVERITIES as readonly string[]).includes(d.highest) ? severityBadge(d.highest) : d.highest}</th>
-                    <td class="num">${count(d.images)}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>
-        </details>
-      </section>`,
+      ${header(total, sort, stale)} ${filtersForm(filter, sort, filtered)} ${imagesTable(rows, data, token !== undefined, filtered)}
+      ${pager(
+        'Pages',
+        token ? { href: uiHref('/ui', keep), text: 'First page' } : undefined,
+        next ? { href: uiHref('/ui', { ...keep, page: next }), text: 'Next page', testId: 'next-page' } : undefined,
+      )}
+      ${severityChart(distribution)}`,
   };
+}
+
+/** How many images there are, in which order, and how many are being re-ranked. */
+function header(total: number, sort: Sort, stale: number): Html {
+  return html`<p class="lead">
+      ${count(total)} images recorded from
+      registries${
+        sort === 'risk'
+          ? ', most at risk first: known exploited vulnerabilities, then the counts from the most severe down'
+          : ', in the order first seen'
+      }.
+    </p>
+    ${
+      stale > 0
+        ? html`<p class="notice" role="status">
+            ${count(stale)} images are being re-ranked after a change of the vulnerability data; their counts below are current.
+          </p>`
+        : ''
+    }`;
+}
+
+/** The filters, as they are now. */
+function filtersForm(filter: ImageFilter, sort: Sort, filtered: boolean): Html {
+  return html`<form class="filters" method="get" action="/ui" aria-label="Filter images">
+    <label>Repository <input name="repository" value="${filter.repository ?? ''}" placeholder="team/app" /></label>
+    <label>Tag <input name="tag" value="${filter.tag ?? ''}" placeholder="latest" size="12" /></label>
+    <label
+      >At least
+      <select name="severity">
+        <option value="">any severity</option>
+        ${SEVERITIES_DOWN.map((s) => html`<option${s === filter.minSeverity ? html` selected` : ''}>${s}</option>`)}
+      </select></label
+    >
+    <label class="check"
+      ><input type="checkbox" name="kev" value="on" ${filter.knownExploited ? html` checked` : ''} /> Known exploited only</label
+    >
+    <label
+      >Order
+      <select name="sort">
+        <option value="risk" ${sort === 'risk' ? html` selected` : ''}>Risk</option>
+        <option value="first-seen" ${sort === 'first-seen' ? html` selected` : ''}>First seen</option>
+      </select></label
+    >
+    <button type="submit">Apply</button>
+    ${filtered ? html`<a href="/ui">Clear</a>` : ''}
+  </form>`;
+}
+
+/** A page of images with their counts per severity (the severities some image of the page has), or why there is none. */
+function imagesTable(rows: readonly ImageRow[], data: readonly ImageData[], continued: boolean, filtered: boolean): Html {
+  if (rows.length === 0) {
+    return html`<p class="notice" role="status">
+      ${filtered ? 'No image matches these filters.' : 'No image has been scanned yet: scan one with POST /tarsier/v1/images, or a registry webhook.'}
+    </p>`;
+  }
+  const shown = SEVERITIES_DOWN.filter((s) => rows.some((r, i) => data[i]!.state !== 'missing' && r.counts[s]));
+  return table(
+    html`Images${continued ? ' (continued)' : ''}: vulnerabilities per severity, with how many an upgrade fixes`,
+    [
+      'Repository',
+      'Tags',
+      'Digest',
+      'Platform',
+      'Last scanned',
+      ...shown.map((s) => ({ label: s, num: true }) as const),
+      { label: html`<abbr title="Known exploited (CISA KEV)">KEV</abbr>`, num: true },
+    ],
+    rows.map((r, i) => {
+      const { state, namespaces } = data[i]!;
+      return html`<tr data-testid="image-row" data-digest="${r.digest}" data-state="${state}">
+        <th scope="row"><a href="${imageHref(r.digest)}">${r.registry}/${r.repository}</a></th>
+        <td>${r.tags.length > 0 ? r.tags.join(', ') : html`<span class="muted">untagged</span>`}</td>
+        <td>${shortDigest(r.digest)}</td>
+        <td>${r.platform}</td>
+        <td>
+          ${when(r.scannedAt)}
+          ${state === 'stale' ? html`<span class="sev sev-medium" title="${dataTitle(namespaces)}">stale data</span>` : ''}
+        </td>
+        ${
+          state === 'missing'
+            ? html`<td class="num" colspan="${shown.length + 1}" data-testid="counts-unknown" title="${dataTitle(namespaces)}">
+                <span class="sev sev-unknown">unknown</span> no vulnerability data for ${missingNamespaces(data[i]!).join(', ')}
+              </td>`
+            : countCells(r, shown)
+        }
+      </tr>`;
+    }),
+  );
+}
+
+/** How many images have each severity as their most severe, as a bar chart and its table. */
+function severityChart(distribution: ReadonlyArray<{ highest: HighestBucket; images: number }>): Html {
+  return html`<section class="chart" aria-labelledby="severity-heading">
+    <h2 id="severity-heading">Images by their most severe vulnerability</h2>
+    ${chart(
+      'severity-chart',
+      `Bar chart: ${distribution.map((d) => `${d.images} images: ${d.highest}`).join(', ')}`,
+      table(
+        'Images by most severe vulnerability (all images)',
+        ['Most severe', { label: 'Images', num: true }],
+        distribution.map(
+          (d) =>
+            html`<tr>
+              <th scope="row">${(SEVERITIES as readonly string[]).includes(d.highest) ? severityBadge(d.highest) : d.highest}</th>
+              <td class="num">${count(d.images)}</td>
+            </tr>`,
+        ),
+        'severity-chart-table',
+      ),
+    )}
+  </section>`;
 }
 
 /** An image's counts per shown severity and its known exploited count. */
