@@ -5,7 +5,7 @@ import type { VersionFormatName } from '../model/version-format.js';
  * data, one row each. The release-file detectors name layers by it, the matcher chooses formats and
  * advisory namespaces by it, the configuration takes its updater names and default URLs from it,
  * the scanner its package URLs. Adding a distribution is its folder (ecosystems/<name>/) and a row
- * here; a source, its row in SOURCE_CATALOG and its updater in updater/sources.ts.
+ * here; a source, its folder (whose updater.ts exports it in `sources`) and its row in SOURCE_CATALOG.
  * test/ecosystems/catalog.test.ts fails when the rows, the detectors and the sources disagree.
  */
 
@@ -210,6 +210,12 @@ export const DISTRIBUTIONS: readonly Distribution[] = [
 /** A vulnerability source: its name (updater.enabledupdaters, updater.sources.<name>.url) and default upstream location. */
 export interface SourceEntry {
   readonly name: string;
+  /**
+   * Its code: the folder under ecosystems/ whose `updater.ts` exports it, by this name, in its
+   * `sources` (a folder may hold several: alpine/ has Alpine's and Wolfi's). updater/sources.ts
+   * loads it from there; nothing else lists the sources.
+   */
+  readonly folder: string;
   readonly url: string;
   /**
    * What it brings: advisories of distribution releases (vulnerabilities), or context about
@@ -231,22 +237,45 @@ export interface SourceEntry {
  * the vulnerabilities the others just wrote; then the risk context (EPSS, KEV), kept per CVE.
  */
 export const SOURCE_CATALOG: readonly SourceEntry[] = [
-  { name: 'debian', kind: 'vulnerabilities', url: 'https://security-tracker.debian.org/tracker/data/json' },
-  { name: 'ubuntu', kind: 'vulnerabilities', url: 'https://security-metadata.canonical.com/oval/' },
-  { name: 'alpine', kind: 'vulnerabilities', url: 'https://secdb.alpinelinux.org/' },
-  { name: 'wolfi', kind: 'vulnerabilities', url: 'https://packages.wolfi.dev/os/security.json' },
-  { name: 'rhel', kind: 'vulnerabilities', url: 'https://security.access.redhat.com/data/oval/v2/', clairNames: ['redhat'] },
+  { name: 'debian', folder: 'debian', kind: 'vulnerabilities', url: 'https://security-tracker.debian.org/tracker/data/json' },
+  { name: 'ubuntu', folder: 'ubuntu', kind: 'vulnerabilities', url: 'https://security-metadata.canonical.com/oval/' },
+  { name: 'alpine', folder: 'alpine', kind: 'vulnerabilities', url: 'https://secdb.alpinelinux.org/' },
+  { name: 'wolfi', folder: 'alpine', kind: 'vulnerabilities', url: 'https://packages.wolfi.dev/os/security.json' },
+  {
+    name: 'rhel',
+    folder: 'rhel',
+    kind: 'vulnerabilities',
+    url: 'https://security.access.redhat.com/data/oval/v2/',
+    clairNames: ['redhat'],
+  },
   // Red Hat's current feed (CSAF VEX): records per CVE with fix states, where OVAL v2 has them per advisory.
-  { name: 'rhel-vex', kind: 'vulnerabilities', url: 'https://security.access.redhat.com/data/csaf/v2/vex/', alternativeTo: 'rhel' },
-  { name: 'oracle', kind: 'vulnerabilities', url: 'https://linux.oracle.com/security/oval/' },
-  { name: 'amzn', kind: 'vulnerabilities', url: 'https://cdn.amazonlinux.com/', clairNames: ['amzn1', 'amzn2'] },
-  { name: 'suse', kind: 'vulnerabilities', url: 'https://ftp.suse.com/pub/projects/security/oval/', clairNames: ['opensuse'] },
-  { name: 'photon', kind: 'vulnerabilities', url: 'https://packages.broadcom.com/photon/photon_cve_metadata/' },
-  { name: 'azurelinux', kind: 'vulnerabilities', url: 'https://raw.githubusercontent.com/microsoft/AzureLinuxVulnerabilityData/main/' },
-  { name: 'nvd', kind: 'enrichment', url: 'https://nvd.nist.gov/feeds/json/cve/2.0/' },
+  {
+    name: 'rhel-vex',
+    folder: 'rhel',
+    kind: 'vulnerabilities',
+    url: 'https://security.access.redhat.com/data/csaf/v2/vex/',
+    alternativeTo: 'rhel',
+  },
+  { name: 'oracle', folder: 'oracle', kind: 'vulnerabilities', url: 'https://linux.oracle.com/security/oval/' },
+  { name: 'amzn', folder: 'amazon', kind: 'vulnerabilities', url: 'https://cdn.amazonlinux.com/', clairNames: ['amzn1', 'amzn2'] },
+  {
+    name: 'suse',
+    folder: 'suse',
+    kind: 'vulnerabilities',
+    url: 'https://ftp.suse.com/pub/projects/security/oval/',
+    clairNames: ['opensuse'],
+  },
+  { name: 'photon', folder: 'photon', kind: 'vulnerabilities', url: 'https://packages.broadcom.com/photon/photon_cve_metadata/' },
+  {
+    name: 'azurelinux',
+    folder: 'azurelinux',
+    kind: 'vulnerabilities',
+    url: 'https://raw.githubusercontent.com/microsoft/AzureLinuxVulnerabilityData/main/',
+  },
+  { name: 'nvd', folder: 'nvd', kind: 'enrichment', url: 'https://nvd.nist.gov/feeds/json/cve/2.0/' },
   // The locations name the upstream file itself (FIRST's current scores; CISA's catalog).
-  { name: 'epss', kind: 'risk', url: 'https://epss.empiricalsecurity.com/epss_scores-current.csv.gz' },
-  { name: 'kev', kind: 'risk', url: 'https://www.cisa.gov/sites/default/files/feeds/known_exploited_vulnerabilities.json' },
+  { name: 'epss', folder: 'epss', kind: 'risk', url: 'https://epss.empiricalsecurity.com/epss_scores-current.csv.gz' },
+  { name: 'kev', folder: 'kev', kind: 'risk', url: 'https://www.cisa.gov/sites/default/files/feeds/known_exploited_vulnerabilities.json' },
 ];
 
 /** Clair updaters no source here stands for: a Clair configuration may list them; they enable nothing. */
