@@ -15,7 +15,8 @@ const EXTENSION = extname(new URL(import.meta.url).pathname);
 async function codeOf(entry: SourceEntry): Promise<Source> {
   const module = (await import(new URL(`${entry.folder}/updater${EXTENSION}`, ECOSYSTEMS).href)) as { sources?: readonly Source[] };
   const source = module.sources?.find((s) => s.name === entry.name);
-  if (!source) throw new Error(`the catalog lists the source ${entry.name}, which ecosystems/${entry.folder}/updater has no code for`);
+  if (!source)
+    throw new Error(`the catalog lists the source ${entry.name}, but ecosystems/${entry.folder}/updater does not export it in its sources`);
   return source;
 }
 
