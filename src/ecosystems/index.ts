@@ -5,6 +5,7 @@
 import type { PackageLister } from '../model/indexing.js';
 import type { VersionFormat, VersionFormatName } from '../model/version-format.js';
 import { distributionOf } from './catalog.js';
+import { digestOf } from './digest.js';
 import { PACKAGE_FORMATS, type PackageFormat } from './formats.js';
 import { NAMESPACE_DETECTORS } from './osrelease/detectors.js';
 
@@ -61,7 +62,30 @@ export { NAMESPACE_DETECTORS };
 
 /**
  * The indexer's version (IndexedByVersion): the sum of its parts' versions, so it grows whenever a
- * lister or detector changes what it finds, or one is added. A layer indexed by an older version
- * is indexed again when posted again.
+ * lister or detector changes what it finds, or one is added. A layer indexed by an older version,
+ * or by this one under another fingerprint (below), is indexed again when posted again.
  */
 export const INDEXER_VERSION = [...PACKAGE_LISTERS, ...NAMESPACE_DETECTORS].reduce((sum, part) => sum + part.version, 0);
+
+/**
+ * What the indexer read layers with besides its code: a digest of its parts' fingerprints (the
+ * catalog rows the release detectors name layers by). It is stored with each layer's indexing
+ * beside INDEXER_VERSION but never shown: a layer indexed by this version under another fingerprint
+ * (before a catalog row was added or changed) is indexed again when posted again, as after a
+ * version bump, while IndexedByVersion stays the sum of the declared versions.
+ */
+export const INDEXER_FINGERPRINT = digestOf(
+  NAMESPACE_DETECTORS.flatMap((detector) => (detector.fingerprint === undefined ? [] : [[detector.name, detector.fingerprint]])),
+);
+
+/** How this build indexes layers, stored with each layer and layer scan it indexes. */
+export const CURRENT_INDEXING = { indexedByVersion: INDEXER_VERSION, indexerFingerprint: INDEXER_FINGERPRINT } as const;
+
+/**
+ * Whether a stored indexing stands, or the layer is indexed again when posted: it does when a later
+ * indexer did it (another replica's, during a rolling upgrade) or this one under the same data.
+ * indexerFingerprint is null for what was indexed before fingerprints were kept.
+ */
+export const isCurrentIndexing = (stored: { readonly indexedByVersion: number; readonly indexerFingerprint: string | null }): boolean =>
+  stored.indexedByVersion > INDEXER_VERSION ||
+  (stored.indexedByVersion === INDEXER_VERSION && stored.indexerFingerprint === INDEXER_FINGERPRINT);

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { INDEXER_VERSION, NAMESPACE_DETECTORS, PACKAGE_LISTERS } from '../ecosystems/index.js';
+import { CURRENT_INDEXING, isCurrentIndexing, NAMESPACE_DETECTORS, PACKAGE_LISTERS } from '../ecosystems/index.js';
 import { MATCHING } from '../ecosystems/matching.js';
 import { badRequest, TarsierError, unprocessable } from '../errors.js';
 import type { LayerScan } from '../model/layer.js';
@@ -53,7 +53,7 @@ const wants = wantedBy(PACKAGE_LISTERS, NAMESPACE_DETECTORS);
 
 /**
  * Indexes v1 layers: download, read, scan, store. A layer already indexed by the current indexer
- * version is returned at once. The same layer requested twice at once is downloaded once: in one
+ * (its version and fingerprint: isCurrentIndexing) is returned at once. The same layer requested twice at once is downloaded once: in one
  * process the second request joins the first; across replicas a lease makes the others wait.
  */
 export class Indexer {
@@ -77,7 +77,7 @@ export class Indexer {
    */
   async index(request: IndexRequest, signal?: AbortSignal): Promise<LayerRow> {
     const existing = await findLayer(this.#pool, request.name);
-    if (existing && existing.indexedByVersion >= INDEXER_VERSION) return existing;
+    if (existing && isCurrentIndexing(existing)) return existing;
     if (this.#inFlight.has(request.name)) this.#log.debug({ layer: request.name }, 'joining the indexing of the layer under way');
     return this.#inFlight.run(request.name, signal, (shared) => this.#indexOnce(request, shared));
   }
@@ -100,11 +100,11 @@ export class Indexer {
       try {
         // Another replica may have finished this layer while we waited for the lease.
         const existing = await findLayer(this.#pool, request.name);
-        if (existing && existing.indexedByVersion >= INDEXER_VERSION) return existing;
+        if (existing && isCurrentIndexing(existing)) return existing;
         const parent = await this.#parentOf(request, existing);
         const scan = await this.scan(request, signal);
         await withTransaction(this.#pool, (client) =>
-          saveLayer(client, { name: request.name, parent, scan, indexedByVersion: INDEXER_VERSION, existing, matching: MATCHING }),
+          saveLayer(client, { name: request.name, parent, scan, indexing: CURRENT_INDEXING, existing, matching: MATCHING }),
         );
         const seconds = (performance.now() - started) / 1000;
         this.#metrics?.layerIndexDuration.observe({ outcome: 'indexed' }, seconds);

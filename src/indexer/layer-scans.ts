@@ -1,4 +1,4 @@
-import { INDEXER_VERSION } from '../ecosystems/index.js';
+import { CURRENT_INDEXING, isCurrentIndexing } from '../ecosystems/index.js';
 import { TarsierError } from '../errors.js';
 import type { LayerScan } from '../model/layer.js';
 import { findScanByHash } from '../store/ancestries.js';
@@ -35,7 +35,7 @@ const LEASE_POLL_MS = 200;
 const DEFAULT_DOWNLOAD_TIMEOUT_MS = 15 * 60_000;
 
 /**
- * Scans by layer hash for the ancestry API. A hash already scanned by the current indexer version
+ * Scans by layer hash for the ancestry API. A hash already scanned by the current indexer
  * is reused and never downloaded again; the same hash requested concurrently is downloaded once:
  * in one process later requests join the first, across replicas a lease (`scan/<hash>` in the
  * lock table) makes the others wait and then reuse the stored scan. The download and the reading
@@ -71,16 +71,16 @@ export class LayerScans {
     return this.#inFlight.run(request.hash, signal, (shared) => this.#scanOnce(request, shared));
   }
 
-  /** Whether the current indexer version has scanned the hash. */
+  /** Whether the current indexer (its version and fingerprint) has scanned the hash. */
   async isScanned(hash: string): Promise<boolean> {
     const stored = await findScanByHash(this.#pool, hash);
-    return stored !== undefined && stored.indexedByVersion >= INDEXER_VERSION;
+    return stored !== undefined && isCurrentIndexing(stored);
   }
 
-  /** The hash's scan by the current indexer version, read from the store; undefined when it needs scanning. */
+  /** The hash's scan by the current indexer, read from the store; undefined when it needs scanning. */
   async stored(hash: string): Promise<ScannedLayer | undefined> {
     const stored = await findScanByHash(this.#pool, hash);
-    if (!stored || stored.indexedByVersion < INDEXER_VERSION) return undefined;
+    if (!stored || !isCurrentIndexing(stored)) return undefined;
     return { scanId: stored.id, scan: await loadScan(this.#pool, stored.id) };
   }
 
@@ -102,7 +102,7 @@ export class LayerScans {
       if (stored) return stored;
       const started = performance.now();
       const scan = await this.#indexer.scan(request, signal);
-      const scanId = await withTransaction(this.#pool, (client) => saveScan(client, request.hash, scan, INDEXER_VERSION));
+      const scanId = await withTransaction(this.#pool, (client) => saveScan(client, request.hash, scan, CURRENT_INDEXING));
       this.#log?.info(
         { hash: request.hash, location: redactLocation(request.path), seconds: (performance.now() - started) / 1000 },
         'layer scanned',

@@ -71,7 +71,14 @@ export interface PackageLister {
 /** Recognises the operating system release of a layer. */
 export interface NamespaceDetector {
   readonly name: string;
+  /** Bumped whenever detect() would return something different for the same files and the same data (below). */
   readonly version: number;
+  /**
+   * A digest of the data outside its code that detect() decides with (the catalog rows it reads),
+   * absent when it reads none. A change of that data changes what it finds as a version bump
+   * would: layers indexed under another digest are indexed again when posted again (INDEXER_FINGERPRINT).
+   */
+  readonly fingerprint?: string;
   wants(path: string): boolean;
   /**
    * The namespace name (e.g. "debian:12", "alpine:v3.19", "rhel:9"), or undefined. databases: the

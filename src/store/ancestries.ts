@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { VersionFormatName } from '../model/version-format.js';
 import { shareKevLock } from './risk.js';
 import { computeSummaries } from './summaries.js';
-import { affectingVulnerabilities, type AffectingVulnerability, type LayerFeature } from './layers.js';
+import { affectingVulnerabilities, type AffectingVulnerability, type Indexing, type LayerFeature } from './layers.js';
 import { affectedHoldersPage } from './features.js';
 import type { Pool, Queryable } from './pool.js';
 
@@ -12,9 +12,8 @@ import type { Pool, Queryable } from './pool.js';
  * introduced it.
  */
 
-export interface StoredScan {
+export interface StoredScan extends Indexing {
   id: number;
-  indexedByVersion: number;
 }
 
 export interface AncestryFeatureRow {
@@ -40,7 +39,7 @@ export interface AffectedAncestry {
   name: string;
 }
 
-const SELECT_SCAN = 'SELECT id, indexed_by_version FROM layer_scan WHERE key = $1';
+const SELECT_SCAN = 'SELECT id, indexed_by_version, indexer_fingerprint FROM layer_scan WHERE key = $1';
 /** Serialises writers of one ancestry name for the rest of the transaction. */
 const LOCK_NAME = 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))';
 const DELETE_ANCESTRY = 'DELETE FROM ancestry WHERE name = $1';
@@ -85,8 +84,9 @@ const SELECT_AFFECTED = affectedHoldersPage({ rows: 'ancestry_feature', holder: 
 
 /** The stored scan of a layer hash, if any. */
 export async function findScanByHash(db: Queryable, hash: string): Promise<StoredScan | undefined> {
-  const row = (await db.query<{ id: number; indexed_by_version: number }>(SELECT_SCAN, [hash])).rows[0];
-  return row && { id: row.id, indexedByVersion: row.indexed_by_version };
+  type Row = { id: number; indexed_by_version: number; indexer_fingerprint: string | null };
+  const row = (await db.query<Row>(SELECT_SCAN, [hash])).rows[0];
+  return row && { id: row.id, indexedByVersion: row.indexed_by_version, indexerFingerprint: row.indexer_fingerprint };
 }
 
 /** Takes the per-name write lock of an ancestry until the transaction ends. */

@@ -21,6 +21,19 @@ export interface LayerRow {
   indexedByVersion: number;
 }
 
+/**
+ * How a layer or a layer scan was indexed: the indexer's version (IndexedByVersion) and its
+ * fingerprint, the digest of the data it read layers with (ecosystems/index.ts: never shown; null
+ * for what was indexed before fingerprints were kept).
+ */
+export interface Indexing {
+  indexedByVersion: number;
+  indexerFingerprint: string | null;
+}
+
+/** A stored layer, with how it was indexed. */
+export interface IndexedLayer extends LayerRow, Indexing {}
+
 /** A feature version in a layer's resolved set. */
 export interface LayerFeature {
   featureVersionId: number;
@@ -50,7 +63,8 @@ export interface AffectingVulnerability extends VulnerabilityFields {
 }
 
 const SELECT_LAYER = `
-  SELECT l.id, l.name, l.parent_id, p.name AS parent_name, n.name AS namespace, l.scan_id, l.indexed_by_version
+  SELECT l.id, l.name, l.parent_id, p.name AS parent_name, n.name AS namespace, l.scan_id, l.indexed_by_version,
+    l.indexer_fingerprint
   FROM layer l LEFT JOIN layer p ON p.id = l.parent_id LEFT JOIN namespace n ON n.id = l.namespace_id
   WHERE l.name = $1`;
 /** Blocks the parent's deletion or re-indexing until this transaction ends. */
@@ -99,9 +113,10 @@ const SELECT_AFFECTING = `
   ORDER BY v.name`;
 
 const UPSERT_SCAN = `
-  INSERT INTO layer_scan (key, indexed_by_version, namespace, package_dbs) VALUES ($1, $2, $3, $4)
-  ON CONFLICT (key) DO UPDATE SET indexed_by_version = EXCLUDED.indexed_by_version, namespace = EXCLUDED.namespace,
-    package_dbs = EXCLUDED.package_dbs, created_at = now()
+  INSERT INTO layer_scan (key, indexed_by_version, indexer_fingerprint, namespace, package_dbs) VALUES ($1, $2, $3, $4, $5)
+  ON CONFLICT (key) DO UPDATE SET indexed_by_version = EXCLUDED.indexed_by_version,
+    indexer_fingerprint = EXCLUDED.indexer_fingerprint, namespace = EXCLUDED.namespace, package_dbs = EXCLUDED.package_dbs,
+    created_at = now()
   RETURNING id`;
 const DELETE_SCAN_PACKAGES = 'DELETE FROM layer_scan_package WHERE layer_scan_id = $1';
 /** The architectures ($7) come as comma-separated lists, NULL when not known; module ($8) NULL for none. */
@@ -116,8 +131,9 @@ const SELECT_SCAN_PACKAGES = `
   SELECT format, name, version, source_name, source_version, arches, module FROM layer_scan_package WHERE layer_scan_id = $1`;
 
 const INSERT_LAYER = `
-  INSERT INTO layer (name, parent_id, namespace_id, scan_id, indexed_by_version) VALUES ($1, $2, $3, $4, $5) RETURNING id`;
-const UPDATE_LAYER = 'UPDATE layer SET namespace_id = $2, scan_id = $3, indexed_by_version = $4 WHERE id = $1';
+  INSERT INTO layer (name, parent_id, namespace_id, scan_id, indexed_by_version, indexer_fingerprint)
+  VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`;
+const UPDATE_LAYER = 'UPDATE layer SET namespace_id = $2, scan_id = $3, indexed_by_version = $4, indexer_fingerprint = $5 WHERE id = $1';
 const UPDATE_LAYER_NAMESPACE = 'UPDATE layer SET namespace_id = $2 WHERE id = $1';
 const DELETE_DIFF = 'DELETE FROM layer_diff WHERE layer_id = $1';
 const INSERT_DIFF = `
@@ -150,9 +166,10 @@ interface LayerRecord {
   namespace: string | null;
   scan_id: number;
   indexed_by_version: number;
+  indexer_fingerprint: string | null;
 }
 
-export async function findLayer(db: Queryable, name: string): Promise<LayerRow | undefined> {
+export async function findLayer(db: Queryable, name: string): Promise<IndexedLayer | undefined> {
   const row = (await db.query<LayerRecord>(SELECT_LAYER, [name])).rows[0];
   return (
     row && {
@@ -163,6 +180,7 @@ export async function findLayer(db: Queryable, name: string): Promise<LayerRow |
       namespace: row.namespace,
       scanId: row.scan_id,
       indexedByVersion: row.indexed_by_version,
+      indexerFingerprint: row.indexer_fingerprint,
     }
   );
 }
@@ -330,9 +348,10 @@ async function writeDiff(
 }
 
 /** Stores what a layer's own files hold under key (v1: 'v1/<name>'; ancestry API: the layer hash). */
-export async function saveScan(client: pg.PoolClient, key: string, scan: LayerScan, indexedByVersion: number): Promise<number> {
+export async function saveScan(client: pg.PoolClient, key: string, scan: LayerScan, indexing: Indexing): Promise<number> {
   const states = Object.fromEntries(Object.entries(scan.packageDbs).map(([format, db]) => [format, db.state]));
-  const id = (await client.query<{ id: number }>(UPSERT_SCAN, [key, indexedByVersion, scan.namespace, states])).rows[0]!.id;
+  const values = [key, indexing.indexedByVersion, indexing.indexerFingerprint, scan.namespace, states];
+  const id = (await client.query<{ id: number }>(UPSERT_SCAN, values)).rows[0]!.id;
   await client.query(DELETE_SCAN_PACKAGES, [id]);
   const formats: string[] = [];
   const names: string[] = [];
@@ -405,7 +424,7 @@ export interface SaveLayer {
   name: string;
   parent: LayerRow | null;
   scan: LayerScan;
-  indexedByVersion: number;
+  indexing: Indexing;
   /** The stored layer when it is being re-indexed. */
   existing: LayerRow | undefined;
   matching: Matching;
@@ -421,16 +440,17 @@ export async function saveLayer(client: pg.PoolClient, input: SaveLayer): Promis
   if (parent && (await client.query(LOCK_PARENT, [parent.id])).rowCount === 0) {
     throw badRequest(`parent layer ${parent.name} was deleted while this layer was indexed; post the parent again first`);
   }
-  const scanId = await saveScan(client, `v1/${input.name}`, scan, input.indexedByVersion);
+  const { indexedByVersion, indexerFingerprint } = input.indexing;
+  const scanId = await saveScan(client, `v1/${input.name}`, scan, input.indexing);
   const namespace = scan.namespace ?? parent?.namespace ?? null;
   const nsId = await namespaceId(client, namespace, matching);
   let layerId: number;
   if (existing) {
     layerId = existing.id;
-    await client.query(UPDATE_LAYER, [layerId, nsId, scanId, input.indexedByVersion]);
+    await client.query(UPDATE_LAYER, [layerId, nsId, scanId, indexedByVersion, indexerFingerprint]);
   } else {
-    layerId = (await client.query<{ id: number }>(INSERT_LAYER, [input.name, parent?.id ?? null, nsId, scanId, input.indexedByVersion]))
-      .rows[0]!.id;
+    const values = [input.name, parent?.id ?? null, nsId, scanId, indexedByVersion, indexerFingerprint];
+    layerId = (await client.query<{ id: number }>(INSERT_LAYER, values)).rows[0]!.id;
   }
   const parentFeatures = parent ? await layerFeatures(client, parent.id) : [];
   const own = await featuresFor(client, scan, namespace, parentFeatures, matching);

@@ -1,46 +1,27 @@
 /**
- * The vulnerability sources' code, by the name the catalog (ecosystems/catalog.ts) gives them; the
- * catalog decides their order (NVD last) and default locations. updater.enabledupdaters picks from it.
+ * The vulnerability sources' code, found from the catalog (ecosystems/catalog.ts): each
+ * SOURCE_CATALOG row names the folder under ecosystems/ whose `updater.ts` exports the source, by
+ * the row's name, in its `sources`. So a source is its folder and its row; the catalog also decides
+ * their order (NVD last) and default locations. updater.enabledupdaters picks from them.
  */
-import { alpineUpdater, wolfiUpdater } from '../ecosystems/alpine/updater.js';
-import { amazonUpdater } from '../ecosystems/amazon/updater.js';
-import { azureLinuxUpdater } from '../ecosystems/azurelinux/updater.js';
-import { debianUpdater } from '../ecosystems/debian/updater.js';
-import { epssSource } from '../ecosystems/epss/updater.js';
-import { kevSource } from '../ecosystems/kev/updater.js';
-import { nvdEnricher } from '../ecosystems/nvd/updater.js';
-import { oracleUpdater } from '../ecosystems/oracle/updater.js';
-import { photonUpdater } from '../ecosystems/photon/updater.js';
-import { rhelUpdater } from '../ecosystems/rhel/updater.js';
-import { rhelVexUpdater } from '../ecosystems/rhel/vex-updater.js';
-import { suseUpdater } from '../ecosystems/suse/updater.js';
-import { ubuntuUpdater } from '../ecosystems/ubuntu/updater.js';
-import { SOURCE_CATALOG } from '../ecosystems/catalog.js';
+import { extname } from 'node:path';
+import { SOURCE_CATALOG, type SourceEntry } from '../ecosystems/catalog.js';
 import type { Source } from '../model/updater.js';
 
-const UPDATERS: readonly Source[] = [
-  debianUpdater,
-  ubuntuUpdater,
-  alpineUpdater,
-  wolfiUpdater,
-  rhelUpdater,
-  rhelVexUpdater,
-  oracleUpdater,
-  amazonUpdater,
-  suseUpdater,
-  photonUpdater,
-  azureLinuxUpdater,
-  nvdEnricher,
-  epssSource,
-  kevSource,
-];
+const ECOSYSTEMS = new URL('../ecosystems/', import.meta.url);
+/** The extension of this build's modules: `.ts` when run from the sources (tsx, vitest), `.js` when compiled. */
+const EXTENSION = extname(new URL(import.meta.url).pathname);
 
-/** Every source, in the catalog's order. A catalog source without code here is a mistake caught at start-up (and by the catalog test). */
-export const SOURCES: readonly Source[] = SOURCE_CATALOG.map(({ name }) => {
-  const source = UPDATERS.find((u) => u.name === name);
-  if (!source) throw new Error(`the catalog lists the source ${name}, which has no updater`);
+async function codeOf(entry: SourceEntry): Promise<Source> {
+  const module = (await import(new URL(`${entry.folder}/updater${EXTENSION}`, ECOSYSTEMS).href)) as { sources?: readonly Source[] };
+  const source = module.sources?.find((s) => s.name === entry.name);
+  if (!source)
+    throw new Error(`the catalog lists the source ${entry.name}, but ecosystems/${entry.folder}/updater does not export it in its sources`);
   return source;
-});
+}
+
+/** Every source, in the catalog's order. A catalog source without code is a mistake caught at start-up (and by the catalog test). */
+export const SOURCES: readonly Source[] = await Promise.all(SOURCE_CATALOG.map(codeOf));
 
 /** The enabled sources, in SOURCES order. */
 export function enabledSources(names: readonly string[]): Source[] {

@@ -10,6 +10,7 @@ import { DISTRIBUTIONS, SOURCE_CATALOG, distributionOf } from '../../src/ecosyst
 import { PACKAGE_FORMATS } from '../../src/ecosystems/formats.js';
 import { isVersionFormatName, knownNamespaceFormat, matchNamespace } from '../../src/ecosystems/index.js';
 import { namespaceFromOsRelease } from '../../src/ecosystems/osrelease/os-release.js';
+import type { Source } from '../../src/model/updater.js';
 import { SOURCES } from '../../src/updater/sources.js';
 
 /** A version each naming rule accepts. */
@@ -72,6 +73,14 @@ describe('the distribution catalog', () => {
       if (source.kind === 'vulnerabilities') expect(fed, `${source.name} feeds no catalog distribution`).toContain(source.name);
     // What a row says a source brings is what its code brings: only vulnerability data makes an image's data known.
     expect(SOURCE_CATALOG.map((s) => s.kind)).toEqual(SOURCES.map((s) => s.kind));
+  });
+
+  it('names every source a folder exports, so no code goes unscheduled', async () => {
+    const named = SOURCE_CATALOG.map((s) => s.name);
+    for (const folder of new Set(SOURCE_CATALOG.map((s) => s.folder))) {
+      const { sources } = (await import(`../../src/ecosystems/${folder}/updater.ts`)) as { sources: readonly Source[] };
+      for (const source of sources) expect(named, `ecosystems/${folder}/updater.ts exports ${source.name}`).toContain(source.name);
+    }
   });
 
   it('gives the configuration its updater names and default locations; an alternative is enabled only instead of its source', () => {

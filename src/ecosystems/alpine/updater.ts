@@ -38,3 +38,6 @@ export const wolfiUpdater = {
     ];
   },
 } satisfies Updater;
+
+/** This folder's sources, found by the names of the catalog rows that name the folder (updater/sources.ts). */
+export const sources: readonly Updater[] = [alpineUpdater, wolfiUpdater];

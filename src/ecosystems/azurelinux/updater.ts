@@ -25,3 +25,6 @@ export const azureLinuxUpdater = {
     }));
   },
 } satisfies Updater;
+
+/** This folder's sources, found by the names of the catalog rows that name the folder (updater/sources.ts). */
+export const sources: readonly Updater[] = [azureLinuxUpdater];

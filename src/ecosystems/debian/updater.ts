@@ -9,3 +9,6 @@ export const debianUpdater = {
     return [{ key: 'tracker', urls: [base], parse: ([document]) => parseDebianTracker(document!) }];
   },
 } satisfies Updater;
+
+/** This folder's sources, found by the names of the catalog rows that name the folder (updater/sources.ts). */
+export const sources: readonly Updater[] = [debianUpdater];

@@ -13,3 +13,6 @@ export const epssSource = {
     return [{ key: 'scores', urls: [base], parse: ([file]) => parseEpssScores(file!) }];
   },
 } satisfies RiskSource;
+
+/** This folder's sources, found by the names of the catalog rows that name the folder (updater/sources.ts). */
+export const sources: readonly RiskSource[] = [epssSource];

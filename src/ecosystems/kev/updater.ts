@@ -13,3 +13,6 @@ export const kevSource = {
     return [{ key: 'catalog', urls: [base], parse: async ([file]) => parseKevCatalog(await readAll(file!)) }];
   },
 } satisfies RiskSource;
+
+/** This folder's sources, found by the names of the catalog rows that name the folder (updater/sources.ts). */
+export const sources: readonly RiskSource[] = [kevSource];

@@ -23,3 +23,6 @@ export const nvdEnricher = {
     }));
   },
 } satisfies Enricher;
+
+/** This folder's sources, found by the names of the catalog rows that name the folder (updater/sources.ts). */
+export const sources: readonly Enricher[] = [nvdEnricher];

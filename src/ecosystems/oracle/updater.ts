@@ -9,3 +9,6 @@ export const oracleUpdater = {
     return [{ key: 'elsa-all', urls: [`${directory(base)}com.oracle.elsa-all.xml.bz2`], parse: ([file]) => parseOracleOval(file!) }];
   },
 } satisfies Updater;
+
+/** This folder's sources, found by the names of the catalog rows that name the folder (updater/sources.ts). */
+export const sources: readonly Updater[] = [oracleUpdater];

@@ -1,5 +1,5 @@
 import type { LayerFiles, NamespaceDetector } from '../../model/indexing.js';
-import { namespaceFromOsRelease } from './os-release.js';
+import { NAMING_FINGERPRINT, namespaceFromOsRelease } from './os-release.js';
 import { fileText, parseOsRelease } from './parse.js';
 
 /**
@@ -12,6 +12,8 @@ const LSB_RELEASE = 'etc/lsb-release';
 export const lsbReleaseDetector = {
   name: 'lsb-release',
   version: 1,
+  // The os-release rules, so the same catalog rows.
+  fingerprint: NAMING_FINGERPRINT,
   wants: (path: string) => path === LSB_RELEASE,
   detect(files: LayerFiles): string | undefined {
     const text = fileText(files, LSB_RELEASE);

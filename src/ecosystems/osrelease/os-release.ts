@@ -1,5 +1,6 @@
 import type { LayerFiles, NamespaceDetector } from '../../model/indexing.js';
-import { distributionWithOsReleaseId } from '../catalog.js';
+import { DISTRIBUTIONS, distributionWithOsReleaseId, type Distribution } from '../catalog.js';
+import { digestOf } from '../digest.js';
 import { alpineFromVersion, debianFromCodename, debianFromVersionText, ubuntuFromCodename, withMajor, withVersion } from './names.js';
 import { fileText, parseOsRelease, type ReleaseFields } from './parse.js';
 
@@ -69,6 +70,16 @@ function legacyOpenSuse(fields: ReleaseFields): string | undefined {
   return undefined;
 }
 
+/**
+ * What namespaceFromOsRelease reads of the catalog: each row's id, os-release IDs and naming rule,
+ * in no particular order (rows may be reordered without indexing anything again).
+ */
+export const namingFingerprint = (distributions: readonly Distribution[]): string =>
+  digestOf(distributions.map((d) => JSON.stringify([d.id, d.osReleaseIds, d.naming])).sort());
+
+/** The catalog's naming rows as this build has them: a row added or changed indexes layers again, with no version bump. */
+export const NAMING_FINGERPRINT = namingFingerprint(DISTRIBUTIONS);
+
 function osReleaseText(files: LayerFiles): string | undefined {
   for (const path of OS_RELEASE_PATHS) {
     const text = fileText(files, path);
@@ -79,8 +90,10 @@ function osReleaseText(files: LayerFiles): string | undefined {
 
 export const osReleaseDetector = {
   name: 'os-release',
-  // 2: Photon, Azure Linux, CBL-Mariner and SLE Micro layers are named (catalog rows).
+  // 2: Photon, Azure Linux, CBL-Mariner and SLE Micro layers are named (catalog rows, before the
+  // fingerprint followed them). Catalog rows change the fingerprint, not the version.
   version: 2,
+  fingerprint: NAMING_FINGERPRINT,
   wants: (path: string) => OS_RELEASE_PATHS.includes(path) || path === DEBIAN_VERSION,
   detect(files: LayerFiles): string | undefined {
     const text = osReleaseText(files);

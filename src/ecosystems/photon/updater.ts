@@ -22,3 +22,6 @@ export const photonUpdater = {
     }));
   },
 } satisfies Updater;
+
+/** This folder's sources, found by the names of the catalog rows that name the folder (updater/sources.ts). */
+export const sources: readonly Updater[] = [photonUpdater];

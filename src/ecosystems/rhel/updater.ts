@@ -1,5 +1,6 @@
 import { directory, type Updater } from '../../model/updater.js';
 import { parseRedHatOval } from './oval.js';
+import { rhelVexUpdater } from './vex-updater.js';
 
 /** RHEL majors with OVAL v2 streams; CentOS, Rocky and AlmaLinux layers are matched against them. */
 const MAJORS = [7, 8, 9, 10];
@@ -18,3 +19,6 @@ export const rhelUpdater = {
     }));
   },
 } satisfies Updater;
+
+/** This folder's sources, found by the names of the catalog rows that name the folder (updater/sources.ts). */
+export const sources: readonly Updater[] = [rhelUpdater, rhelVexUpdater];

@@ -39,3 +39,6 @@ export const suseUpdater = {
     }));
   },
 } satisfies Updater;
+
+/** This folder's sources, found by the names of the catalog rows that name the folder (updater/sources.ts). */
+export const sources: readonly Updater[] = [suseUpdater];
