@@ -55,6 +55,14 @@ export interface Distribution {
    * before it.
    */
   readonly productVariants?: true;
+  /**
+   * How a one-line release file names it where os-release does not (Red Hat's family before
+   * os-release, or an image without it; ecosystems/osrelease/redhat-release.ts): `lines` match the
+   * text and capture the namespace version, in order; `file` is its own file, read before the shared
+   * etc/redhat-release and etc/system-release, which its relatives fill with a copy of theirs (or,
+   * on Oracle Linux, with Red Hat's text).
+   */
+  readonly releaseFile?: { readonly file?: string; readonly lines: readonly RegExp[] };
 }
 
 export const DISTRIBUTIONS: readonly Distribution[] = [
@@ -109,6 +117,7 @@ export const DISTRIBUTIONS: readonly Distribution[] = [
     advisoryNames: 'binary-and-source',
     moduleStreams: true,
     purl: { vendor: 'redhat', distro: 'rhel' },
+    releaseFile: { lines: [/^Red Hat Enterprise Linux\b.*? release (\d+)/i] },
   },
   // Rebuilds of RHEL: Red Hat's advisories cover them; their layers keep their own namespace.
   {
@@ -118,6 +127,7 @@ export const DISTRIBUTIONS: readonly Distribution[] = [
     versionFormat: 'rpm',
     matchedAs: 'rhel',
     purl: { vendor: 'centos', distro: 'centos' },
+    releaseFile: { file: 'etc/centos-release', lines: [/^CentOS (?:Linux |Stream )?release (\d+)/i] },
   },
   {
     id: 'rocky',
@@ -126,6 +136,7 @@ export const DISTRIBUTIONS: readonly Distribution[] = [
     versionFormat: 'rpm',
     matchedAs: 'rhel',
     purl: { vendor: 'rocky', distro: 'rocky' },
+    releaseFile: { file: 'etc/rocky-release', lines: [/^Rocky Linux release (\d+)/i] },
   },
   {
     id: 'almalinux',
@@ -134,9 +145,25 @@ export const DISTRIBUTIONS: readonly Distribution[] = [
     versionFormat: 'rpm',
     matchedAs: 'rhel',
     purl: { vendor: 'almalinux', distro: 'almalinux' },
+    releaseFile: { file: 'etc/almalinux-release', lines: [/^AlmaLinux release (\d+)/i] },
   },
-  { id: 'fedora', osReleaseIds: ['fedora'], naming: 'major', versionFormat: 'rpm', purl: { vendor: 'fedora', distro: 'fedora' } },
-  { id: 'oracle', osReleaseIds: ['ol'], naming: 'major', versionFormat: 'rpm', source: 'oracle', purl: { vendor: 'oracle', distro: 'ol' } },
+  {
+    id: 'fedora',
+    osReleaseIds: ['fedora'],
+    naming: 'major',
+    versionFormat: 'rpm',
+    purl: { vendor: 'fedora', distro: 'fedora' },
+    releaseFile: { file: 'etc/fedora-release', lines: [/^Fedora release (\d+)/i] },
+  },
+  {
+    id: 'oracle',
+    osReleaseIds: ['ol'],
+    naming: 'major',
+    versionFormat: 'rpm',
+    source: 'oracle',
+    purl: { vendor: 'oracle', distro: 'ol' },
+    releaseFile: { file: 'etc/oracle-release', lines: [/^Oracle Linux (?:Server )?release (\d+)/i] },
+  },
   {
     id: 'amzn',
     osReleaseIds: ['amzn'],
@@ -144,6 +171,8 @@ export const DISTRIBUTIONS: readonly Distribution[] = [
     versionFormat: 'rpm',
     source: 'amzn',
     purl: { vendor: 'amazon', distro: 'amzn' },
+    // The Amazon Linux AMI's releases are named YYYY.MM (2018.03); it writes etc/system-release.
+    releaseFile: { lines: [/^Amazon Linux AMI release (\d+\.\d+)/i, /^Amazon Linux release (\d+)/i] },
   },
   {
     id: 'sles',

@@ -17,6 +17,7 @@ const acme = vi.hoisted(() => ({
     versionFormat: 'apk',
     source: 'acme',
     purl: { vendor: 'acme-corp', distro: 'acmelinux' },
+    releaseFile: { file: 'etc/acme-release', lines: [/^Acme Linux release (\d+\.\d+)/] },
   } satisfies Distribution,
   source: {
     name: 'acme',
@@ -64,6 +65,17 @@ describe('a distribution added as catalog rows', () => {
     const files = new Map([['etc/os-release', fixture('etc/os-release')]]);
     const scan = scanContents({ files, whiteouts: { deleted: new Set(), opaque: new Set() } }, [], NAMESPACE_DETECTORS);
     expect(scan.namespace).toBe('acme:2.1');
+  });
+
+  it('names its layers from its one-line release file, before the shared redhat-release', () => {
+    const files = new Map([
+      ['etc/acme-release', Buffer.from('Acme Linux release 2.1 (Roadrunner)\n')],
+      ['etc/redhat-release', Buffer.from('Red Hat Enterprise Linux release 9.4 (Plow)\n')],
+    ]);
+    const scan = scanContents({ files, whiteouts: { deleted: new Set(), opaque: new Set() } }, [], NAMESPACE_DETECTORS);
+    expect(scan.namespace).toBe('acme:2.1');
+    const redhatRelease = NAMESPACE_DETECTORS.find((d) => d.name === 'redhat-release');
+    expect(redhatRelease?.wants('etc/acme-release')).toBe(true);
   });
 
   it('has its namespaces known, with its version format, matched against its own advisories', () => {

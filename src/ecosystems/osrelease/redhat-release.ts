@@ -1,36 +1,28 @@
 import type { LayerFiles, NamespaceDetector } from '../../model/indexing.js';
+import { DISTRIBUTIONS } from '../catalog.js';
+import { digestOf } from '../digest.js';
 import { fileText } from './parse.js';
 
 /**
- * The one-line release files of Red Hat and its relatives (`CentOS Linux release 7.9.2009 (Core)`).
- * Distribution-specific files come before the shared `redhat-release` and `system-release`,
- * which are often copies of (or links to) them, and which Oracle Linux fills with Red Hat's text.
+ * The one-line release files of Red Hat and its relatives (`CentOS Linux release 7.9.2009 (Core)`),
+ * as the catalog's rows say (releaseFile). Each distribution's own file comes before the shared
+ * `redhat-release` and `system-release`, which are often copies of (or links to) them, and which
+ * Oracle Linux fills with Red Hat's text.
  */
-const RELEASE_FILES = [
-  'etc/oracle-release',
-  'etc/centos-release',
-  'etc/almalinux-release',
-  'etc/rocky-release',
-  'etc/fedora-release',
-  'etc/redhat-release',
-  'etc/system-release',
-];
+const SHARED_RELEASE_FILES = ['etc/redhat-release', 'etc/system-release'];
+const RELEASE_FILES = [...DISTRIBUTIONS.flatMap((d) => d.releaseFile?.file ?? []), ...SHARED_RELEASE_FILES];
 
 /**
  * Each pattern captures the namespace version: the major release, except for the Amazon Linux AMI,
  * whose releases are named `YYYY.MM` (`2018.03`). Unlike Clair, which named RHEL `centos:N`, RHEL
  * is `rhel:N`. Other texts (Scientific Linux, ...) name no supported distribution.
  */
-const RELEASE_LINES: readonly { readonly pattern: RegExp; readonly distribution: string }[] = [
-  { pattern: /^Amazon Linux AMI release (\d+\.\d+)/i, distribution: 'amzn' },
-  { pattern: /^Amazon Linux release (\d+)/i, distribution: 'amzn' },
-  { pattern: /^Oracle Linux (?:Server )?release (\d+)/i, distribution: 'oracle' },
-  { pattern: /^Red Hat Enterprise Linux\b.*? release (\d+)/i, distribution: 'rhel' },
-  { pattern: /^CentOS (?:Linux |Stream )?release (\d+)/i, distribution: 'centos' },
-  { pattern: /^Rocky Linux release (\d+)/i, distribution: 'rocky' },
-  { pattern: /^AlmaLinux release (\d+)/i, distribution: 'almalinux' },
-  { pattern: /^Fedora release (\d+)/i, distribution: 'fedora' },
-];
+const RELEASE_LINES = DISTRIBUTIONS.flatMap((d) => (d.releaseFile?.lines ?? []).map((pattern) => ({ pattern, distribution: d.id })));
+
+/** The rows this detector names layers by, in the order it reads them: a change indexes layers again. */
+const RELEASE_FILE_FINGERPRINT = digestOf(
+  DISTRIBUTIONS.flatMap((d) => (d.releaseFile ? [[d.id, d.releaseFile.file ?? null, d.releaseFile.lines.map(String)]] : [])),
+);
 
 /** The namespace named by a release file's text, e.g. `Oracle Linux Server release 8.9` → `oracle:8`. */
 export function namespaceFromReleaseLine(text: string): string | undefined {
@@ -45,6 +37,7 @@ export function namespaceFromReleaseLine(text: string): string | undefined {
 export const redhatReleaseDetector = {
   name: 'redhat-release',
   version: 1,
+  fingerprint: RELEASE_FILE_FINGERPRINT,
   wants: (path: string) => RELEASE_FILES.includes(path),
   detect(files: LayerFiles): string | undefined {
     for (const path of RELEASE_FILES) {
