@@ -48,6 +48,7 @@ const { scanContents } = await import('../../src/indexer/scan.js');
 const { packageUrl } = await import('../../src/scanner/purl.js');
 const { FeatureInput } = await import('../../src/api/v1/schemas.js');
 const { ReportPackage } = await import('../../src/scanner/report.js');
+const { sarifReport } = await import('../../src/scanner/formats/sarif.js');
 const { json, testApp } = await import('../helpers/app.js');
 
 const postFix = (t: Awaited<ReturnType<typeof testApp>>, format: string, version: string) =>
@@ -85,6 +86,27 @@ describe('a format added as a catalog row', () => {
   it('is named where the API and the report describe version formats', () => {
     expect(FeatureInput.properties.VersionFormat.description).toMatch(/^dpkg, rpm, apk or numeric;/);
     expect(ReportPackage.properties.versionFormat.description).toBe('How its versions compare: dpkg, rpm, apk or numeric.');
+  });
+
+  it('points SARIF results at its package database', () => {
+    const layer = `sha256:${'1'.repeat(64)}`;
+    const widget = { name: 'widget', version: '9', namespace: 'acme:1', versionFormat: 'numeric', purl: 'pkg:num/acme/widget@9', layer };
+    const finding = { id: 'X-1', namespace: 'acme:1', severity: 'Low' as const, description: '', link: '', package: widget, fixedBy: '10' };
+    const sarif = sarifReport({
+      schemaVersion: '1.2',
+      tool: { name: 'tarsier', version: '0.1.0' },
+      createdAt: '2024-06-03T09:15:00Z',
+      target: { input: 'acme:1', kind: 'registry', digest: `sha256:${'2'.repeat(64)}`, platform: 'linux/amd64', references: [] },
+      layers: [layer],
+      database: { mode: 'standalone', updatedAt: '2024-06-01T06:00:00Z', namespaces: [] },
+      packages: [widget],
+      vulnerabilities: [{ ...finding, fixState: 'fixed' as const }],
+      ignored: [],
+      summary: { Low: 1 },
+      knownExploited: 0,
+      gate: { failOn: 'High', failOnKev: false, failed: false },
+    }) as { runs: Array<{ results: Array<{ locations: Array<{ physicalLocation: { artifactLocation: { uri: string } } }> }> }> };
+    expect(sarif.runs[0]!.results[0]!.locations[0]!.physicalLocation.artifactLocation.uri).toBe('var/lib/numeric/db');
   });
 
   it('is a version format writes accept, checked with its own validity rule', async () => {
