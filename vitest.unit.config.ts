@@ -25,6 +25,7 @@ export default defineConfig({
       'test/ecosystems/dpkg-lister.test.ts',
       'test/ecosystems/epss.test.ts',
       'test/ecosystems/kev.test.ts',
+      'test/ecosystems/maven-version.test.ts',
       'test/ecosystems/matching.test.ts',
       'test/ecosystems/nvd-feed.test.ts',
       'test/ecosystems/oracle-oval.test.ts',
