@@ -81,3 +81,22 @@ export function expectAntisymmetric(compare: (a: string, b: string) => -1 | 0 | 
   }
   expect(broken).toEqual([]);
 }
+
+/**
+ * compare is a total order on versions, valid or not: sorted with it, no version compares after
+ * one sorted later. A comparator that is not transitive (or not antisymmetric) leaves pairs out
+ * of order here, which neighbouring pairs alone would not show. Every pair is compared, so keep
+ * the list to a few hundred.
+ */
+export function expectTotalOrder(compare: (a: string, b: string) => -1 | 0 | 1, versions: readonly string[]): void {
+  const sorted = [...versions].sort(compare);
+  const broken: string[] = [];
+  for (let i = 0; i < sorted.length; i++) {
+    for (let j = i + 1; j < sorted.length; j++) {
+      const a = sorted[i] as string;
+      const b = sorted[j] as string;
+      if (compare(a, b) > 0 || compare(b, a) < 0) broken.push(`${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
+    }
+  }
+  expect(broken).toEqual([]);
+}
