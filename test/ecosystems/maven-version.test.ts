@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { maven } from '../../src/ecosystems/maven/version.js';
-import { checkRuns, checkValidity, orderingRows } from './version-vectors.js';
+import { checkChains, checkOrdering, checkValidity, orderingRows } from './vector-checks.js';
+import { readTable } from './vector-table.js';
 import { expectAntisymmetric, junkVersions } from './version-properties.js';
 
 const table = fileURLToPath(new URL('../fixtures/versions/maven-compare.data', import.meta.url));
@@ -43,10 +44,11 @@ describe('maven version format', () => {
 });
 
 describe('maven vectors: test/fixtures/versions/maven-compare.data (ComparableVersionTest)', () => {
-  const rows = orderingRows(table);
+  const rows = orderingRows(readTable(table));
   it('has rows', () => {
     expect(rows.length).toBeGreaterThan(200);
   });
-  checkRuns(maven.compare, rows);
-  checkValidity(maven.valid, table);
+  checkOrdering(maven.compare, rows);
+  checkChains(maven.compare, rows);
+  checkValidity(maven.valid, readTable(table));
 });

@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { nuget } from '../../src/ecosystems/nuget/version.js';
-import { checkRuns, checkValidity, orderingRows } from './version-vectors.js';
+import { checkChains, checkOrdering, checkValidity, orderingRows } from './vector-checks.js';
+import { readTable } from './vector-table.js';
 import { expectAntisymmetric, junkVersions } from './version-properties.js';
 
 const table = fileURLToPath(new URL('../fixtures/versions/nuget-compare.data', import.meta.url));
@@ -42,10 +43,11 @@ describe('nuget version format', () => {
 });
 
 describe('nuget vectors: test/fixtures/versions/nuget-compare.data (NuGet.Versioning.Test)', () => {
-  const rows = orderingRows(table);
+  const rows = orderingRows(readTable(table));
   it('has rows', () => {
     expect(rows.length).toBeGreaterThan(90);
   });
-  checkRuns(nuget.compare, rows);
-  checkValidity(nuget.valid, table);
+  checkOrdering(nuget.compare, rows);
+  checkChains(nuget.compare, rows);
+  checkValidity(nuget.valid, readTable(table));
 });
