@@ -194,3 +194,24 @@ function hasColon(s: string, start: number, end: number): boolean {
   for (let i = start; i < end; i++) if (s.charCodeAt(i) === CH_COLON) return true;
   return false;
 }
+
+/**
+ * Code-point order of whole strings (how Python and Ruby compare strings, and PHP and C
+ * compare their UTF-8 bytes); a proper prefix sorts first. A lone surrogate counts as its own
+ * value. Two strings are equal only when identical, so this orders what a format has no
+ * order for without ever calling two different strings equal.
+ */
+export function compareCodePoints(a: string, b: string): -1 | 0 | 1 {
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = a.codePointAt(i) as number;
+    const y = b.codePointAt(j) as number;
+    if (x !== y) return x < y ? -1 : 1;
+    i += x > 0xffff ? 2 : 1;
+    j += y > 0xffff ? 2 : 1;
+  }
+  const restA = a.length - i;
+  const restB = b.length - j;
+  return restA === restB ? 0 : restA < restB ? -1 : 1;
+}
