@@ -24,6 +24,7 @@ export default defineConfig({
       'test/ecosystems/debian-tracker.test.ts',
       'test/ecosystems/dpkg-lister.test.ts',
       'test/ecosystems/epss.test.ts',
+      'test/ecosystems/gem-version.test.ts',
       'test/ecosystems/kev.test.ts',
       'test/ecosystems/matching.test.ts',
       'test/ecosystems/nvd-feed.test.ts',
