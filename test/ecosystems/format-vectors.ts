@@ -39,13 +39,18 @@ export function checkVectors(
       expect(wrong).toEqual([]);
     });
   }
+  checkValidity(format.valid, rows);
+}
+
+/** One test per lone-version row: `v` must be valid, `!v` must not. */
+export function checkValidity(valid: (v: string) => boolean, rows: readonly Row[]): void {
   for (const { line, fields } of rows) {
     const [field] = fields;
     if (fields.length !== 1 || field === undefined) continue;
     const mustBeValid = !field.startsWith('!');
     const version = mustBeValid ? field : field.slice(1);
     it(`line ${line}: ${show(version)} is ${mustBeValid ? 'valid' : 'invalid'}`, () => {
-      expect(format.valid(version)).toBe(mustBeValid);
+      expect(valid(version)).toBe(mustBeValid);
     });
   }
 }

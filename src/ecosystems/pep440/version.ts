@@ -1,6 +1,6 @@
 import { VERSION_PATTERN } from '@renovatebot/pep440/lib/version.js';
 import type { VersionFormat } from '../../model/version-format.js';
-import { compareCodePoints, compareDigitRuns, compareText } from '../version-text.js';
+import { compareCodePoints, compareDigitRuns, compareText, isJsSpace } from '../version-text.js';
 
 /**
  * PEP 440 version ordering, as pypa/packaging's `Version` orders versions (what pip uses).
@@ -139,24 +139,12 @@ function compareNumber(a: string, b: string): -1 | 0 | 1 {
 }
 
 /**
- * Python's `\s`, which packaging strips from both ends (`str.isspace`): ASCII white space and
- * the information separators U+001C–U+001F, U+0085, and Unicode's space separators, but not
- * U+FEFF, which JavaScript's `\s` and trim() include.
+ * Python's `\s`, which packaging strips from both ends (`str.isspace`): what JavaScript's
+ * trim() removes, but for U+FEFF, and with the information separators U+001C–U+001F and
+ * U+0085 besides.
  */
 function isPythonSpace(c: number): boolean {
-  return (
-    (c >= 0x09 && c <= 0x0d) ||
-    (c >= 0x1c && c <= 0x20) ||
-    c === 0x85 ||
-    c === 0xa0 ||
-    c === 0x1680 ||
-    (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0x202f ||
-    c === 0x205f ||
-    c === 0x3000
-  );
+  return (c >= 0x1c && c <= 0x1f) || c === 0x85 || (c !== 0xfeff && isJsSpace(c));
 }
 
 function skipSpace(v: string): number {
