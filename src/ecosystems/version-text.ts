@@ -194,3 +194,45 @@ function hasColon(s: string, start: number, end: number): boolean {
   for (let i = start; i < end; i++) if (s.charCodeAt(i) === CH_COLON) return true;
   return false;
 }
+
+/**
+ * Code-point order of whole strings (how Python and Ruby compare strings, and PHP and C
+ * compare their UTF-8 bytes); a proper prefix sorts first. A lone surrogate counts as its own
+ * value. Two strings are equal only when identical, so this orders what a format has no
+ * order for without ever calling two different strings equal.
+ */
+export function compareCodePoints(a: string, b: string): -1 | 0 | 1 {
+  return compareScalars(a, b, false);
+}
+
+/**
+ * Byte-wise comparison of the UTF-8 encodings of whole strings, without encoding them:
+ * UTF-8 orders like the code points it encodes, and no encoded code point is a prefix of
+ * another's. A lone surrogate counts as U+FFFD, which is what encoding it would write.
+ */
+export function compareUtf8(a: string, b: string): -1 | 0 | 1 {
+  return compareScalars(a, b, true);
+}
+
+function compareScalars(a: string, b: string, replaceSurrogates: boolean): -1 | 0 | 1 {
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = a.codePointAt(i) as number;
+    const y = b.codePointAt(j) as number;
+    if (x !== y) {
+      const u = replaceSurrogates && isSurrogate(x) ? 0xfffd : x;
+      const v = replaceSurrogates && isSurrogate(y) ? 0xfffd : y;
+      if (u !== v) return u < v ? -1 : 1;
+    }
+    i += x > 0xffff ? 2 : 1;
+    j += y > 0xffff ? 2 : 1;
+  }
+  const restA = a.length - i;
+  const restB = b.length - j;
+  return restA === restB ? 0 : restA < restB ? -1 : 1;
+}
+
+function isSurrogate(c: number): boolean {
+  return c >= 0xd800 && c <= 0xdfff;
+}

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { apk, apkFuzzyCompare } from '../../src/ecosystems/apk/version.js';
+import { checkValidity } from './format-vectors.js';
 import { type Row, compareRows, negate, readTable, show } from './vector-table.js';
 import { expectAntisymmetric, junkVersions } from './version-properties.js';
 
@@ -39,15 +40,7 @@ function checkTable(rows: readonly Row[]): void {
       else expect(apkFuzzyCompare(a, b)).toBe(fuzzy);
     });
   }
-  for (const { line, fields } of rows) {
-    const [field] = fields;
-    if (fields.length !== 1 || field === undefined) continue;
-    const mustBeValid = !field.startsWith('!');
-    const version = mustBeValid ? field : field.slice(1);
-    it(`line ${line}: ${show(version)} is ${mustBeValid ? 'valid' : 'invalid'}`, () => {
-      expect(apk.valid(version)).toBe(mustBeValid);
-    });
-  }
+  checkValidity(apk.valid, rows);
 }
 
 describe('apk version format', () => {

@@ -1,5 +1,5 @@
 import type { VersionFormat } from '../../model/version-format.js';
-import { compareDigitRuns, compareText, isDigit } from '../version-text.js';
+import { compareDigitRuns, compareText, compareUtf8, isDigit } from '../version-text.js';
 
 /**
  * apk-tools (v3) version ordering, a Gentoo-like scheme:
@@ -173,7 +173,7 @@ function compareWith(a: string, b: string, fuzzy: boolean): -1 | 0 | 1 {
   // before a difference was found, it falls back to comparing the raw
   // strings. Being lazy matters: `23_foo > 4_beta` is decided by 23 > 4
   // before the unknown suffix `_foo` is reached.
-  if (x.kind === INVALID || y.kind === INVALID) return compareBytes(a, b);
+  if (x.kind === INVALID || y.kind === INVALID) return compareUtf8(a, b);
   if (x.kind === y.kind) return 0; // both ended
   // Fuzzy matching (`~`): b matches when it is a prefix of a, token-wise.
   if (fuzzy && y.kind === END) return 0;
@@ -208,32 +208,6 @@ export function apkFuzzyCompare(a: string, b: string): -1 | 0 | 1 {
 
 function compareNumbers(a: Cursor, b: Cursor): -1 | 0 | 1 {
   return compareDigitRuns(a.s, a.start, a.end, b.s, b.start, b.end);
-}
-
-/**
- * Byte-wise comparison of the UTF-8 encodings of whole strings, as apk does
- * for malformed ones, without encoding them: UTF-8 orders like the code
- * points it encodes, and no encoded code point is a prefix of another's. A
- * lone surrogate counts as U+FFFD, which is what encoding it would write.
- */
-function compareBytes(a: string, b: string): -1 | 0 | 1 {
-  let i = 0;
-  let j = 0;
-  while (i < a.length && j < b.length) {
-    const x = codePointOrReplacement(a, i);
-    const y = codePointOrReplacement(b, j);
-    if (x !== y) return x < y ? -1 : 1;
-    i += x > 0xffff ? 2 : 1;
-    j += y > 0xffff ? 2 : 1;
-  }
-  const restA = a.length - i;
-  const restB = b.length - j;
-  return restA === restB ? 0 : restA < restB ? -1 : 1;
-}
-
-function codePointOrReplacement(s: string, i: number): number {
-  const c = s.codePointAt(i) as number;
-  return c >= 0xd800 && c <= 0xdfff ? 0xfffd : c;
 }
 
 function isLowerLetter(c: number): boolean {
