@@ -14,6 +14,7 @@ export const MATCHING: Matching = {
       if ((fix.module ?? '') !== (installed.module ?? '')) return false;
       const version = versionFor(fix, installed);
       if (fix.affected_above != null && compare(version, fix.affected_above) <= 0) return false;
+      if (fix.affected_from != null && compare(version, fix.affected_from) < 0) return false;
       if (fix.fixed_version !== null) return compare(version, fix.fixed_version) < 0;
       return fix.affected_through == null || compare(version, fix.affected_through) <= 0;
     };

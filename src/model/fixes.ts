@@ -28,13 +28,21 @@ export function unionOfFixes(compare: Compare, entries: readonly FixedIn[]): Fix
   const byCondition = new Map<string, FixedIn>();
   for (const entry of entries) {
     const e = normalized(entry);
-    const key = JSON.stringify([e.feature, e.module ?? null, e.arches ?? null, e.affectedAbove ?? null]);
+    const key = JSON.stringify([e.feature, e.module ?? null, e.arches ?? null, e.affectedAbove ?? null, e.affectedFrom ?? null]);
     const seen = byCondition.get(key);
     byCondition.set(key, seen ? union(compare, seen, e) : e);
   }
   const byReach = new Map<string, FixedIn>();
   for (const e of byCondition.values()) {
-    const key = JSON.stringify([e.feature, e.module ?? null, e.version, fixStateOf(e), e.affectedAbove ?? null, e.affectedThrough ?? null]);
+    const key = JSON.stringify([
+      e.feature,
+      e.module ?? null,
+      e.version,
+      fixStateOf(e),
+      e.affectedAbove ?? null,
+      e.affectedFrom ?? null,
+      e.affectedThrough ?? null,
+    ]);
     const seen = byReach.get(key);
     byReach.set(key, seen ? withArches(seen, mergedArches(seen.arches, e.arches)) : e);
   }
@@ -66,13 +74,14 @@ export function decides(
 /** An entry without the conditions that mean nothing for it (a not_affected entry affects no version, under any condition). */
 function normalized(e: FixedIn): FixedIn {
   const state = fixStateOf(e);
-  const { arches, affectedAbove, affectedThrough, ...rest } = e;
+  const { arches, affectedAbove, affectedFrom, affectedThrough, ...rest } = e;
   if (state === 'not_affected') return rest;
   const sorted = arches && arches.length > 0 ? [...new Set(arches)].sort(compareText) : undefined;
   return {
     ...rest,
     ...(sorted ? { arches: sorted } : {}),
     ...(affectedAbove !== undefined ? { affectedAbove } : {}),
+    ...(affectedFrom !== undefined ? { affectedFrom } : {}),
     ...(affectedThrough !== undefined && e.version === null ? { affectedThrough } : {}),
   };
 }
@@ -111,7 +120,15 @@ function stateRank(state: string | null | undefined): number {
 }
 
 function orderKey(e: FixedIn): string {
-  return JSON.stringify([e.module ?? '', e.arches ?? [], e.affectedAbove ?? '', e.version ?? '', e.affectedThrough ?? '', e.state ?? '']);
+  return JSON.stringify([
+    e.module ?? '',
+    e.arches ?? [],
+    e.affectedAbove ?? '',
+    e.affectedFrom ?? '',
+    e.version ?? '',
+    e.affectedThrough ?? '',
+    e.state ?? '',
+  ]);
 }
 
 function compareText(a: string, b: string): number {

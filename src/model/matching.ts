@@ -9,6 +9,8 @@ export interface StoredFix {
   readonly arches?: readonly string[] | null;
   /** Only versions after this one are affected. */
   readonly affected_above?: string | null;
+  /** Only this version and later ones are affected. */
+  readonly affected_from?: string | null;
   /** With no fix: only versions up to this one, included, are affected. */
   readonly affected_through?: string | null;
   /** It names a source package: it applies to the packages built from it, compared by their source's version. */

@@ -114,7 +114,7 @@ export const affectedHoldersPage = (holders: { rows: string; holder: string; als
 /** Fixed-in entries of the live vulnerabilities of some features. */
 const SELECT_LIVE_FIXES = `
   SELECT fi.id, fi.vulnerability_id, fi.feature_id, fi.fixed_version, fi.fix_state, fi.arches, fi.affected_above, fi.affected_through,
-    fi.source, fi.module
+    fi.source, fi.module, fi.affected_from
   FROM vulnerability_fixedin fi JOIN vulnerability v ON v.id = fi.vulnerability_id AND v.deleted_at IS NULL
   WHERE fi.feature_id = ANY($1::int[])`;
 const INSERT_AFFECTS = `
@@ -172,6 +172,7 @@ export interface FixRecord {
   fix_state: string | null;
   arches: string[] | null;
   affected_above: string | null;
+  affected_from: string | null;
   affected_through: string | null;
   /** It names a source package: it links the versions built from it. */
   source: boolean;

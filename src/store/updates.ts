@@ -58,13 +58,14 @@ const INSERT_VERSION = `
     VALUES ($1, $2, $3, $4, $5, $6, $7, $22, $15, coalesce($21::timestamptz, now())) RETURNING id),
   entries AS MATERIALIZED (
     SELECT nextval('vulnerability_fixedin_id_seq') AS id, t.*
-    FROM unnest($8::int[], $9::text[], $14::text[], $16::text[], $17::text[], $18::text[], $19::boolean[], $20::text[])
-      WITH ORDINALITY AS t(feature_id, fixed_version, fix_state, arches, affected_above, affected_through, source, module, place)),
+    FROM unnest($8::int[], $9::text[], $14::text[], $16::text[], $17::text[], $18::text[], $19::boolean[], $20::text[], $23::text[])
+      WITH ORDINALITY AS t(feature_id, fixed_version, fix_state, arches, affected_above, affected_through, source, module, affected_from, place)),
   fixes AS (
     INSERT INTO vulnerability_fixedin
-      (id, vulnerability_id, feature_id, fixed_version, fix_state, arches, affected_above, affected_through, source, module)
+      (id, vulnerability_id, feature_id, fixed_version, fix_state, arches, affected_above, affected_through, source, module, affected_from)
     SELECT entries.id, version.id, entries.feature_id, entries.fixed_version, entries.fix_state,
-      string_to_array(entries.arches, ','), entries.affected_above, entries.affected_through, entries.source, entries.module
+      string_to_array(entries.arches, ','), entries.affected_above, entries.affected_through, entries.source, entries.module,
+      entries.affected_from
     FROM version, entries),
   links AS (
     INSERT INTO vulnerability_affects (vulnerability_id, feature_version_id, fixedin_id)
@@ -89,7 +90,8 @@ const COPY_VERSIONS =
 /** The same, with the time each was written elsewhere (records carried by a bundle). */
 const COPY_WRITTEN_VERSIONS =
   'COPY vulnerability (id, namespace_id, name, description, link, severity, metadata, updater, source_severity, cves, created_at) FROM STDIN';
-const FIXEDIN_COLUMNS = 'vulnerability_id, feature_id, fixed_version, fix_state, arches, affected_above, affected_through, source, module';
+const FIXEDIN_COLUMNS =
+  'vulnerability_id, feature_id, fixed_version, fix_state, arches, affected_above, affected_through, source, module, affected_from';
 const COPY_FIXEDIN = `COPY vulnerability_fixedin (id, ${FIXEDIN_COLUMNS}) FROM STDIN`;
 /** For fixes of features nothing has installed: nothing to link, so no ids to know. */
 const COPY_UNLINKED_FIXEDIN = `COPY vulnerability_fixedin (${FIXEDIN_COLUMNS}) FROM STDIN`;
@@ -253,6 +255,7 @@ function fixColumns(fix: FixedIn, featureId: number): FixColumns {
     fix_state: statedFixState(fix),
     arches: fix.arches ? [...fix.arches] : null,
     affected_above: fix.affectedAbove ?? null,
+    affected_from: fix.affectedFrom ?? null,
     affected_through: fix.affectedThrough ?? null,
     source: fix.source === true,
     module: fix.module ?? null,
@@ -359,6 +362,7 @@ async function insertVersion(
       fixes.map((f) => f.module),
       next.writtenAt?.toISOString() ?? null,
       next.sourceSeverity,
+      fixes.map((f) => f.affected_from),
     ],
   });
   return { id: rows[0]!.id, notification: rows[0]!.notification };
@@ -422,6 +426,7 @@ function fixedInRow(f: FixRecord): Array<string | number | null> {
     f.affected_through,
     f.source ? 't' : 'f',
     f.module,
+    f.affected_from,
   ];
 }
 

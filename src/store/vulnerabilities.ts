@@ -50,8 +50,8 @@ const SELECT_LIVE_NAMED = `
  * json_build_object (FixedInRow), which storedFixedIn reads back.
  */
 export const FIXED_IN_FIELDS = `'feature', f.name, 'version', fi.fixed_version, 'state', fi.fix_state,
-  'arches', fi.arches, 'affectedAbove', fi.affected_above, 'affectedThrough', fi.affected_through, 'source', fi.source,
-  'module', fi.module`;
+  'arches', fi.arches, 'affectedAbove', fi.affected_above, 'affectedFrom', fi.affected_from,
+  'affectedThrough', fi.affected_through, 'source', fi.source, 'module', fi.module`;
 const SELECT_FIXEDIN = `
   SELECT fi.vulnerability_id, json_build_object(${FIXED_IN_FIELDS}) AS entry
   FROM vulnerability_fixedin fi JOIN feature f ON f.id = fi.feature_id
@@ -145,6 +145,8 @@ export interface FixedInRow {
   state: StatedFixState | null;
   arches: string[] | null;
   affectedAbove: string | null;
+  /** Absent in bundles written before the column existed. */
+  affectedFrom?: string | null;
   affectedThrough: string | null;
   source: boolean | null;
   module: string | null;
@@ -158,6 +160,7 @@ export function storedFixedIn(r: FixedInRow): FixedIn {
     ...(r.state ? { state: r.state } : {}),
     ...(r.arches ? { arches: r.arches } : {}),
     ...(r.affectedAbove !== null ? { affectedAbove: r.affectedAbove } : {}),
+    ...(r.affectedFrom !== null && r.affectedFrom !== undefined ? { affectedFrom: r.affectedFrom } : {}),
     ...(r.affectedThrough !== null ? { affectedThrough: r.affectedThrough } : {}),
     ...(r.source ? { source: true as const } : {}),
     ...(r.module !== null && r.module !== undefined ? { module: r.module } : {}),

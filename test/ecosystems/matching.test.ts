@@ -33,6 +33,21 @@ describe('the matching rules', () => {
     expect(affects('rpm', bind, '9.16.32-3.cm2')).toBe(true);
   });
 
+  it('honours an inclusive lower bound (OSV introduced): the bound itself is affected, versions before it are not', () => {
+    // minimist's second range: introduced 1.0.0, fixed 1.2.2.
+    const minimist = { fixed_version: '1.2.2-r0', affected_from: '1.0.0-r0' };
+    expect(affects('rpm', minimist, '0.9.9-r0')).toBe(false);
+    expect(affects('rpm', minimist, '1.0.0-r0')).toBe(true);
+    expect(affects('rpm', minimist, '1.2.1-r0')).toBe(true);
+    expect(affects('rpm', minimist, '1.2.2-r0')).toBe(false);
+    // introduced with last_affected and no fix: from one version through another, both included.
+    const window = { fixed_version: null, affected_from: '2.0-1', affected_through: '2.3-1' };
+    expect(affects('rpm', window, '1.9-1')).toBe(false);
+    expect(affects('rpm', window, '2.0-1')).toBe(true);
+    expect(affects('rpm', window, '2.3-1')).toBe(true);
+    expect(affects('rpm', window, '2.4-1')).toBe(false);
+  });
+
   it('applies an entry limited to architectures only to packages installed for one of them', () => {
     const git = { fixed_version: '0:2.18.4-2.el8_2', arches: ['aarch64', 'ppc64le', 's390x', 'x86_64'] };
     expect(affects('rpm', git, '2.18.4-1.el8_2', ['x86_64'])).toBe(true);

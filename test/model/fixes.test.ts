@@ -62,6 +62,19 @@ describe('unionOfFixes: entries under different conditions', () => {
     ]);
   });
 
+  it('keeps ranges with different starts apart (minimist: [0, 0.2.1) and [1.0.0, 1.2.2)), and merges two of one start', () => {
+    expect(
+      union(
+        { feature: 'm', version: '1.2.2', affectedFrom: '1.0.0' },
+        { feature: 'm', version: '0.2.1' },
+        { feature: 'm', version: '1.2.1', affectedFrom: '1.0.0' },
+      ),
+    ).toEqual([
+      { feature: 'm', version: '0.2.1' },
+      { feature: 'm', version: '1.2.2', affectedFrom: '1.0.0' },
+    ]);
+  });
+
   it('an entry for every architecture absorbs the architectures of one with the same reach; a fix drops an upper bound', () => {
     expect(union({ feature: 'p', version: '1-1', arches: ['x86_64'] }, { feature: 'p', version: '1-1' })).toEqual([
       { feature: 'p', version: '1-1' },

@@ -121,6 +121,12 @@ describe('the affects relation, for several entries of one package', () => {
           { name: 'bind', version: '9-1' },
           { name: 'bind', version: '9-2' },
           { name: 'zz', version: '1-3' },
+          // Two ranges, as OSV gives minimist's: [0, 0.2.1) and [1.0.0, 1.2.2).
+          { name: 'mm', version: '0.1-1' },
+          { name: 'mm', version: '0.2.1-1' },
+          { name: 'mm', version: '0.9-1' },
+          { name: 'mm', version: '1.0.0-1' },
+          { name: 'mm', version: '1.2.2-1' },
         ],
         MATCHING,
       ),
@@ -139,6 +145,8 @@ describe('the affects relation, for several entries of one package', () => {
         { feature: 'bind', version: null, affectedThrough: '9-1' },
         { feature: 'zz', version: '1-2' },
         { feature: 'zz', version: '1-4', affectedAbove: '1-1' },
+        { feature: 'mm', version: '0.2.1-1' },
+        { feature: 'mm', version: '1.2.2-1', affectedFrom: '1.0.0-1' },
       ],
     };
     await withTransaction(t.pool, async (c) => {
@@ -156,6 +164,8 @@ describe('the affects relation, for several entries of one package', () => {
       'git 2-2 []': '0:2-5',
       'bind 9-1 []': null,
       'zz 1-3 []': '1-4',
+      'mm 0.1-1 []': '0.2.1-1',
+      'mm 1.0.0-1 []': '1.2.2-1',
     };
     expect(await decided(t.pool, 'RHSA-2099:0001')).toEqual(expected);
     // Exported as stored: the conditions travel with the entries.
@@ -164,6 +174,7 @@ describe('the affects relation, for several entries of one package', () => {
         { feature: 'git', version: '0:2-5', arches: ['s390x'] },
         { feature: 'bind', version: null, affectedThrough: '9-1' },
         { feature: 'zz', version: '1-4', affectedAbove: '1-1' },
+        { feature: 'mm', version: '1.2.2-1', affectedFrom: '1.0.0-1' },
       ]),
     );
 

@@ -15,6 +15,7 @@ describe('a vulnerability read', () => {
       { feature: 'curl', version: '0:7.76.1-26.el9_3.2', arches: ['aarch64', 'x86_64'] },
       { feature: 'ipa-client', version: '0:4.9.8-1.module+el8', module: 'idm:DL1' },
       { feature: 'vim', version: null, state: 'will_not_fix', source: true },
+      { feature: 'zlib', version: '0:1.2.11-40.el9', affectedFrom: '0:1.2.11-1.el9' },
     ];
     await createVulnerability(pool, {
       namespace: 'rhel:9',
