@@ -239,6 +239,60 @@ export const DISTRIBUTIONS: readonly Distribution[] = [
 ];
 
 /** A vulnerability source: its name (updater.enabledupdaters, updater.sources.<name>.url) and default upstream location. */
+/**
+ * How an application ecosystem's package names are matched: as written, lower-cased (registries
+ * whose names are case-insensitive), or PEP 503's normal form (PyPI: lower case, runs of `-`, `_`
+ * and `.` as one `-`).
+ */
+export type PackageNaming = 'as-written' | 'lower-case' | 'pep503';
+
+/**
+ * How a package name splits into a package URL's namespace and name: at its last `/` (npm's
+ * `@scope/name`, a Go module path, Composer's `vendor/name`), at its `:` (Maven's
+ * `groupId:artifactId`), or not at all.
+ */
+export type PurlNameSplit = 'last-slash' | 'colon' | 'none';
+
+/**
+ * An application ecosystem: a language's package registry, whose packages are matched under one
+ * namespace whatever image or distribution they are found in.
+ */
+export interface ApplicationEcosystem {
+  /** The namespace: OSV's name for the ecosystem, lower-cased (npm, pypi, crates.io). */
+  readonly namespace: string;
+  /** OSV's name for it, as records name packages' ecosystems and OSV.dev names its archives' folders. */
+  readonly osvName: string;
+  /** Its version order (formats.ts APPLICATION_VERSION_FORMATS). */
+  readonly versionFormat: VersionFormatName;
+  readonly packageNames: PackageNaming;
+  /** Package URL type, and how a name splits into the purl's namespace and name. */
+  readonly purl: { readonly type: string; readonly split: PurlNameSplit };
+}
+
+export const APPLICATION_ECOSYSTEMS: readonly ApplicationEcosystem[] = [
+  { namespace: 'npm', osvName: 'npm', versionFormat: 'semver', packageNames: 'as-written', purl: { type: 'npm', split: 'last-slash' } },
+  { namespace: 'pypi', osvName: 'PyPI', versionFormat: 'pep440', packageNames: 'pep503', purl: { type: 'pypi', split: 'none' } },
+  // Module paths (golang.org/x/net), and the standard library as `stdlib`.
+  { namespace: 'go', osvName: 'Go', versionFormat: 'go', packageNames: 'as-written', purl: { type: 'golang', split: 'last-slash' } },
+  { namespace: 'maven', osvName: 'Maven', versionFormat: 'maven', packageNames: 'as-written', purl: { type: 'maven', split: 'colon' } },
+  { namespace: 'rubygems', osvName: 'RubyGems', versionFormat: 'gem', packageNames: 'as-written', purl: { type: 'gem', split: 'none' } },
+  {
+    namespace: 'crates.io',
+    osvName: 'crates.io',
+    versionFormat: 'semver',
+    packageNames: 'as-written',
+    purl: { type: 'cargo', split: 'none' },
+  },
+  { namespace: 'nuget', osvName: 'NuGet', versionFormat: 'nuget', packageNames: 'lower-case', purl: { type: 'nuget', split: 'none' } },
+  {
+    namespace: 'packagist',
+    osvName: 'Packagist',
+    versionFormat: 'composer',
+    packageNames: 'lower-case',
+    purl: { type: 'composer', split: 'last-slash' },
+  },
+];
+
 export interface SourceEntry {
   readonly name: string;
   /**

@@ -3,10 +3,10 @@
  * of them. Adding a distribution is its folder (ecosystems/<name>/) and a row in DISTRIBUTIONS; a
  * source, its folder (whose updater.ts exports it in `sources`) and its row in SOURCE_CATALOG.
  */
-import { DISTRIBUTIONS, SOURCE_CATALOG, type Distribution } from './catalog-rows.js';
+import { APPLICATION_ECOSYSTEMS, DISTRIBUTIONS, SOURCE_CATALOG, type ApplicationEcosystem, type Distribution } from './catalog-rows.js';
 
-export { DISTRIBUTIONS, SOURCE_CATALOG };
-export type { Distribution, ReleaseNaming, SourceEntry } from './catalog-rows.js';
+export { APPLICATION_ECOSYSTEMS, DISTRIBUTIONS, SOURCE_CATALOG };
+export type { ApplicationEcosystem, Distribution, ReleaseNaming, SourceEntry } from './catalog-rows.js';
 
 /** Clair updaters no source here stands for: a Clair configuration may list them; they enable nothing. */
 const CLAIR_UPDATERS_WITHOUT_SOURCE: readonly string[] = ['redhat_pypi', 'redhat_maven', 'redhat_npm'];
@@ -57,3 +57,24 @@ export function sourcesOfNamespace(namespace: string): string[] {
 
 /** The distribution an os-release ID names. */
 export const distributionWithOsReleaseId = (id: string): Distribution | undefined => BY_OS_RELEASE_ID.get(id);
+
+const ECOSYSTEMS_BY_NAMESPACE = new Map(APPLICATION_ECOSYSTEMS.map((e) => [e.namespace, e]));
+const ECOSYSTEMS_BY_OSV_NAME = new Map(APPLICATION_ECOSYSTEMS.map((e) => [e.osvName, e]));
+
+/** The application ecosystem whose namespace this is (`npm`); undefined for any other namespace. */
+export const ecosystemOf = (namespace: string): ApplicationEcosystem | undefined => ECOSYSTEMS_BY_NAMESPACE.get(namespace);
+
+/** The application ecosystem OSV names so (`PyPI`, `crates.io`). */
+export const ecosystemWithOsvName = (osvName: string): ApplicationEcosystem | undefined => ECOSYSTEMS_BY_OSV_NAME.get(osvName);
+
+/** A package's name as its ecosystem matches it: `Django_Foo` is `django-foo` on PyPI. */
+export function ecosystemPackageName(ecosystem: ApplicationEcosystem, name: string): string {
+  switch (ecosystem.packageNames) {
+    case 'as-written':
+      return name;
+    case 'lower-case':
+      return name.toLowerCase();
+    case 'pep503':
+      return name.toLowerCase().replace(/[-_.]+/g, '-');
+  }
+}

@@ -4,8 +4,15 @@ import { apkLister } from './apk/lister.js';
 import { apk } from './apk/version.js';
 import { dpkgLister } from './dpkg/lister.js';
 import { dpkg } from './dpkg/version.js';
+import { composer } from './composer/version.js';
+import { gem } from './gem/version.js';
+import { go } from './go/version.js';
+import { maven } from './maven/version.js';
+import { nuget } from './nuget/version.js';
+import { pep440 } from './pep440/version.js';
 import { rpmLister } from './rpm/lister.js';
 import { rpm } from './rpm/version.js';
+import { semver } from './semver/version.js';
 
 /**
  * The package format catalog: everything a package format (a package manager's database and
@@ -32,3 +39,10 @@ export const PACKAGE_FORMATS: readonly PackageFormat[] = [
   { versions: rpm, lister: rpmLister, purlType: 'rpm', databaseLocation: 'var/lib/rpm' },
   { versions: apk, lister: apkLister, purlType: 'apk', databaseLocation: 'lib/apk/db/installed' },
 ];
+
+/**
+ * The version orders of the application ecosystems (APPLICATION_ECOSYSTEMS in catalog-rows.ts says
+ * which ecosystem uses which: semver for npm and crates.io). Their packages are named by the
+ * ecosystem's row, not by a format's database, so these are version orders only.
+ */
+export const APPLICATION_VERSION_FORMATS: readonly VersionFormat[] = [semver, pep440, go, maven, gem, nuget, composer];

@@ -4,44 +4,46 @@
  */
 import type { PackageLister } from '../model/indexing.js';
 import type { VersionFormat, VersionFormatName } from '../model/version-format.js';
-import { distributionOf } from './catalog.js';
+import { distributionOf, ecosystemOf } from './catalog.js';
 import { digestOf } from './digest.js';
-import { PACKAGE_FORMATS, type PackageFormat } from './formats.js';
+import { APPLICATION_VERSION_FORMATS, PACKAGE_FORMATS, type PackageFormat } from './formats.js';
 import { NAMESPACE_DETECTORS } from './osrelease/detectors.js';
 
 export type { PackageFormat };
 
-export const VERSION_FORMATS: readonly VersionFormat[] = PACKAGE_FORMATS.map((f) => f.versions);
+/** Every version order: the package formats' (dpkg, rpm, apk), then the application ecosystems'. */
+export const VERSION_FORMATS: readonly VersionFormat[] = [...PACKAGE_FORMATS.map((f) => f.versions), ...APPLICATION_VERSION_FORMATS];
 
 const FORMATS_BY_NAME = new Map<string, PackageFormat>(PACKAGE_FORMATS.map((f) => [f.versions.name, f]));
+const VERSION_FORMATS_BY_NAME = new Map<string, VersionFormat>(VERSION_FORMATS.map((f) => [f.name, f]));
 
 /** Whether name is a format of the catalog: the check every format a client or a file gives passes. */
 export function isVersionFormatName(name: string): name is VersionFormatName {
-  return FORMATS_BY_NAME.has(name);
+  return VERSION_FORMATS_BY_NAME.has(name);
 }
 
-/** The catalog row of a format; undefined for a name the catalog does not hold. */
+/** The catalog row of a package format (dpkg, rpm, apk); undefined for any other name. */
 export const packageFormat = (name: string): PackageFormat | undefined => FORMATS_BY_NAME.get(name);
 
 export function versionFormat(name: VersionFormatName): VersionFormat {
-  const format = packageFormat(name);
+  const format = VERSION_FORMATS_BY_NAME.get(name);
   if (!format) throw new Error(`unknown version format ${name}`);
-  return format.versions;
+  return format;
 }
 
 const FORMAT_NAMES = VERSION_FORMATS.map((f) => f.name);
 
-/** The catalog's format names as messages and API descriptions list them: "dpkg, rpm or apk". */
+/** The catalog's format names as messages and API descriptions list them: "dpkg, rpm, apk, semver, … or composer". */
 export const VERSION_FORMAT_NAMES_TEXT =
   FORMAT_NAMES.length > 1 ? `${FORMAT_NAMES.slice(0, -1).join(', ')} or ${FORMAT_NAMES.at(-1)}` : FORMAT_NAMES.join('');
 
 /**
- * The version format of a namespace of a known distribution (the catalog's), e.g. debian:12 →
- * dpkg. A namespace of a known distribution always gets its format, whatever a client says;
+ * The version format of a namespace of a known distribution or application ecosystem (the
+ * catalog's), e.g. debian:12 → dpkg, npm → semver. A namespace of a known distribution always gets its format, whatever a client says;
  * clients choose the format only for namespaces Tarsier does not know.
  */
 export function knownNamespaceFormat(namespace: string): VersionFormatName | undefined {
-  return distributionOf(namespace)?.versionFormat;
+  return distributionOf(namespace)?.versionFormat ?? ecosystemOf(namespace)?.versionFormat;
 }
 
 /**

@@ -1,4 +1,5 @@
-import { distributionOf, withoutProductVariant } from '../ecosystems/catalog.js';
+import { PackageURL } from 'packageurl-js';
+import { distributionOf, ecosystemOf, withoutProductVariant, type ApplicationEcosystem } from '../ecosystems/catalog.js';
 import { packageFormat } from '../ecosystems/index.js';
 
 /**
@@ -13,6 +14,8 @@ const encode = (text: string): string =>
   encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 export function packageUrl(pkg: { name: string; version: string; namespace: string; versionFormat: string }): string {
+  const ecosystem = ecosystemOf(pkg.namespace);
+  if (ecosystem) return ecosystemPackageUrl(ecosystem, pkg.name, pkg.version);
   const type = packageFormat(pkg.versionFormat)?.purlType ?? pkg.versionFormat;
   // The distribution's release: an LTSS product is sold on top of SLES 15 SP4 (sles:15.4-ltss → sles-15.4).
   const [id = pkg.namespace, release = ''] = withoutProductVariant(pkg.namespace).split(':');
@@ -21,4 +24,16 @@ export function packageUrl(pkg: { name: string; version: string; namespace: stri
   const version = release.replace(/^v(?=\d)/, '');
   const qualifier = version === '' || version === 'rolling' ? '' : `?distro=${encode(`${distro}-${version}`)}`;
   return `pkg:${type}/${encode(vendor)}/${encode(pkg.name)}@${encode(pkg.version)}${qualifier}`;
+}
+
+/**
+ * An application package's URL, `pkg:npm/%40babel/core@7.0.0`, `pkg:maven/org.example/lib@1.0`:
+ * the type and the split of its name from its ecosystem's row, the spelling (each type's
+ * normalisation and encoding) from packageurl-js.
+ */
+function ecosystemPackageUrl(ecosystem: ApplicationEcosystem, name: string, version: string): string {
+  const { type, split } = ecosystem.purl;
+  const at = split === 'last-slash' ? name.lastIndexOf('/') : split === 'colon' ? name.indexOf(':') : -1;
+  const [namespace, base] = at > 0 ? [name.slice(0, at), name.slice(at + 1)] : [undefined, name];
+  return new PackageURL(type, namespace, base, version, undefined, undefined).toString();
 }

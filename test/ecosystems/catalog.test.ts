@@ -6,9 +6,18 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
-import { DISTRIBUTIONS, SOURCE_CATALOG, distributionOf } from '../../src/ecosystems/catalog.js';
+import {
+  APPLICATION_ECOSYSTEMS,
+  DISTRIBUTIONS,
+  SOURCE_CATALOG,
+  distributionOf,
+  ecosystemOf,
+  ecosystemPackageName,
+  ecosystemWithOsvName,
+} from '../../src/ecosystems/catalog.js';
 import { PACKAGE_FORMATS } from '../../src/ecosystems/formats.js';
-import { isVersionFormatName, knownNamespaceFormat, matchNamespace } from '../../src/ecosystems/index.js';
+import { isVersionFormatName, knownNamespaceFormat, matchNamespace, VERSION_FORMATS } from '../../src/ecosystems/index.js';
+import { packageUrl } from '../../src/scanner/purl.js';
 import { namespaceFromOsRelease } from '../../src/ecosystems/osrelease/os-release.js';
 import type { Source } from '../../src/model/updater.js';
 import { SOURCES } from '../../src/updater/sources.js';
@@ -91,5 +100,46 @@ describe('the distribution catalog', () => {
     expect(() => parseConfig('clair:\n  updater:\n    enabledupdaters: [rhel, rhel-vex]\n')).toThrow(
       /rhel-vex and rhel feed the same distributions/,
     );
+  });
+});
+
+describe('the application ecosystems', () => {
+  it('each have a namespace of OSV’s name lower-cased, distinct from every distribution’s, and a version order of the catalog', () => {
+    for (const e of APPLICATION_ECOSYSTEMS) {
+      expect(e.namespace).toBe(e.osvName.toLowerCase());
+      expect(ecosystemOf(e.namespace)).toBe(e);
+      expect(ecosystemWithOsvName(e.osvName)).toBe(e);
+      expect(distributionOf(e.namespace), e.namespace).toBeUndefined();
+      expect(isVersionFormatName(e.versionFormat), `${e.namespace}: ${e.versionFormat}`).toBe(true);
+      expect(knownNamespaceFormat(e.namespace)).toBe(e.versionFormat);
+      expect(matchNamespace(e.namespace)).toBe(e.namespace);
+    }
+    const names = VERSION_FORMATS.map((f) => f.name);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it('name packages as their registries do', () => {
+    const named = (namespace: string, name: string) => ecosystemPackageName(ecosystemOf(namespace)!, name);
+    expect(named('pypi', 'Django_Rest.framework')).toBe('django-rest-framework');
+    expect(named('nuget', 'Newtonsoft.Json')).toBe('newtonsoft.json');
+    expect(named('npm', 'JSONStream')).toBe('JSONStream');
+  });
+
+  it('give each package its package URL', () => {
+    const purl = (namespace: string, name: string, version: string) => packageUrl({ namespace, name, version, versionFormat: '' });
+    expect(purl('npm', '@babel/core', '7.0.0')).toBe('pkg:npm/%40babel/core@7.0.0');
+    expect(purl('npm', 'lodash', '4.17.15')).toBe('pkg:npm/lodash@4.17.15');
+    expect(purl('pypi', 'urllib3', '1.26.12')).toBe('pkg:pypi/urllib3@1.26.12');
+    expect(purl('go', 'golang.org/x/net', 'v0.0.0-20211112202133-69e39bad7dc2')).toBe(
+      'pkg:golang/golang.org/x/net@v0.0.0-20211112202133-69e39bad7dc2',
+    );
+    expect(purl('go', 'stdlib', '1.21.3')).toBe('pkg:golang/stdlib@1.21.3');
+    expect(purl('maven', 'com.fasterxml.jackson.core:jackson-databind', '2.9.10.1')).toBe(
+      'pkg:maven/com.fasterxml.jackson.core/jackson-databind@2.9.10.1',
+    );
+    expect(purl('rubygems', 'rack', '2.2.3')).toBe('pkg:gem/rack@2.2.3');
+    expect(purl('crates.io', 'regex', '1.5.4')).toBe('pkg:cargo/regex@1.5.4');
+    expect(purl('nuget', 'newtonsoft.json', '13.0.1')).toBe('pkg:nuget/newtonsoft.json@13.0.1');
+    expect(purl('packagist', 'symfony/http-kernel', '5.4.0')).toBe('pkg:composer/symfony/http-kernel@5.4.0');
   });
 });

@@ -84,8 +84,12 @@ describe('a format added as a catalog row', () => {
   });
 
   it('is named where the API and the report describe version formats', () => {
-    expect(FeatureInput.properties.VersionFormat.description).toMatch(/^dpkg, rpm, apk or numeric;/);
-    expect(ReportPackage.properties.versionFormat.description).toBe('How its versions compare: dpkg, rpm, apk or numeric.');
+    expect(FeatureInput.properties.VersionFormat.description).toMatch(
+      /^dpkg, rpm, apk, numeric, semver, pep440, go, maven, gem, nuget or composer;/,
+    );
+    expect(ReportPackage.properties.versionFormat.description).toBe(
+      'How its versions compare: dpkg, rpm, apk, numeric, semver, pep440, go, maven, gem, nuget or composer.',
+    );
   });
 
   it('points SARIF results at its package database', () => {
@@ -119,8 +123,10 @@ describe('a format added as a catalog row', () => {
     expect(invalid.statusCode).toBe(400);
     expect(json(invalid).Error.Message).toMatch(/is not a valid numeric version/);
 
-    const unknown = await postFix(t, 'semver', '1');
+    const unknown = await postFix(t, 'alpm', '1');
     expect(unknown.statusCode).toBe(400);
-    expect(json(unknown).Error.Message).toBe('VersionFormat "semver" is not supported; use dpkg, rpm, apk or numeric');
+    expect(json(unknown).Error.Message).toBe(
+      'VersionFormat "alpm" is not supported; use dpkg, rpm, apk, numeric, semver, pep440, go, maven, gem, nuget or composer',
+    );
   });
 });

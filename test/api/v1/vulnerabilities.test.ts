@@ -223,8 +223,8 @@ describe('POST /v1/namespaces/:ns/vulnerabilities', () => {
     ],
     [
       'an unsupported version format',
-      { Vulnerability: { Name: 'CVE-1', FixedIn: [{ Name: 'zlib', VersionFormat: 'semver', Version: '1' }] } },
-      /VersionFormat "semver" is not supported/,
+      { Vulnerability: { Name: 'CVE-1', FixedIn: [{ Name: 'zlib', VersionFormat: 'alpm', Version: '1' }] } },
+      /VersionFormat "alpm" is not supported/,
     ],
   ];
   for (const [what, body, message] of badBodies) {
@@ -245,7 +245,7 @@ describe('POST /v1/namespaces/:ns/vulnerabilities', () => {
     const res = await post(t, { Vulnerability: { Name: 'X-1', Severity: 'Low', FixedIn: [{ Name: 'pkg', Version: '1.0' }] } }, 'acme:1');
     expect(res.statusCode).toBe(400);
     expect(json(res).Error.Message).toBe(
-      'namespace acme:1 is not a distribution Tarsier knows, so its version format is unknown: create it with a POST whose FixedIn entries give VersionFormat (dpkg, rpm or apk)',
+      'namespace acme:1 is not a distribution Tarsier knows, so its version format is unknown: create it with a POST whose FixedIn entries give VersionFormat (dpkg, rpm, apk, semver, pep440, go, maven, gem, nuget or composer)',
     );
     expect(json(await t.app.inject({ url: '/v1/namespaces' })).Namespaces).toEqual([]);
   });
