@@ -34,6 +34,7 @@ export default defineConfig({
       'test/ecosystems/nvd-feed.test.ts',
       'test/ecosystems/oracle-oval.test.ts',
       'test/ecosystems/osrelease.test.ts',
+      'test/ecosystems/osv-records.test.ts',
       'test/ecosystems/pep440-version.test.ts',
       'test/ecosystems/photon.test.ts',
       'test/ecosystems/rhel-oval.test.ts',
