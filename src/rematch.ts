@@ -121,7 +121,14 @@ export class Rematcher {
   async #outdated(): Promise<VersionFormat[]> {
     const outdated: VersionFormat[] = [];
     for (const format of VERSION_FORMATS) {
-      if ((await matchRevision(this.#pool, format.name)) !== format.revision) outdated.push(format);
+      const stored = await matchRevision(this.#pool, format.name);
+      if (stored === format.revision) continue;
+      if (stored === undefined && (await namespacesOfFormat(this.#pool, format.name)).length === 0) {
+        // A format new to this database: nothing was matched under an older order of it.
+        await setMatchRevision(this.#pool, format.name, format.revision);
+        continue;
+      }
+      outdated.push(format);
     }
     return outdated;
   }
