@@ -1,11 +1,10 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { composer, normalizeComposerVersion, phpVersionCompare } from '../../src/ecosystems/composer/version.js';
-import { checkTotalOrder, checkVectors } from './format-vectors.js';
-import { compareRows, readTable } from './vector-table.js';
+import { checkAnyInput, checkTable, checkTotalOrder, tableVersions } from './vector-checks.js';
+import { readTable } from './vector-table.js';
 
-const table = fileURLToPath(new URL('../fixtures/versions/composer-compare.data', import.meta.url));
-const rows = readTable(table);
+const table = readTable(fileURLToPath(new URL('../fixtures/versions/composer-compare.data', import.meta.url)));
 
 /**
  * `a -> b`: VersionParser::normalize(a) is b, and where b is its own normal form the two
@@ -47,13 +46,10 @@ describe('composer version format', () => {
     expect(phpVersionCompare('1.99999999999999999999', '1.9223372036854775807')).toBe(0);
   });
 
-  checkTotalOrder(
-    composer,
-    0xc0,
-    compareRows(rows).flatMap((r) => [r.a, r.b]),
-  );
+  checkAnyInput(composer, 0xc0);
+  checkTotalOrder(composer, 0xc0, tableVersions(table));
 });
 
 describe('composer vectors: test/fixtures/versions/composer-compare.data', () => {
-  checkVectors(composer, rows, { '->': normalizesTo });
+  checkTable(composer, table, { rows: 124, invalidFirst: true, operators: { '->': normalizesTo } });
 });

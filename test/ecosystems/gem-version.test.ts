@@ -1,11 +1,10 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { gem } from '../../src/ecosystems/gem/version.js';
-import { checkTotalOrder, checkVectors } from './format-vectors.js';
-import { compareRows, readTable } from './vector-table.js';
+import { checkAnyInput, checkTable, checkTotalOrder, tableVersions } from './vector-checks.js';
+import { readTable } from './vector-table.js';
 
-const table = fileURLToPath(new URL('../fixtures/versions/gem-compare.data', import.meta.url));
-const rows = readTable(table);
+const table = readTable(fileURLToPath(new URL('../fixtures/versions/gem-compare.data', import.meta.url)));
 
 describe('gem version format', () => {
   it('is named gem, revision 1', () => {
@@ -22,13 +21,10 @@ describe('gem version format', () => {
     expect(gem.compare('1.0-', '1.0a-')).toBe(-1);
   });
 
-  checkTotalOrder(
-    gem,
-    0x9e3,
-    compareRows(rows).flatMap((r) => [r.a, r.b]),
-  );
+  checkAnyInput(gem, 0x9e3);
+  checkTotalOrder(gem, 0x9e3, tableVersions(table));
 });
 
 describe('gem vectors: test/fixtures/versions/gem-compare.data', () => {
-  checkVectors(gem, rows);
+  checkTable(gem, table, { rows: 63, invalidFirst: true });
 });

@@ -1,14 +1,19 @@
 import { expect, it } from 'vitest';
 import type { VersionFormat } from '../../src/model/version-format.js';
 import { type CompareRow, type Expected, type Row, compareRows, negate, show } from './vector-table.js';
+import { expectAntisymmetric, expectTotalOrder, junkVersions } from './version-properties.js';
 
 /**
- * Tests registered from a vector table (vector-table.ts) that holds only `a OP b` ordering rows,
- * lone `v` (must be valid) and `!v` (must be invalid) rows.
+ * Tests registered from a version table (vector-table.ts): `a OP b` rows, lone `v` (must be valid)
+ * and `!v` (must be invalid) rows. One function per check; checkTable runs a table's checks
+ * together, checkAnyInput and checkTotalOrder check the format on junk versions.
  */
 
 /** A compare row whose operator orders (<, =, ==, >). */
 export type OrderingRow = CompareRow & { expected: Expected };
+
+/** A check for an operator of a format's own (composer's `->`, apk's fuzzy `~`). */
+export type OperatorCheck = (a: string, b: string) => void;
 
 /** The `a OP b` rows, each with an ordering operator (<, =, ==, >); any other operator throws. */
 export function orderingRows(rows: readonly Row[]): OrderingRow[] {
@@ -28,6 +33,12 @@ export function validityRows(rows: readonly Row[]): Array<{ line: number; versio
   });
 }
 
+/** Every version the table names, in its `a OP b` rows and its lone rows, once each. */
+export function tableVersions(rows: readonly Row[]): string[] {
+  const compared = compareRows(rows).flatMap(({ a, b }) => [a, b]);
+  return [...new Set([...compared, ...validityRows(rows).map(({ version }) => version)])];
+}
+
 /** One test per ordering row, checking compare(a, b) and compare(b, a). */
 export function checkOrdering(compare: VersionFormat['compare'], rows: readonly OrderingRow[]): void {
   for (const { line, a, op, b, expected } of rows) {
@@ -38,7 +49,18 @@ export function checkOrdering(compare: VersionFormat['compare'], rows: readonly 
   }
 }
 
-/** One test per lone-version row. */
+/** One test per row with an operator of the format's own, run through that operator's check. */
+export function checkOperators(rows: readonly CompareRow[], operators: Readonly<Record<string, OperatorCheck>>): void {
+  for (const { line, a, op, b } of rows) {
+    const check = operators[op];
+    if (check === undefined) throw new Error(`line ${line}: unknown operator ${op}`);
+    it(`line ${line}: ${show(a)} ${op} ${show(b)}`, () => {
+      check(a, b);
+    });
+  }
+}
+
+/** One test per lone-version row: `v` must be valid, `!v` must not. */
 export function checkValidity(valid: VersionFormat['valid'], rows: readonly Row[]): void {
   for (const { line, version, valid: expected } of validityRows(rows)) {
     it(`line ${line}: ${show(version)} is ${expected ? 'valid' : 'invalid'}`, () => {
@@ -81,10 +103,11 @@ export function checkChains(compare: VersionFormat['compare'], rows: readonly Or
   }
 }
 
-/** Every version of the table's lone rows that must be invalid sorts before every valid version the table names. */
+/** Every version of the table's lone rows that must be invalid sorts before every valid version its ordering rows name. */
 export function checkInvalidFirst(format: VersionFormat, rows: readonly Row[]): void {
   const invalid = validityRows(rows).filter((row) => !row.valid);
-  const valid = [...new Set(orderingRows(rows).flatMap(({ a, b }) => [a, b]))].filter(format.valid);
+  const ordered = compareRows(rows).filter(({ expected }) => expected !== undefined);
+  const valid = [...new Set(ordered.flatMap(({ a, b }) => [a, b]))].filter(format.valid);
   it(`orders the ${invalid.length} invalid versions before the ${valid.length} valid ones`, () => {
     const wrong: string[] = [];
     for (const { version } of invalid) {
@@ -96,14 +119,68 @@ export function checkInvalidFirst(format: VersionFormat, rows: readonly Row[]): 
   });
 }
 
-/** Everything above for a whole table: its ordering rows (count of them checked first), chains, validity rows and the invalid-first rule. */
-export function checkTable(format: VersionFormat, table: readonly Row[], orderingRowCount: number): void {
-  const rows = orderingRows(table);
-  it(`has ${orderingRowCount} ordering rows`, () => {
-    expect(rows.length).toBe(orderingRowCount);
+export interface TableChecks {
+  /** How many `a OP b` rows the table holds, so that a reader slip cannot drop rows unseen. */
+  readonly rows: number;
+  /** Whether the format promises to sort every invalid version before every valid one (Maven, apk do not). */
+  readonly invalidFirst: boolean;
+  /** Checks for the table's operators beyond <, =, ==, >. */
+  readonly operators?: Readonly<Record<string, OperatorCheck>>;
+}
+
+/** The checks above for a whole table: its row count, ordering rows, own operators, chains, validity rows and, where promised, invalid first. */
+export function checkTable(format: VersionFormat, table: readonly Row[], checks: TableChecks): void {
+  const compares = compareRows(table);
+  const ordering = compares.flatMap((row) => (row.expected === undefined ? [] : [{ ...row, expected: row.expected }]));
+  it(`has ${checks.rows} compare rows`, () => {
+    expect(compares.length).toBe(checks.rows);
   });
-  checkOrdering(format.compare, rows);
-  checkChains(format.compare, rows);
+  checkOrdering(format.compare, ordering);
+  checkOperators(
+    compares.filter(({ expected }) => expected === undefined),
+    checks.operators ?? {},
+  );
+  checkChains(format.compare, ordering);
   checkValidity(format.valid, table);
-  checkInvalidFirst(format, table);
+  if (checks.invalidFirst) checkInvalidFirst(format, table);
+}
+
+/** Spellings of a junk string a format reads differently (Go's with and without `v`); by default the string itself. */
+export type Spellings = ReadonlyArray<(v: string) => string>;
+
+const AS_IS: Spellings = [(v) => v];
+
+/**
+ * What every format must do on any input, valid or not: compare never throws and is reflexive and
+ * antisymmetric (each spelling's list on its own, so that neighbours differ late), valid() never
+ * throws. The matcher sorts versions it has not validated.
+ */
+export function checkAnyInput(format: VersionFormat, seed: number, spellings: Spellings = AS_IS): void {
+  const junk = junkVersions(seed, 20_000);
+  const spelled = spellings.map((spell) => junk.map(spell));
+
+  it('never throws, and is antisymmetric on any input', () => {
+    for (const versions of spelled) expectAntisymmetric(format.compare, versions);
+  });
+
+  it('is reflexive on any input', () => {
+    const broken = spelled.flat().filter((v) => format.compare(v, v) !== 0);
+    expect(broken.map(show)).toEqual([]);
+  });
+
+  it('never throws on valid()', () => {
+    for (const v of spelled.flat()) expect(typeof format.valid(v)).toBe('boolean');
+  });
+}
+
+/**
+ * compare is a total order on 300 junk strings (in each spelling) and the table's versions
+ * together, so that matching can sort and bisect. Maven's and apk's orders are not (their own
+ * tables break it), so their tests leave this out.
+ */
+export function checkTotalOrder(format: VersionFormat, seed: number, known: readonly string[], spellings: Spellings = AS_IS): void {
+  it('is a total order on junk and the table versions together', () => {
+    const junk = junkVersions(seed, 300);
+    expectTotalOrder(format.compare, [...spellings.flatMap((spell) => junk.map(spell)), ...known]);
+  });
 }
