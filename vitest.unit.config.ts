@@ -47,6 +47,7 @@ export default defineConfig({
       'test/registry/manifest.test.ts',
       'test/registry/reference.test.ts',
       'test/reports/report-cache.test.ts',
+      'test/sbom/read.test.ts',
       'test/scanner/formats.test.ts',
       'test/scanner/report-schema.test.ts',
       'test/scanner/units.test.ts',

@@ -21,6 +21,9 @@ const LAYERS: readonly (readonly string[])[] = [
   // outbound/ builds every HTTP client dispatcher (address policy, TLS, proxy, timeouts, redirects):
   // below the indexer, registry, config, updater, notifier and scanner that use it.
   ['store/', 'ecosystems/', 'decompress.ts', 'outbound/'],
+  // sbom/ reads SBOM documents into packages by the catalog's rows (ecosystems/): pure, no store, so
+  // the API, the images service and the CLI above can all read a document the same way.
+  ['sbom/'],
   // Read models and operations over the store: coverage, the v1 vulnerability database, matches
   // recomputed, layer reports assembled and cached (written by the API that serves them).
   ['coverage.ts', 'vulndb.ts', 'rematch.ts', 'reports/'],
@@ -114,6 +117,7 @@ describe('layering', () => {
     ['ecosystems/', 'updater/'],
     ['ecosystems/', 'store/'],
     ['ecosystems/', 'api/'],
+    ['sbom/', 'store/'],
     ['indexer/', 'updater/'],
     ['indexer/', 'images/'],
     ['indexer/', 'registry/'],
