@@ -236,3 +236,33 @@ function compareScalars(a: string, b: string, replaceSurrogates: boolean): -1 | 
 function isSurrogate(c: number): boolean {
   return c >= 0xd800 && c <= 0xdfff;
 }
+
+/** UTF-16 code-unit order of whole strings (JavaScript's `<`, .NET's ordinal); a proper prefix sorts first. */
+export function compareCodeUnits(a: string, b: string): -1 | 0 | 1 {
+  return compareText(a, 0, a.length, b, 0, b.length);
+}
+
+/**
+ * A compare function for a format whose package manager has no order for versions it cannot
+ * read: both read → compareParsed; only one read → the unreadable one first; neither → by
+ * compareUnreadable, each format's own text order. Unreadable first because a package whose
+ * version cannot be read then counts as older than any fix, so it is reported as affected
+ * rather than silently passed; ordering the unreadable strings by their text (equal only when
+ * identical) keeps compare a total order for the matcher. Each format's compare says what its
+ * ecosystem itself does with such versions.
+ */
+export function unreadableFirst<P>(
+  parse: (v: string) => P | null,
+  compareParsed: (x: P, y: P) => -1 | 0 | 1,
+  compareUnreadable: (a: string, b: string) => -1 | 0 | 1 = compareCodePoints,
+): (a: string, b: string) => -1 | 0 | 1 {
+  return (a, b) => {
+    if (a === b) return 0;
+    const x = parse(a);
+    const y = parse(b);
+    if (x !== null && y !== null) return compareParsed(x, y);
+    if (x !== null) return 1;
+    if (y !== null) return -1;
+    return compareUnreadable(a, b);
+  };
+}

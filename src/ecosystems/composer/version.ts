@@ -1,5 +1,5 @@
 import type { VersionFormat } from '../../model/version-format.js';
-import { compareCodePoints } from '../version-text.js';
+import { compareCodePoints, unreadableFirst } from '../version-text.js';
 
 /**
  * Composer's (Packagist's) version ordering, as composer/semver sorts versions (Semver::sort):
@@ -198,21 +198,8 @@ function isAlphanumeric(c: string): boolean {
   return isDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
-/**
- * Composer has no order between two branches (`dev-foo`, `dev-bar`: Comparator answers
- * false to <, > and ==) and none for what normalize rejects. Branches sort before every
- * numbered version, as version_compare puts them (`dev` is its lowest form), and among
- * themselves by name; rejected versions sort before everything, then by code points.
- */
-function compare(a: string, b: string): -1 | 0 | 1 {
-  if (a === b) return 0;
-  const x = normalizeComposerVersion(a);
-  const y = normalizeComposerVersion(b);
-  if (x === null || y === null) {
-    if (x !== null) return 1;
-    if (y !== null) return -1;
-    return compareCodePoints(a, b);
-  }
+/** Two versions as normalize wrote them. */
+function compareNormalized(x: string, y: string): -1 | 0 | 1 {
   const p = normalizeDefaultBranch(x);
   const q = normalizeDefaultBranch(y);
   const pIsBranch = p.startsWith('dev-');
@@ -221,6 +208,14 @@ function compare(a: string, b: string): -1 | 0 | 1 {
   if (pIsBranch || qIsBranch) return pIsBranch ? -1 : 1;
   return phpVersionCompare(p, q);
 }
+
+/**
+ * Composer has no order between two branches (`dev-foo`, `dev-bar`: Comparator answers
+ * false to <, > and ==) and none for what normalize rejects. Branches sort before every
+ * numbered version, as version_compare puts them (`dev` is its lowest form), and among
+ * themselves by name; rejected versions sort before everything, then by code points.
+ */
+const compare = unreadableFirst(normalizeComposerVersion, compareNormalized);
 
 /** VersionParser::isValid: normalize accepts it. */
 function valid(v: string): boolean {

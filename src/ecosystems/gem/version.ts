@@ -1,5 +1,5 @@
 import type { VersionFormat } from '../../model/version-format.js';
-import { compareCodePoints, compareDigitRuns, compareText } from '../version-text.js';
+import { compareDigitRuns, compareText, unreadableFirst } from '../version-text.js';
 
 /**
  * RubyGems' version ordering: `Gem::Version#<=>` and `Gem::Version.correct?` as
@@ -75,15 +75,7 @@ function compareSegments(a: readonly string[], b: readonly string[]): -1 | 0 | 1
  * before every correct version, then by code points (Ruby compares strings by their bytes,
  * which for UTF-8 is code-point order), so that a total order exists for the matcher.
  */
-function compare(a: string, b: string): -1 | 0 | 1 {
-  if (a === b) return 0;
-  const x = canonicalSegments(a);
-  const y = canonicalSegments(b);
-  if (x !== null && y !== null) return compareSegments(x, y);
-  if (x !== null) return 1;
-  if (y !== null) return -1;
-  return compareCodePoints(a, b);
-}
+const compare = unreadableFirst(canonicalSegments, compareSegments);
 
 /** Gem::Version.correct?: the empty string (version 0) included. */
 function valid(v: string): boolean {

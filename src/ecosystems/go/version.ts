@@ -1,5 +1,5 @@
 import type { VersionFormat } from '../../model/version-format.js';
-import { compareDigitRuns, compareText, isAsciiLetter, isDigit, skipDigits } from '../version-text.js';
+import { compareCodeUnits, compareDigitRuns, compareText, isAsciiLetter, isDigit, skipDigits } from '../version-text.js';
 
 /**
  * Go module versions, ordered as golang.org/x/mod/semver orders them (the order the go command
@@ -172,7 +172,7 @@ function compare(a: string, b: string): -1 | 0 | 1 {
   if (!okA || !okB) {
     if (okA) return 1;
     if (okB) return -1;
-    return compareText(a, 0, a.length, b, 0, b.length);
+    return compareCodeUnits(a, b);
   }
   const x = left;
   const y = right;

@@ -1,5 +1,5 @@
 import type { VersionFormat } from '../../model/version-format.js';
-import { isDigit } from '../version-text.js';
+import { compareCodeUnits, isDigit, unreadableFirst } from '../version-text.js';
 
 /**
  * NuGet's version order: NuGet.Versioning's `VersionComparer.Default` over `NuGetVersion`, and
@@ -178,15 +178,8 @@ function isDotnetSpace(c: number): boolean {
   return c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000;
 }
 
-function compare(a: string, b: string): -1 | 0 | 1 {
-  if (a === b) return 0;
-  const x = parse(a);
-  const y = parse(b);
-  if (x !== null && y !== null) return compareVersions(x, y);
-  if (x !== null) return 1;
-  if (y !== null) return -1;
-  return a < b ? -1 : 1;
-}
+/** Unreadable versions first, then by UTF-16 code units (see the comment at the top). */
+const compare = unreadableFirst(parse, compareVersions, compareCodeUnits);
 
 function valid(v: string): boolean {
   return parse(v) !== null;

@@ -1,6 +1,6 @@
 import { VERSION_PATTERN } from '@renovatebot/pep440/lib/version.js';
 import type { VersionFormat } from '../../model/version-format.js';
-import { compareCodePoints, compareDigitRuns, compareText, isJsSpace } from '../version-text.js';
+import { compareDigitRuns, compareText, isJsSpace, unreadableFirst } from '../version-text.js';
 
 /**
  * PEP 440 version ordering, as pypa/packaging's `Version` orders versions (what pip uses).
@@ -118,15 +118,7 @@ function compareParsed(a: Parsed, b: Parsed): -1 | 0 | 1 {
  * so they keep that place here; among themselves they sort by code points, which is how
  * Python orders strings, and they equal only themselves.
  */
-function compare(a: string, b: string): -1 | 0 | 1 {
-  if (a === b) return 0;
-  const x = parse(a);
-  const y = parse(b);
-  if (x !== null && y !== null) return compareParsed(x, y);
-  if (x !== null) return 1;
-  if (y !== null) return -1;
-  return compareCodePoints(a, b);
-}
+const compare = unreadableFirst(parse, compareParsed);
 
 function valid(v: string): boolean {
   return parse(v) !== null;

@@ -1,7 +1,7 @@
 import type { SemVer } from 'semver';
 import parse from 'semver/functions/parse.js';
 import type { VersionFormat } from '../../model/version-format.js';
-import { compareText } from '../version-text.js';
+import { compareCodeUnits, unreadableFirst } from '../version-text.js';
 
 /**
  * Semantic Versioning 2.0.0 precedence, for npm and crates.io, computed by node-semver (npm's own
@@ -44,20 +44,9 @@ function read(v: string): SemVer | null {
 /**
  * Invalid versions sort before every valid one, and among themselves by their UTF-16 code units.
  * npm has no order for them (node-semver's compare throws), so one is chosen: before all valid
- * versions, as golang.org/x/mod/semver also orders invalid versions, means a package whose version
- * cannot be read counts as older than any fix, so it is reported as affected rather than silently
- * passed; ordering the invalid strings themselves keeps compare a total order (equal only when
- * identical) instead of lumping every malformed string together.
+ * versions, as golang.org/x/mod/semver also orders invalid versions (unreadableFirst says why).
  */
-function compare(a: string, b: string): -1 | 0 | 1 {
-  if (a === b) return 0;
-  const x = read(a);
-  const y = read(b);
-  if (x !== null && y !== null) return x.compare(y);
-  if (x !== null) return 1;
-  if (y !== null) return -1;
-  return compareText(a, 0, a.length, b, 0, b.length);
-}
+const compare = unreadableFirst(read, (x, y) => x.compare(y), compareCodeUnits);
 
 function valid(v: string): boolean {
   return read(v) !== null;
