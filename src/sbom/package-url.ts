@@ -50,15 +50,20 @@ const purlTypeOf = (d: Distribution): string => packageFormat(d.versionFormat)?.
 
 const skip = (reason: SkipReason, why: string): PackageUrlReading => ({ reason, why });
 
-/**
- * The package a parsed package URL names, or why Tarsier cannot match it. `fallbackVersion` is the
- * version the document gives beside a purl that has none (CycloneDX `version`, SPDX `versionInfo`).
- */
-export function readPackageUrl(text: string, purl: PackageURL, fallbackVersion?: string): PackageUrlReading {
+/** What the document writes beside a package URL. */
+export interface Beside {
+  /** The package's name: CycloneDX `name` after its `group` and a `/`, SPDX `name`. */
+  readonly name?: string | undefined;
+  /** The version, for a purl that has none: CycloneDX `version`, SPDX `versionInfo`. */
+  readonly version?: string | undefined;
+}
+
+/** The package a parsed package URL names, or why Tarsier cannot match it. */
+export function readPackageUrl(text: string, purl: PackageURL, beside: Beside = {}): PackageUrlReading {
   const ecosystem = ECOSYSTEMS_BY_PURL_TYPE.get(purl.type);
-  const found = ecosystem ? applicationPackage(ecosystem, purl) : osPackage(purl);
+  const found = ecosystem ? applicationPackage(ecosystem, purl, beside.name) : osPackage(purl);
   if ('reason' in found) return found;
-  const version = (purl.type === 'rpm' ? rpmVersion(purl) : purl.version) ?? fallbackVersion;
+  const version = (purl.type === 'rpm' ? rpmVersion(purl) : purl.version) ?? beside.version;
   if (version === undefined || version === '') return skip('no-version', `${text} has no version`);
   if (!versionFormat(found.versionFormat).valid(version)) {
     return skip('invalid-version', `${text}: ${JSON.stringify(version)} is not a ${found.versionFormat} version`);
@@ -68,8 +73,29 @@ export function readPackageUrl(text: string, purl: PackageURL, fallbackVersion?:
 
 type Identity = { namespace: string; name: string; versionFormat: string } | { reason: SkipReason; why: string };
 
-/** The name scanner/purl.ts split into the purl's namespace and name, joined again, in the ecosystem's spelling. */
-function applicationPackage(ecosystem: ApplicationEcosystem, purl: PackageURL): Identity {
+/**
+ * The ecosystems whose names are matched as written but whose purls packageurl-js lower-cases, as
+ * the purl spec requires of npm's: there a legacy capitalised package (`JSONStream`, which OSV's
+ * records name so) reads as `jsonstream` and would miss its advisories, so the name the document
+ * writes beside the purl is taken when it is the same name in other case. Only where the purl was
+ * lower-cased: elsewhere (a gem's, a Go module's) the purl's case is its writer's, and it stands.
+ */
+const CASE_FROM_DOCUMENT = new Set(APPLICATION_ECOSYSTEMS.filter((e) => e.packageNames === 'as-written' && lowersNames(e.purl.type)));
+
+/** Whether packageurl-js lower-cases the names of this purl type (false for a type it rejects a bare name of). */
+function lowersNames(type: string): boolean {
+  try {
+    return new PackageURL(type, undefined, 'A').name === 'a';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The name scanner/purl.ts split into the purl's namespace and name, joined again, in the
+ * ecosystem's spelling (the document's case, where CASE_FROM_DOCUMENT says so).
+ */
+function applicationPackage(ecosystem: ApplicationEcosystem, purl: PackageURL, documentName: string | undefined): Identity {
   const { split, type } = ecosystem.purl;
   let name: string | undefined = purl.name;
   if (purl.namespace)
@@ -79,6 +105,7 @@ function applicationPackage(ecosystem: ApplicationEcosystem, purl: PackageURL): 
     const rule = split === 'colon' ? 'a namespace (the group) and a name' : 'a name and no namespace';
     return { reason: 'invalid-name', why: `a pkg:${type} package URL has ${rule}` };
   }
+  if (CASE_FROM_DOCUMENT.has(ecosystem) && documentName !== undefined && documentName.toLowerCase() === name) name = documentName;
   return { namespace: ecosystem.namespace, name: ecosystemPackageName(ecosystem, name), versionFormat: ecosystem.versionFormat };
 }
 

@@ -65,6 +65,8 @@ const SUPPORTED = 'Tarsier reads CycloneDX 1.4–1.6 and SPDX 2.2/2.3 JSON docum
 interface Entry {
   at: string;
   name: string | undefined;
+  /** The package's name as the document writes it: CycloneDX `group/name`, SPDX `name`. */
+  fullName: string | undefined;
   version: string | undefined;
   purls: EntryPurl[];
 }
@@ -124,7 +126,7 @@ function packageOf(entry: Entry): SbomPackage | { purl?: string; reason: SkipRea
       firstSkip ??= { purl: text, reason: 'invalid-purl', why: `${text} breaks its type's rules: ${entryPurl.invalid}` };
       continue;
     }
-    const r = readPackageUrl(text, entryPurl.purl, entry.version);
+    const r = readPackageUrl(text, entryPurl.purl, { name: entry.fullName, version: entry.version });
     if ('package' in r) return r.package;
     firstSkip ??= { purl: text, reason: r.reason, why: r.why };
   }
@@ -157,9 +159,12 @@ function walkComponents(value: unknown, at: string, entries: Entry[]): void {
     const here = `${at}[${i}]`;
     if (!isObject(item)) throw new MalformedSbom(here, `${here} is not an object`);
     const purl = optionalString(item, 'purl', here);
+    const name = optionalString(item, 'name', here);
+    const group = optionalString(item, 'group', here);
     entries.push({
       at: here,
-      name: optionalString(item, 'name', here),
+      name,
+      fullName: group && name !== undefined ? `${group}/${name}` : name,
       version: optionalString(item, 'version', here),
       purls: purl === undefined || purl.trim() === '' ? [] : [parsePurl(purl, `${here}.purl`)],
     });
@@ -191,7 +196,8 @@ function readSpdx(doc: Json): { name: string | undefined; specVersion: string; e
       return [parsePurl(locator, `${at}.referenceLocator`)];
     });
     if (id !== undefined && subjects.has(id)) return;
-    entries.push({ at: here, name: optionalString(item, 'name', here), version: optionalString(item, 'versionInfo', here), purls });
+    const name = optionalString(item, 'name', here);
+    entries.push({ at: here, name, fullName: name, version: optionalString(item, 'versionInfo', here), purls });
   });
   return { name: optionalString(doc, 'name', ''), specVersion: version.slice('SPDX-'.length), entries };
 }

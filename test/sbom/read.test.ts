@@ -234,6 +234,39 @@ describe('hand-written SBOMs', () => {
     expect(readSbom('{"bomFormat":"CycloneDX","specVersion":"1.6"}')).toMatchObject({ name: undefined, packages: [], skipped: [] });
   });
 
+  it('keeps the case the document writes of an npm name its purl lower-cases (JSONStream), and no other', () => {
+    const cyclonedx = {
+      bomFormat: 'CycloneDX',
+      specVersion: '1.6',
+      components: [
+        { type: 'library', name: 'JSONStream', version: '1.3.5', purl: 'pkg:npm/jsonstream@1.3.5' },
+        { type: 'library', group: '@Legacy', name: 'Parser', purl: 'pkg:npm/%40legacy/parser@2.0.0' },
+        { type: 'library', name: 'Other', purl: 'pkg:npm/left-pad@1.3.0' }, // another name: the purl's
+        { type: 'library', name: 'Rails', purl: 'pkg:gem/rails@7.0.4' }, // a gem purl keeps its writer's case
+      ],
+    };
+    expect(packagesOf(readSbom(JSON.stringify(cyclonedx)))).toEqual([
+      'npm JSONStream 1.3.5',
+      'npm @Legacy/Parser 2.0.0',
+      'npm left-pad 1.3.0',
+      'rubygems rails 7.0.4',
+    ]);
+    const spdx = {
+      spdxVersion: 'SPDX-2.3',
+      SPDXID: 'SPDXRef-DOCUMENT',
+      name: 'doc',
+      packages: [
+        {
+          SPDXID: 'SPDXRef-JSONStream',
+          name: 'JSONStream',
+          versionInfo: '1.3.5',
+          externalRefs: [{ referenceCategory: 'PACKAGE-MANAGER', referenceType: 'purl', referenceLocator: 'pkg:npm/JSONStream@1.3.5' }],
+        },
+      ],
+    };
+    expect(packagesOf(readSbom(JSON.stringify(spdx)))).toEqual(['npm JSONStream 1.3.5']);
+  });
+
   it('digests the bytes as given (a byte order mark included) and reads a string as its UTF-8 bytes', () => {
     const text = '{"bomFormat":"CycloneDX","specVersion":"1.6"}';
     const sha = (b: Buffer): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
