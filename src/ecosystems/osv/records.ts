@@ -69,8 +69,10 @@ export function parseOsvRecord(text: string | Buffer, ecosystemNamed: (osvName: 
     entriesByNamespace.set(ecosystem.namespace, group);
   }
 
-  const severity = severityOf(record);
-  const metadata = cvssMetadata(record);
+  // Kept under the source's name, as other sources' CVSS data is: { OSV: { CVSSv3: { Score, Vectors } } }.
+  const cvss = cvssData(record);
+  const severity = severityOf(record, cvss);
+  const metadata = Object.keys(cvss).length > 0 ? { OSV: cvss } : null;
   const aliases = record['aliases'] === undefined ? [] : list(record['aliases'], where('aliases')).filter((a) => typeof a === 'string');
   const cves = [...new Set(aliases.filter((a) => CVE_ID.test(a)))].sort();
   return [...entriesByNamespace].flatMap(([namespace, { ecosystem, entries }]) =>
@@ -158,15 +160,29 @@ function entry(feature: string, interval: Interval): FixedIn {
   };
 }
 
-/** The record's CVSS vectors' severity (v3 first, as the NVD enrichment reads, then v4, then v2), else GitHub's word, else Unknown. */
-function severityOf(record: Json): Severity {
-  const vectors = cvssVectors(record);
-  const v3 = vectors.CVSS_V3 === undefined ? undefined : cvssBaseScore(vectors.CVSS_V3);
-  if (v3 !== undefined) return severityFromCvss3(v3);
-  const v4 = vectors.CVSS_V4 === undefined ? undefined : cvssBaseScore(vectors.CVSS_V4);
-  if (v4 !== undefined) return severityFromCvss3(v4);
-  const v2 = vectors.CVSS_V2 === undefined ? undefined : cvssBaseScore(vectors.CVSS_V2);
-  if (v2 !== undefined) return severityFromCvss2(v2);
+type CvssScheme = 'CVSSv3' | 'CVSSv4' | 'CVSSv2';
+type CvssData = Partial<Record<CvssScheme, { Score: number; Vectors: string }>>;
+
+const SCHEME_OF_TYPE: Readonly<Record<string, CvssScheme>> = { CVSS_V3: 'CVSSv3', CVSS_V4: 'CVSSv4', CVSS_V2: 'CVSSv2' };
+
+/** The record's `severity` vectors (the first of each CVSS version) with their base scores; a vector that scores nothing is left out. */
+function cvssData(record: Json): CvssData {
+  const found: CvssData = {};
+  for (const value of Array.isArray(record['severity']) ? record['severity'] : []) {
+    if (!isObject(value) || typeof value['score'] !== 'string') continue;
+    const scheme = SCHEME_OF_TYPE[String(value['type'])];
+    if (scheme === undefined || found[scheme] !== undefined) continue;
+    const score = cvssBaseScore(value['score']);
+    if (score !== undefined) found[scheme] = { Score: score, Vectors: value['score'] };
+  }
+  return found;
+}
+
+/** The severity of the record's CVSS scores (v3 first, as the NVD enrichment reads, then v4, then v2), else GitHub's word, else Unknown. */
+function severityOf(record: Json, cvss: CvssData): Severity {
+  if (cvss.CVSSv3) return severityFromCvss3(cvss.CVSSv3.Score);
+  if (cvss.CVSSv4) return severityFromCvss3(cvss.CVSSv4.Score);
+  if (cvss.CVSSv2) return severityFromCvss2(cvss.CVSSv2.Score);
   const words = [
     record['database_specific'],
     ...(Array.isArray(record['affected']) ? record['affected'] : []).map((a) => (isObject(a) ? a['database_specific'] : undefined)),
@@ -178,33 +194,6 @@ function severityOf(record: Json): Severity {
     }
   }
   return 'Unknown';
-}
-
-/** The record's `severity` vectors by type (the first of each). */
-function cvssVectors(record: Json): Partial<Record<'CVSS_V2' | 'CVSS_V3' | 'CVSS_V4', string>> {
-  const found: Partial<Record<'CVSS_V2' | 'CVSS_V3' | 'CVSS_V4', string>> = {};
-  for (const value of Array.isArray(record['severity']) ? record['severity'] : []) {
-    if (!isObject(value) || typeof value['score'] !== 'string') continue;
-    const type = value['type'];
-    if ((type === 'CVSS_V2' || type === 'CVSS_V3' || type === 'CVSS_V4') && found[type] === undefined) found[type] = value['score'];
-  }
-  return found;
-}
-
-/** The scores under the source's name, as other sources' CVSS data is kept (`{ OSV: { CVSSv3: { Score, Vectors } } }`). */
-function cvssMetadata(record: Json): Vulnerability['metadata'] {
-  const vectors = cvssVectors(record);
-  const scores: Record<string, { Score: number; Vectors: string }> = {};
-  for (const [type, scheme] of [
-    ['CVSS_V3', 'CVSSv3'],
-    ['CVSS_V2', 'CVSSv2'],
-    ['CVSS_V4', 'CVSSv4'],
-  ] as const) {
-    const vector = vectors[type];
-    const score = vector === undefined ? undefined : cvssBaseScore(vector);
-    if (vector !== undefined && score !== undefined) scores[scheme] = { Score: score, Vectors: vector };
-  }
-  return Object.keys(scores).length > 0 ? { OSV: scores } : null;
 }
 
 function description(record: Json): string {
