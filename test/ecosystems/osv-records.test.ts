@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { knownNamespaceFormat } from '../../src/ecosystems/index.js';
 import { MATCHING } from '../../src/ecosystems/matching.js';
 import { catalogEcosystem, parseOsvRecord } from '../../src/ecosystems/osv/records.js';
+import type { StoredFix } from '../../src/model/matching.js';
 import type { Vulnerability } from '../../src/model/vulnerability.js';
 
 const ROOT = new URL('../fixtures/feeds/osv/', import.meta.url);
@@ -22,35 +23,33 @@ function parsedFolder(folder: string): Vulnerability[] {
 
 const ALL = ['npm', 'PyPI', 'Maven', 'Go', 'RubyGems', 'crates.io', 'NuGet', 'Packagist'].flatMap(parsedFolder);
 
+/** The entry of a record's entries for the package that decides for the version, as the store matches (undefined: not affected). */
+function decidingEntry(v: Vulnerability, pkg: string, version: string): StoredFix | undefined {
+  const fixes = v.fixedIn
+    .filter((f) => f.feature === pkg)
+    .map((f) => ({
+      fixed_version: f.version,
+      fix_state: f.state ?? null,
+      affected_from: f.affectedFrom ?? null,
+      affected_through: f.affectedThrough ?? null,
+    }));
+  return MATCHING.match(knownNamespaceFormat(v.namespace)!)(fixes, { version, arches: [] });
+}
+
 /** The ids of the records whose entries for the package leave this version affected, sorted. */
 function affecting(namespace: string, pkg: string, version: string): string[] {
-  const match = MATCHING.match(knownNamespaceFormat(namespace)!);
-  return ALL.filter((v) => v.namespace === namespace)
-    .filter((v) => {
-      const fixes = v.fixedIn
-        .filter((f) => f.feature === pkg)
-        .map((f) => ({
-          fixed_version: f.version,
-          fix_state: f.state ?? null,
-          affected_from: f.affectedFrom ?? null,
-          affected_through: f.affectedThrough ?? null,
-        }));
-      return match(fixes, { version, arches: [] }) !== undefined;
-    })
+  return ALL.filter((v) => v.namespace === namespace && decidingEntry(v, pkg, version) !== undefined)
     .map((v) => v.name)
     .sort();
 }
 
 /** The FixedBy a record gives the version: the fix of the entry that decides, null when none has one. */
 function fixedBy(id: string, pkg: string, version: string): string | null | undefined {
-  const v = ALL.find((r) => r.name === id)!;
-  const match = MATCHING.match(knownNamespaceFormat(v.namespace)!);
-  const entries = v.fixedIn.filter((f) => f.feature === pkg);
-  const decided = match(
-    entries.map((f) => ({ fixed_version: f.version, affected_from: f.affectedFrom ?? null, affected_through: f.affectedThrough ?? null })),
-    { version, arches: [] },
-  );
-  return decided === undefined ? undefined : decided.fixed_version;
+  return decidingEntry(
+    ALL.find((r) => r.name === id)!,
+    pkg,
+    version,
+  )?.fixed_version;
 }
 
 const GO_NET_MATCHES = [
