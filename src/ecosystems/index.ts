@@ -25,6 +25,9 @@ export function isVersionFormatName(name: string): name is VersionFormatName {
 /** The catalog row of a package format (dpkg, rpm, apk); undefined for any other name. */
 export const packageFormat = (name: string): PackageFormat | undefined => FORMATS_BY_NAME.get(name);
 
+/** The package URL type of an OS package format's packages (deb for dpkg); a format the catalog does not hold is its own type. */
+export const purlTypeOfFormat = (name: VersionFormatName): string => packageFormat(name)?.purlType ?? name;
+
 export function versionFormat(name: VersionFormatName): VersionFormat {
   const format = VERSION_FORMATS_BY_NAME.get(name);
   if (!format) throw new Error(`unknown version format ${name}`);

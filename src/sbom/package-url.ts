@@ -6,7 +6,7 @@ import {
   type ApplicationEcosystem,
   type Distribution,
 } from '../ecosystems/catalog.js';
-import { packageFormat, versionFormat } from '../ecosystems/index.js';
+import { purlTypeOfFormat, versionFormat } from '../ecosystems/index.js';
 import { namespaceFromOsRelease } from '../ecosystems/osrelease/os-release.js';
 
 /**
@@ -44,9 +44,6 @@ export type SkipReason =
 export type PackageUrlReading = { readonly package: SbomPackage } | { readonly reason: SkipReason; readonly why: string };
 
 const ECOSYSTEMS_BY_PURL_TYPE = new Map(APPLICATION_ECOSYSTEMS.map((e) => [e.purl.type, e]));
-
-/** A distribution's purl type, as scanner/purl.ts writes it: its package format's (deb for dpkg). */
-const purlTypeOf = (d: Distribution): string => packageFormat(d.versionFormat)?.purlType ?? d.versionFormat;
 
 const skip = (reason: SkipReason, why: string): PackageUrlReading => ({ reason, why });
 
@@ -115,7 +112,7 @@ function applicationPackage(ecosystem: ApplicationEcosystem, purl: PackageURL, d
  * names it. A rolling distribution needs no qualifier (scanner/purl.ts writes none for it).
  */
 function osPackage(purl: PackageURL): Identity {
-  const ofType = DISTRIBUTIONS.filter((d) => purlTypeOf(d) === purl.type);
+  const ofType = DISTRIBUTIONS.filter((d) => purlTypeOfFormat(d.versionFormat) === purl.type);
   if (ofType.length === 0) return { reason: 'unsupported-type', why: `no ecosystem or distribution has pkg:${purl.type} packages` };
   const vendor = purl.namespace?.toLowerCase();
   const rows = vendor === undefined ? ofType : ofType.filter((d) => d.purl.vendor === vendor);

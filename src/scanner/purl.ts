@@ -1,6 +1,6 @@
 import { PackageURL } from 'packageurl-js';
 import { distributionOf, ecosystemOf, withoutProductVariant, type ApplicationEcosystem } from '../ecosystems/catalog.js';
-import { packageFormat } from '../ecosystems/index.js';
+import { purlTypeOfFormat } from '../ecosystems/index.js';
 
 /**
  * Package URLs (github.com/package-url/purl-spec) for the packages the indexer finds:
@@ -16,7 +16,7 @@ const encode = (text: string): string =>
 export function packageUrl(pkg: { name: string; version: string; namespace: string; versionFormat: string }): string {
   const ecosystem = ecosystemOf(pkg.namespace);
   if (ecosystem) return ecosystemPackageUrl(ecosystem, pkg.name, pkg.version);
-  const type = packageFormat(pkg.versionFormat)?.purlType ?? pkg.versionFormat;
+  const type = purlTypeOfFormat(pkg.versionFormat);
   // The distribution's release: an LTSS product is sold on top of SLES 15 SP4 (sles:15.4-ltss → sles-15.4).
   const [id = pkg.namespace, release = ''] = withoutProductVariant(pkg.namespace).split(':');
   const { vendor, distro } = distributionOf(pkg.namespace)?.purl ?? { vendor: id, distro: id };
