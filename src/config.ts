@@ -19,7 +19,7 @@ import type { ConnectionOptions } from 'node:tls';
 import type { PoolConfig } from 'pg';
 import { LineCounter, isMap, isScalar, parseDocument, type Document } from 'yaml';
 import { parseByteSize, parseDuration } from './duration.js';
-import { SOURCE_CATALOG, sourceNamed } from './ecosystems/catalog.js';
+import { APPLICATION_ECOSYSTEMS, SOURCE_CATALOG, sourceNamed } from './ecosystems/catalog.js';
 import { parseNetwork } from './outbound/address-policy.js';
 import { canonicalRegistry } from './registry/reference.js';
 
@@ -74,7 +74,8 @@ export interface Config {
     /** Vulnerability data older than this is reported stale (images API, dashboard); 0: never. */
     readonly maxDataAgeMs: number;
     readonly enabledUpdaters: readonly string[];
-    readonly sources: Readonly<Record<string, { readonly url: string }>>;
+    /** Each source's location and, for one that takes them, the OSV names of the ecosystems it reads (all when absent). */
+    readonly sources: Readonly<Record<string, { readonly url: string; readonly ecosystems?: readonly string[] }>>;
   };
   readonly notifier: {
     readonly attempts: number;
@@ -337,6 +338,18 @@ const sourceUrl: Parser<string> = {
   },
 };
 
+const ECOSYSTEM_EXPECTED = `an application ecosystem (${APPLICATION_ECOSYSTEMS.map((e) => e.osvName).join(', ')})`;
+/** An application ecosystem by OSV's name or its namespace, in any case (`PyPI`, `pypi`); OSV's name. */
+const ecosystemName: Parser<string> = {
+  expected: ECOSYSTEM_EXPECTED,
+  parse(v, ctx) {
+    const s = scalarText(v, ctx, ECOSYSTEM_EXPECTED).trim().toLowerCase();
+    const found = APPLICATION_ECOSYSTEMS.find((e) => e.osvName.toLowerCase() === s || e.namespace === s);
+    if (!found) throw must(ECOSYSTEM_EXPECTED, v);
+    return found.osvName;
+  },
+};
+
 const httpUrl: Parser<string> = {
   expected: URL_EXPECTED,
   parse(v, ctx) {
@@ -558,7 +571,7 @@ const SCHEMA: SectionSpec = section({
       list(text()),
       SOURCE_CATALOG.filter((s) => s.alternativeTo === undefined).map((s) => s.name),
     ),
-    sources: { kind: 'map', name: updaterName, value: section({ url: leaf(sourceUrl) }) },
+    sources: { kind: 'map', name: updaterName, value: section({ url: leaf(sourceUrl), ecosystems: leaf(list(ecosystemName)) }) },
   }),
   notifier: section({
     attempts: leaf(integer(1), 5),
@@ -865,8 +878,16 @@ function build(vals: Values, env: Env): Config {
       );
     }
   }
-  const sources: Record<string, { url: string }> = {};
-  for (const { name, url } of SOURCE_CATALOG) sources[name] = { url: vals.opt<string>(`updater.sources.${name}.url`) ?? url };
+  const sources: Record<string, { url: string; ecosystems?: string[] }> = {};
+  for (const { name, url, takesEcosystems } of SOURCE_CATALOG) {
+    const ecosystems = vals.opt<string[]>(`updater.sources.${name}.ecosystems`);
+    if (ecosystems !== undefined && !takesEcosystems)
+      throw vals.error(`updater.sources.${name}.ecosystems`, `the ${name} source reads no application ecosystems`);
+    sources[name] = {
+      url: vals.opt<string>(`updater.sources.${name}.url`) ?? url,
+      ...(ecosystems ? { ecosystems: [...new Set(ecosystems)] } : {}),
+    };
+  }
 
   const maxOpen = vals.get<number>('database.options.maxopenconnections');
   const chosenDataDir = fromEnv(env, ENV.dataDir, filePath, cwd) ?? vals.opt<string>('database.datadir');

@@ -27,6 +27,7 @@ const ALL_UPDATERS = [
   'suse',
   'photon',
   'azurelinux',
+  'osv',
   'nvd',
   'epss',
   'kev',
@@ -427,6 +428,17 @@ describe('Tarsier keys', () => {
     });
   });
 
+  it('the osv source reads the ecosystems listed, by OSV name or namespace in any case, each once', () => {
+    const cfg = parseConfig('clair:\n  updater:\n    sources:\n      osv: {ecosystems: [PYPI, npm, crates.io, pypi]}\n');
+    expect(cfg.updater.sources['osv']).toEqual({ url: DEFAULT_SOURCES['osv']!.url, ecosystems: ['PyPI', 'npm', 'crates.io'] });
+    expect(errorOf(() => parseConfig('clair:\n  updater:\n    sources:\n      osv: {ecosystems: [cocoapods]}\n'))).toBe(
+      'clair.updater.sources.osv.ecosystems[0]: must be an application ecosystem (npm, PyPI, Go, Maven, RubyGems, crates.io, NuGet, Packagist) (got "cocoapods") (line 4)',
+    );
+    expect(errorOf(() => parseConfig('clair:\n  updater:\n    sources:\n      debian: {ecosystems: [npm]}\n'))).toBe(
+      'clair.updater.sources.debian.ecosystems: the debian source reads no application ecosystems (line 4)',
+    );
+  });
+
   it('log.level accepts Clair (logrus) spellings', () => {
     expect(parseConfig('clair:\n  log:\n    level: WARNING\n').log.level).toBe('warn');
     expect(parseConfig('clair:\n  log:\n    level: panic\n').log.level).toBe('fatal');
@@ -606,7 +618,7 @@ describe('environment overrides', () => {
 });
 
 describe('errors name the key', () => {
-  const UPDATERS = 'debian, ubuntu, alpine, wolfi, rhel, rhel-vex, oracle, amzn, suse, photon, azurelinux, nvd, epss, kev';
+  const UPDATERS = 'debian, ubuntu, alpine, wolfi, rhel, rhel-vex, oracle, amzn, suse, photon, azurelinux, osv, nvd, epss, kev';
   it.each([
     [
       'clair:\n  api:\n    prot: 6060\n',
@@ -704,7 +716,7 @@ describe('errors name the key', () => {
     ],
     [
       'clair:\n  updater:\n    sources:\n      debian: {uri: "http://x"}\n',
-      'clair.updater.sources.debian.uri: unknown key (known keys under clair.updater.sources.debian: url) (line 4)',
+      'clair.updater.sources.debian.uri: unknown key (known keys under clair.updater.sources.debian: ecosystems, url) (line 4)',
     ],
     [
       'clair:\n  updater:\n    sources:\n      debian: {url: "ftp://x"}\n',

@@ -17,7 +17,8 @@ const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 
 /** Lowest first. A folder is named with its trailing slash, a top-level file with its .ts. */
 const LAYERS: readonly (readonly string[])[] = [
-  ['model/', 'errors.ts', 'version.ts', 'duration.ts', 'logger.ts', 'metrics.ts', 'single-pass.ts'],
+  // zip.ts reads archives entry by entry, for the sources (OSV's archives) and the listers (Java archives).
+  ['model/', 'errors.ts', 'version.ts', 'duration.ts', 'logger.ts', 'metrics.ts', 'single-pass.ts', 'zip.ts'],
   // outbound/ builds every HTTP client dispatcher (address policy, TLS, proxy, timeouts, redirects):
   // below the indexer, registry, config, updater, notifier and scanner that use it.
   ['store/', 'ecosystems/', 'decompress.ts', 'outbound/'],

@@ -264,30 +264,76 @@ export interface ApplicationEcosystem {
   readonly osvName: string;
   /** Its version order (formats.ts APPLICATION_VERSION_FORMATS). */
   readonly versionFormat: VersionFormatName;
+  /** The source (SOURCE_CATALOG) whose records cover it. */
+  readonly source: string;
   readonly packageNames: PackageNaming;
   /** Package URL type, and how a name splits into the purl's namespace and name. */
   readonly purl: { readonly type: string; readonly split: PurlNameSplit };
 }
 
 export const APPLICATION_ECOSYSTEMS: readonly ApplicationEcosystem[] = [
-  { namespace: 'npm', osvName: 'npm', versionFormat: 'semver', packageNames: 'as-written', purl: { type: 'npm', split: 'last-slash' } },
-  { namespace: 'pypi', osvName: 'PyPI', versionFormat: 'pep440', packageNames: 'pep503', purl: { type: 'pypi', split: 'none' } },
+  {
+    namespace: 'npm',
+    osvName: 'npm',
+    versionFormat: 'semver',
+    source: 'osv',
+    packageNames: 'as-written',
+    purl: { type: 'npm', split: 'last-slash' },
+  },
+  {
+    namespace: 'pypi',
+    osvName: 'PyPI',
+    versionFormat: 'pep440',
+    source: 'osv',
+    packageNames: 'pep503',
+    purl: { type: 'pypi', split: 'none' },
+  },
   // Module paths (golang.org/x/net), and the standard library as `stdlib`.
-  { namespace: 'go', osvName: 'Go', versionFormat: 'go', packageNames: 'as-written', purl: { type: 'golang', split: 'last-slash' } },
-  { namespace: 'maven', osvName: 'Maven', versionFormat: 'maven', packageNames: 'as-written', purl: { type: 'maven', split: 'colon' } },
-  { namespace: 'rubygems', osvName: 'RubyGems', versionFormat: 'gem', packageNames: 'as-written', purl: { type: 'gem', split: 'none' } },
+  {
+    namespace: 'go',
+    osvName: 'Go',
+    versionFormat: 'go',
+    source: 'osv',
+    packageNames: 'as-written',
+    purl: { type: 'golang', split: 'last-slash' },
+  },
+  {
+    namespace: 'maven',
+    osvName: 'Maven',
+    versionFormat: 'maven',
+    source: 'osv',
+    packageNames: 'as-written',
+    purl: { type: 'maven', split: 'colon' },
+  },
+  {
+    namespace: 'rubygems',
+    osvName: 'RubyGems',
+    versionFormat: 'gem',
+    source: 'osv',
+    packageNames: 'as-written',
+    purl: { type: 'gem', split: 'none' },
+  },
   {
     namespace: 'crates.io',
     osvName: 'crates.io',
     versionFormat: 'semver',
+    source: 'osv',
     packageNames: 'as-written',
     purl: { type: 'cargo', split: 'none' },
   },
-  { namespace: 'nuget', osvName: 'NuGet', versionFormat: 'nuget', packageNames: 'lower-case', purl: { type: 'nuget', split: 'none' } },
+  {
+    namespace: 'nuget',
+    osvName: 'NuGet',
+    versionFormat: 'nuget',
+    source: 'osv',
+    packageNames: 'lower-case',
+    purl: { type: 'nuget', split: 'none' },
+  },
   {
     namespace: 'packagist',
     osvName: 'Packagist',
     versionFormat: 'composer',
+    source: 'osv',
     packageNames: 'lower-case',
     purl: { type: 'composer', split: 'last-slash' },
   },
@@ -315,6 +361,8 @@ export interface SourceEntry {
   readonly alternativeTo?: string;
   /** Other names Clair's configurations give it in `updater.enabledupdaters` (`amzn1`, `amzn2` → amzn). */
   readonly clairNames?: readonly string[];
+  /** Its configuration may choose which application ecosystems it reads (`updater.sources.<name>.ecosystems`). */
+  readonly takesEcosystems?: true;
 }
 
 /**
@@ -356,6 +404,14 @@ export const SOURCE_CATALOG: readonly SourceEntry[] = [
     folder: 'azurelinux',
     kind: 'vulnerabilities',
     url: 'https://raw.githubusercontent.com/microsoft/AzureLinuxVulnerabilityData/main/',
+  },
+  // OSV.dev's per-ecosystem archives (`<Ecosystem>/all.zip`) of every application ecosystem's advisories.
+  {
+    name: 'osv',
+    folder: 'osv',
+    kind: 'vulnerabilities',
+    url: 'https://osv-vulnerabilities.storage.googleapis.com/',
+    takesEcosystems: true,
   },
   { name: 'nvd', folder: 'nvd', kind: 'enrichment', url: 'https://nvd.nist.gov/feeds/json/cve/2.0/' },
   // The locations name the upstream file itself (FIRST's current scores; CISA's catalog).

@@ -46,11 +46,12 @@ export function withoutProductVariant(namespace: string): string {
 }
 
 /**
- * The sources that write a namespace's advisories: its distribution's source and any alternative
- * feed of it (rhel-vex for rhel); none for a distribution no source covers yet (Fedora).
+ * The sources that write a namespace's advisories: its distribution's (or application ecosystem's)
+ * source and any alternative feed of it (rhel-vex for rhel); none for a distribution no source
+ * covers yet (Fedora).
  */
 export function sourcesOfNamespace(namespace: string): string[] {
-  const source = distributionOf(namespace)?.source;
+  const source = (distributionOf(namespace) ?? ecosystemOf(namespace))?.source;
   if (source === undefined) return [];
   return [source, ...SOURCE_CATALOG.filter((s) => s.alternativeTo === source).map((s) => s.name)];
 }

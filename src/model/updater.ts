@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { RiskData } from './risk.js';
 import type { Enrichment, SourceData } from './source-data.js';
+import type { Vulnerability } from './vulnerability.js';
 
 /**
  * An upstream source is made of independent parts, each complete for the namespaces it covers:
@@ -22,12 +23,39 @@ export interface SourcePart<T> {
   parse(files: readonly Readable[]): Promise<T>;
 }
 
+/**
+ * A part too large to hold parsed (OSV's npm archive: hundreds of thousands of records): its
+ * records are read one at a time from its files and written in batches, each in its own
+ * transaction, and what it no longer lists is withdrawn once all are read. Readers may see a
+ * namespace half-way through a run (each record is whole), never a record missing that upstream
+ * still lists.
+ */
+export interface StreamedPart {
+  readonly key: string;
+  readonly urls: readonly string[];
+  readonly optional?: boolean;
+  /** The namespaces the part is complete for: every record of theirs is in it, and only those. */
+  readonly namespaces: readonly string[];
+  /** The records, read from the part's files (paths in the order of urls: a file, or a directory for a local one). */
+  records(paths: readonly string[]): AsyncIterable<Vulnerability>;
+}
+
+/** What a source's configuration may choose besides its location. */
+export interface SourceOptions {
+  /** OSV names of the application ecosystems to read (`npm`, `PyPI`); undefined: all the catalog has. */
+  readonly ecosystems?: readonly string[];
+}
+
 /** A source of vulnerabilities (Debian, Alpine, ...). */
 export interface Updater {
   readonly name: string;
   readonly kind: 'vulnerabilities';
   /** The parts to fetch, given the configured location; may read an index (a mirror list, a directory listing). */
-  parts(base: string, fetchText: (url: string) => Promise<string>): Promise<ReadonlyArray<SourcePart<SourceData>>>;
+  parts(
+    base: string,
+    fetchText: (url: string) => Promise<string>,
+    options: SourceOptions,
+  ): Promise<ReadonlyArray<SourcePart<SourceData> | StreamedPart>>;
 }
 
 /** A source of enrichment (NVD): CVSS data applied to other sources' vulnerabilities. */

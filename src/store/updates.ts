@@ -29,14 +29,19 @@ import { FIXED_IN_FIELDS, storedFixedIn, type FixedInRow, type NamespaceRow, typ
  * An updater's data goes in bulk: one transaction, a handful of set-based statements whatever the
  * number of vulnerabilities.
  */
+/** $2: only these names; null: all. */
 const SELECT_LIVE = `
   SELECT id, name, description, link, severity, metadata, updater, source_severity, cves
-  FROM vulnerability WHERE namespace_id = $1 AND deleted_at IS NULL`;
+  FROM vulnerability WHERE namespace_id = $1 AND deleted_at IS NULL AND ($2::text[] IS NULL OR name = ANY($2::text[]))`;
 const SELECT_LIVE_FIXES = `
   SELECT fi.vulnerability_id, json_build_object(${FIXED_IN_FIELDS}) AS entry
   FROM vulnerability_fixedin fi
   JOIN vulnerability v ON v.id = fi.vulnerability_id AND v.namespace_id = $1 AND v.deleted_at IS NULL
   JOIN feature f ON f.id = fi.feature_id`;
+const SELECT_FIXES_OF = `
+  SELECT fi.vulnerability_id, json_build_object(${FIXED_IN_FIELDS}) AS entry
+  FROM vulnerability_fixedin fi JOIN feature f ON f.id = fi.feature_id
+  WHERE fi.vulnerability_id = ANY($1::bigint[])`;
 /**
  * Retires the live versions a write changes ($1) and reads every version of the features the new
  * versions fix ($2), and those built from them, in one statement once their locks are held.
@@ -131,8 +136,21 @@ export interface LiveVulnerability extends Vulnerability {
   readonly sourceSeverity: Severity | null;
 }
 
-/** The live vulnerabilities of a namespace with their fixed-in lists, by name. */
-export async function liveVulnerabilities(client: pg.PoolClient, namespace: NamespaceRow): Promise<Map<string, LiveVulnerability>> {
+/** The names of one updater's live vulnerabilities in a namespace. */
+export async function liveNames(client: pg.PoolClient, namespace: NamespaceRow, updater: string): Promise<string[]> {
+  const { rows } = await client.query<{ name: string }>(
+    'SELECT name FROM vulnerability WHERE namespace_id = $1 AND deleted_at IS NULL AND updater = $2',
+    [namespace.id, updater],
+  );
+  return rows.map((r) => r.name);
+}
+
+/** The live vulnerabilities of a namespace (only those named, when `names` is given) with their fixed-in lists, by name. */
+export async function liveVulnerabilities(
+  client: pg.PoolClient,
+  namespace: NamespaceRow,
+  names?: readonly string[],
+): Promise<Map<string, LiveVulnerability>> {
   const rows = (
     await client.query<{
       id: number;
@@ -144,10 +162,12 @@ export async function liveVulnerabilities(client: pg.PoolClient, namespace: Name
       updater: string | null;
       source_severity: Severity | null;
       cves: string[];
-    }>(SELECT_LIVE, [namespace.id])
+    }>(SELECT_LIVE, [namespace.id, names ?? null])
   ).rows;
   const fixes = new Map<number, FixedIn[]>();
-  for (const f of (await client.query<{ vulnerability_id: number; entry: FixedInRow }>(SELECT_LIVE_FIXES, [namespace.id])).rows) {
+  // A whole namespace's are read by a join; a few names' by their ids.
+  const [fixesSql, fixesOf] = names === undefined ? [SELECT_LIVE_FIXES, namespace.id] : [SELECT_FIXES_OF, rows.map((r) => r.id)];
+  for (const f of (await client.query<{ vulnerability_id: number; entry: FixedInRow }>(fixesSql, [fixesOf])).rows) {
     const list = fixes.get(f.vulnerability_id) ?? [];
     list.push(storedFixedIn(f.entry));
     fixes.set(f.vulnerability_id, list);

@@ -20,6 +20,7 @@ import { recordFailure, recordSuccess, updaterState, type UpdaterState } from '.
 import { lockNamespace } from '../store/features.js';
 import {
   applyNamespaceUpdate,
+  liveNames,
   liveVulnerabilities,
   type DesiredVulnerability,
   type LiveVulnerability,
@@ -29,7 +30,7 @@ import { ensureNamespace, findNamespace, type NamespaceRow } from '../store/vuln
 import { Downloader, type Validators } from './download.js';
 import type { RiskData } from '../model/risk.js';
 import { enrichmentFor, type Enrichment, type SourceData } from '../model/source-data.js';
-import type { Source, SourcePart } from '../model/updater.js';
+import type { Source, SourceOptions, SourcePart, StreamedPart } from '../model/updater.js';
 import type { VersionFormatName } from '../model/version-format.js';
 
 export interface RunSummary {
@@ -49,7 +50,7 @@ export interface RunSummary {
 
 export interface RunnerSettings {
   readonly intervalMs: number;
-  readonly sources: Readonly<Record<string, { readonly url: string }>>;
+  readonly sources: Readonly<Record<string, { readonly url: string } & SourceOptions>>;
   /** Per request, headers to last byte. */
   readonly downloadTimeoutMs: number;
   /** A KEV change notifies the vulnerabilities it concerns (notifier.onenrichment). */
@@ -71,6 +72,9 @@ const MIN_WITHDRAWALS_CHECKED = 100;
  * namespace while the other side works on the other, and PostgreSQL writes on two cores.
  */
 const PARALLEL_NAMESPACES = 2;
+
+/** Records per namespace written in one transaction by a streamed part. */
+const STREAMED_BATCH = 2_000;
 
 const feedError = (detail: string): TarsierError => new TarsierError('unprocessable', `the feed is corrupt: ${detail}`);
 
@@ -161,13 +165,16 @@ export class UpdaterRunner {
     let updatedParts = 0;
     try {
       if (!base) throw new Error(`no location configured for source ${source.name} (updater.sources.${source.name}.url)`);
-      const parts = await source.parts(base, (url) => downloader.text(url));
+      const parts = await source.parts(base, (url) => downloader.text(url), this.#settings.sources[source.name] ?? {});
       for (const part of parts) {
         const files = await this.#download(downloader, part, fingerprint[part.key]);
         if (!files) continue;
         try {
-          const streams = await Promise.all(files.paths.map((p) => decompressed(createReadStream(p), feedError)));
-          changed += await this.#apply(source, part, streams, firstRun);
+          if ('records' in part) changed += await this.#writeStreamed(source.name, part, files.paths, !firstRun);
+          else {
+            const streams = await Promise.all(files.paths.map((p) => decompressed(createReadStream(p), feedError)));
+            changed += await this.#apply(source, part, streams, firstRun);
+          }
         } finally {
           await Promise.all(files.temporary.map((p) => rm(p, { force: true })));
         }
@@ -268,7 +275,7 @@ export class UpdaterRunner {
   /** The part's files when any changed since `previous` (all of them: a part is parsed whole), else undefined. */
   async #download(
     downloader: Downloader,
-    part: SourcePart<unknown>,
+    part: SourcePart<unknown> | StreamedPart,
     previous: Record<string, Validators> | undefined,
   ): Promise<{ paths: string[]; temporary: string[]; validators: Record<string, Validators> } | undefined> {
     const results = await Promise.all(part.urls.map((url) => downloader.download(url, previous?.[url])));
@@ -332,6 +339,68 @@ export class UpdaterRunner {
     return changed;
   }
 
+  /**
+   * Writes a streamed part: its records in batches of STREAMED_BATCH per namespace, each batch in
+   * its own transaction while the next is read (so memory holds two batches whatever the part's
+   * size), then, for each namespace the part is complete for, withdraws what it no longer lists.
+   */
+  async #writeStreamed(updater: string, part: StreamedPart, paths: readonly string[], notify: boolean): Promise<number> {
+    const seen = new Map<string, Set<string>>(part.namespaces.map((ns) => [ns, new Set<string>()]));
+    const batches = new Map<string, Vulnerability[]>();
+    let changed = 0;
+    let writing: Promise<void> = Promise.resolve();
+    const write = (namespace: string, batch: Vulnerability[]) => {
+      writing = writing.then(async () => {
+        const counts = await this.#writeNamespace(updater, namespace, batch, { notify, withdrawMissing: false });
+        changed += counts.inserted + counts.replaced + counts.deleted;
+      });
+    };
+    try {
+      for await (const v of part.records(paths)) {
+        const names = seen.get(v.namespace);
+        if (!names) throw feedError(`${v.name} is in namespace ${v.namespace}, which the part does not cover`);
+        if (names.has(v.name)) throw feedError(`${v.name} appears twice in ${v.namespace}`);
+        names.add(v.name);
+        const batch = batches.get(v.namespace) ?? [];
+        batch.push(v);
+        batches.set(v.namespace, batch);
+        if (batch.length < STREAMED_BATCH) continue;
+        batches.delete(v.namespace);
+        // The previous batch is written while this one was read; one waits for the other.
+        await writing;
+        write(v.namespace, batch);
+      }
+      for (const [namespace, batch] of batches) write(namespace, batch);
+    } finally {
+      // A failed read still lets the write in flight finish before the failure is reported.
+      await writing.catch(() => undefined);
+    }
+    await writing;
+    for (const [namespace, names] of seen) changed += await this.#withdrawUnlisted(updater, namespace, names, notify);
+    return changed;
+  }
+
+  /** Deletes this updater's live vulnerabilities of a namespace that are not in `listed` (guarded as a whole write is). */
+  async #withdrawUnlisted(updater: string, namespaceName: string, listed: ReadonlySet<string>, notify: boolean): Promise<number> {
+    const format = knownNamespaceFormat(namespaceName);
+    if (!format) throw new Error(`namespace ${namespaceName} is of no known distribution`);
+    return withTransaction(this.#pool, async (client) => {
+      const namespace = await ensureNamespace(client, namespaceName, format);
+      await lockNamespace(client, namespace.id);
+      const owned = await liveNames(client, namespace, updater);
+      const unlisted = owned.filter((name) => !listed.has(name));
+      if (unlisted.length === 0) return 0;
+      guardShare(namespace, owned.length, unlisted.length);
+      const live = await liveVulnerabilities(client, namespace, unlisted);
+      const counts = await applyNamespaceUpdate(
+        client,
+        { namespace, desired: [], updater, notify, withdrawMissing: true, matching: MATCHING },
+        live,
+      );
+      return counts.deleted;
+    });
+  }
+
   async #writeNamespace(
     updater: string,
     namespaceName: string,
@@ -368,7 +437,8 @@ export class UpdaterRunner {
     return withTransaction(this.#pool, async (client) => {
       const namespace = await ensureNamespace(client, namespaceName, format);
       await lockNamespace(client, namespace.id);
-      const live = await liveVulnerabilities(client, namespace);
+      // Without withdrawals only the names written matter: a batch of a large namespace reads only its own.
+      const live = await liveVulnerabilities(client, namespace, options.withdrawMissing ? undefined : desired.map((v) => v.name));
       options.check?.(namespace, live);
       const { withdrawMissing } = options;
       return applyNamespaceUpdate(
@@ -536,6 +606,11 @@ function guardWithdrawals(
     owned++;
     if (!wanted.has(name)) missing++;
   }
+  guardShare(namespace, owned, missing);
+}
+
+/** Throws when `missing` of the `owned` vulnerabilities are too many to withdraw at once. */
+function guardShare(namespace: NamespaceRow, owned: number, missing: number): void {
   if (missing >= MIN_WITHDRAWALS_CHECKED && missing > owned * MAX_WITHDRAWN_SHARE) {
     throw new Error(
       `the feed lacks ${missing} of the ${owned} vulnerabilities it had in ${namespace.name}; refusing to delete them (the feed is more likely incomplete)`,

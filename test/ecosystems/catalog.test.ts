@@ -75,7 +75,7 @@ describe('the distribution catalog', () => {
 
   it('has code for every source it lists, in its order, and a source for every updater', () => {
     expect(SOURCES.map((s) => s.name)).toEqual(SOURCE_CATALOG.map((s) => s.name));
-    const fed = new Set(DISTRIBUTIONS.flatMap((d) => (d.source ? [d.source] : [])));
+    const fed = new Set([...DISTRIBUTIONS, ...APPLICATION_ECOSYSTEMS].flatMap((d) => (d.source ? [d.source] : [])));
     // An alternative feeds what the source it replaces feeds.
     for (const s of SOURCE_CATALOG) if (s.alternativeTo !== undefined && fed.has(s.alternativeTo)) fed.add(s.name);
     for (const source of SOURCES)
