@@ -7,6 +7,7 @@ import { run as epssImport } from './epss-import.js';
 import { run as layerIndex } from './layer-index.js';
 import { run as layerReport } from './layer-report.js';
 import { run as notificationFanout } from './notification-fanout.js';
+import { run as osvImport } from './osv-import.js';
 import { run as scanUpload } from './scan-upload.js';
 import { run as soak } from './soak.js';
 import { run as versionCompare } from './version-compare.js';
@@ -18,6 +19,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'layer-report': layerReport,
   'debian-import': debianImport,
   'epss-import': epssImport,
+  'osv-import': osvImport,
   'vulnerability-write': vulnerabilityWrite,
   'notification-fanout': notificationFanout,
   'scan-upload': scanUpload,

@@ -2,7 +2,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from '
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase } from '../helpers/db.js';
@@ -115,6 +115,20 @@ describe('tarsier update, export and import', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^alpine\s+updated\s+4\s+4/m);
     expect(await contents(url)).toContain('alpine:v3.15 CVE-2016-0634 Unknown alpine bash=4.4.12-r1');
+  });
+
+  it('update --source osv loads the records of a local mirror directory (OSV records, one file each)', async () => {
+    const url = databaseUrl(await freshDatabase());
+    const config = join(dir, 'osv.yaml');
+    await writeFile(config, `clair:\n  updater:\n    sources:\n      osv: { url: "${pathToFileURL(`${FEEDS}osv/`).href}" }\n`);
+    const result = await runTarsier({ DATABASE_URL: url, TARSIER_CONFIG: config }, ['update', '--source', 'osv']);
+    expect(result.stderr).not.toMatch(/error/i);
+    expect(result.code).toBe(0);
+    // 48 fixture records, one withdrawn.
+    expect(result.stdout).toMatch(/^osv\s+updated\s+47\s+47/m);
+    const loaded = await contents(url);
+    expect(loaded).toContain('crates.io RUSTSEC-2022-0013 High osv regex=1.5.5');
+    expect(loaded.filter((line) => line.startsWith('npm '))).toHaveLength(5);
   });
 
   it('update exits 1 and says why when a source fails, and import refuses a file that is not a bundle', async () => {
