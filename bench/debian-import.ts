@@ -3,7 +3,7 @@
  * (~60 MB, ≥ 300,000 package/release entries), imported by `tarsier update --source debian`
  * into an empty database, then run again unchanged. Wall time and peak RSS of the process.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createReadStream, createWriteStream, existsSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,7 +15,7 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { parseDebianTracker } from '../src/ecosystems/debian/tracker.js';
 import { prng } from '../test/helpers/prng.js';
-import { median, provenance, recordTargets, writeBenchmarkSection } from './lib.js';
+import { type UpdateRun, importRows, median, provenance, recordTargets, updateSource, writeBenchmarkSection } from './lib.js';
 import { benchDatabase, CACHE_DIR } from './server.js';
 
 const COMMAND = 'npm run bench -- debian-import';
@@ -66,12 +66,6 @@ async function generate(): Promise<void> {
   await write('}');
   out.end();
   await once(out, 'finish');
-}
-
-interface Measured {
-  seconds: number;
-  peakMiB: number;
-  stdout: string;
 }
 
 /** The floor without writes: parsing the feed alone, in this process (the same code the import runs). */
@@ -131,24 +125,6 @@ async function bareCopy(databaseUrl: string): Promise<number> {
   return Number(process.hrtime.bigint() - started) / 1e9;
 }
 
-/** Runs `tarsier update --source debian` under GNU time, which reports the peak RSS. */
-function update(databaseUrl: string, config: string): Measured {
-  const started = process.hrtime.bigint();
-  const result = spawnSync(
-    '/usr/bin/time',
-    ['-f', 'MAXRSS %M', process.execPath, CLI, 'update', '--source', 'debian', '--config', config],
-    {
-      env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, TARSIER_LOG_LEVEL: 'warn' },
-      encoding: 'utf8',
-      maxBuffer: 1 << 26,
-    },
-  );
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  if (result.status !== 0) throw new Error(`tarsier update failed (${result.status}): ${result.stderr}${result.stdout}`);
-  const kib = Number(/MAXRSS (\d+)/.exec(result.stderr)?.[1] ?? NaN);
-  return { seconds, peakMiB: kib / 1024, stdout: result.stdout };
-}
-
 export async function run(): Promise<void> {
   await mkdir(CACHE_DIR, { recursive: true });
   if (!existsSync(FEED)) await generate();
@@ -157,8 +133,8 @@ export async function run(): Promise<void> {
   const size = statSync(FEED).size;
   const config = join(CACHE_DIR, 'debian-import.yaml');
   await writeFile(config, `clair:\n  updater:\n    sources:\n      debian: { url: "${pathToFileURL(FEED).toString()}" }\n`);
-  const first: Measured[] = [];
-  const again: Measured[] = [];
+  const first: UpdateRun[] = [];
+  const again: UpdateRun[] = [];
   const parsed: number[] = [];
   const bare: number[] = [];
   let namespaces = 0;
@@ -166,8 +142,8 @@ export async function run(): Promise<void> {
   for (let i = 0; i < RUNS; i++) {
     const database = await benchDatabase(process.env);
     try {
-      const a = update(database.url, config);
-      const b = update(database.url, config);
+      const a = updateSource('debian', database.url, config);
+      const b = updateSource('debian', database.url, config);
       first.push(a);
       again.push(b);
       summary = a.stdout.trim();
@@ -190,10 +166,7 @@ export async function run(): Promise<void> {
   }
   const records = /^debian\s+\S+\s+(\d+)/m.exec(summary)?.[1] ?? '?';
   const firstMedian = median(first.map((r) => r.seconds));
-  const row = (label: string, runs: Measured[]) =>
-    `| ${label} | ${median(runs.map((r) => r.seconds)).toFixed(1)} s | ${runs.map((r) => r.seconds.toFixed(1)).join(', ')} | ${median(runs.map((r) => r.peakMiB)).toFixed(0)} MiB |`;
-  const floor = (label: string, seconds: number[]) =>
-    `| ${label} | ${median(seconds).toFixed(1)} s | ${seconds.map((t) => t.toFixed(1)).join(', ')} | ${(firstMedian / median(seconds)).toFixed(1)}× |`;
+  const { row, floor } = importRows(firstMedian);
   const body = [
     ...provenance(COMMAND),
     '',

@@ -5,23 +5,21 @@
  * unchanged. Wall time and peak RSS of the process, beside the floors: decompressing and parsing
  * the file alone, and one bare COPY of its rows.
  */
-import { spawnSync } from 'node:child_process';
 import { createReadStream, createWriteStream, existsSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { parseEpssScores } from '../src/ecosystems/epss/scores.js';
 import { prng } from '../test/helpers/prng.js';
-import { median, provenance, recordTargets, writeBenchmarkSection } from './lib.js';
+import { type UpdateRun, importRows, median, provenance, recordTargets, updateSource, writeBenchmarkSection } from './lib.js';
 import { benchDatabase, CACHE_DIR } from './server.js';
 
 const COMMAND = 'npm run bench -- epss-import';
-const CLI = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url));
 const ROWS = 300_000;
 const LARGE_ROWS = 1_200_000;
 const RUNS = 3;
@@ -51,23 +49,6 @@ async function generate(file: string, rows: number, day: number): Promise<void> 
   await write(batch);
   out.end();
   await done;
-}
-
-interface Measured {
-  seconds: number;
-  peakMiB: number;
-}
-
-/** Runs `tarsier update --source epss` under GNU time, which reports the peak RSS. */
-function update(databaseUrl: string, config: string): Measured {
-  const started = process.hrtime.bigint();
-  const result = spawnSync('/usr/bin/time', ['-f', 'MAXRSS %M', process.execPath, CLI, 'update', '--source', 'epss', '--config', config], {
-    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, TARSIER_LOG_LEVEL: 'warn' },
-    encoding: 'utf8',
-  });
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  if (result.status !== 0) throw new Error(`tarsier update failed (${result.status}): ${result.stderr}${result.stdout}`);
-  return { seconds, peakMiB: Number(/MAXRSS (\d+)/.exec(result.stderr)?.[1] ?? NaN) / 1024 };
 }
 
 /** The floor of reading: gunzip and parse the file, rows counted and dropped (the code the import runs). */
@@ -145,25 +126,25 @@ export async function run(): Promise<void> {
   const dayOne = await configFor(feedFile(ROWS, 1));
   const dayTwo = await configFor(feedFile(ROWS, 2));
   const large = await configFor(feedFile(LARGE_ROWS, 1));
-  const first: Measured[] = [];
-  const next: Measured[] = [];
-  const again: Measured[] = [];
-  const largeFirst: Measured[] = [];
+  const first: UpdateRun[] = [];
+  const next: UpdateRun[] = [];
+  const again: UpdateRun[] = [];
+  const largeFirst: UpdateRun[] = [];
   const parsed: number[] = [];
   const bare: number[] = [];
   const bareFile = await rowsOnly(feedFile(ROWS, 1));
   for (let i = 0; i < RUNS; i++) {
     const database = await benchDatabase(process.env);
     try {
-      first.push(update(database.url, dayOne));
-      next.push(update(database.url, dayTwo));
-      again.push(update(database.url, dayTwo));
+      first.push(updateSource('epss', database.url, dayOne));
+      next.push(updateSource('epss', database.url, dayTwo));
+      again.push(updateSource('epss', database.url, dayTwo));
     } finally {
       await database.close();
     }
     const big = await benchDatabase(process.env);
     try {
-      largeFirst.push(update(big.url, large));
+      largeFirst.push(updateSource('epss', big.url, large));
     } finally {
       await big.close();
     }
@@ -178,10 +159,7 @@ export async function run(): Promise<void> {
   const size = statSync(feedFile(ROWS, 1)).size;
   const firstMedian = median(first.map((r) => r.seconds));
   const floorMedian = median(parsed.map((p, i) => p + bare[i]!));
-  const row = (label: string, runs: Measured[]) =>
-    `| ${label} | ${median(runs.map((r) => r.seconds)).toFixed(2)} s | ${runs.map((r) => r.seconds.toFixed(2)).join(', ')} | ${median(runs.map((r) => r.peakMiB)).toFixed(0)} MiB |`;
-  const floor = (label: string, seconds: number[]) =>
-    `| ${label} | ${median(seconds).toFixed(2)} s | ${seconds.map((t) => t.toFixed(2)).join(', ')} | ${(firstMedian / median(seconds)).toFixed(1)}× |`;
+  const { row, floor } = importRows(firstMedian, 2);
   const body = [
     ...provenance(COMMAND),
     '',

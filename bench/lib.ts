@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname } from 'node:path';
@@ -24,6 +25,47 @@ export function machineInfo(): string {
 /** The first lines of every benchmark section: how to run it again, and where it ran. */
 export function provenance(command: string): string[] {
   return [`Command: \`${command}\``, '', `Machine: ${machineInfo()}`];
+}
+
+const CLI = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url));
+
+/** One `tarsier update` run: its wall time, the process's peak RSS, and what it printed. */
+export interface UpdateRun {
+  seconds: number;
+  peakMiB: number;
+  stdout: string;
+}
+
+/** Runs `tarsier update --source NAME` (the built CLI, a process of its own) under GNU time, which reports the peak RSS. */
+export function updateSource(source: string, databaseUrl: string, config: string): UpdateRun {
+  const started = process.hrtime.bigint();
+  const result = spawnSync('/usr/bin/time', ['-f', 'MAXRSS %M', process.execPath, CLI, 'update', '--source', source, '--config', config], {
+    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, TARSIER_LOG_LEVEL: 'warn' },
+    encoding: 'utf8',
+    maxBuffer: 1 << 26,
+  });
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  if (result.status !== 0) throw new Error(`tarsier update failed (${result.status}): ${result.stderr}${result.stdout}`);
+  return { seconds, peakMiB: Number(/MAXRSS (\d+)/.exec(result.stderr)?.[1] ?? NaN) / 1024, stdout: result.stdout };
+}
+
+/**
+ * The two tables of an import benchmark: a row of runs (median wall time, each run, median peak
+ * RSS), and a row of a floor (median, each, and how many times the first import's median it is).
+ */
+export function importRows(
+  firstMedian: number,
+  digits = 1,
+): {
+  row: (label: string, runs: readonly UpdateRun[]) => string;
+  floor: (label: string, seconds: readonly number[]) => string;
+} {
+  return {
+    row: (label, runs) =>
+      `| ${label} | ${median(runs.map((r) => r.seconds)).toFixed(digits)} s | ${runs.map((r) => r.seconds.toFixed(digits)).join(', ')} | ${median(runs.map((r) => r.peakMiB)).toFixed(0)} MiB |`,
+    floor: (label, seconds) =>
+      `| ${label} | ${median(seconds).toFixed(digits)} s | ${seconds.map((t) => t.toFixed(digits)).join(', ')} | ${(firstMedian / median(seconds)).toFixed(1)}× |`,
+  };
 }
 
 export function median(xs: readonly number[]): number {

@@ -5,7 +5,7 @@
  * time and peak RSS of the process, beside the floors: inflating every entry (`unzip -p`) and
  * inflating plus parsing them in this process (the code the import runs, nothing written).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,11 +13,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { catalogEcosystem, parseOsvRecord } from '../src/ecosystems/osv/records.js';
 import { zipEntries } from '../src/zip.js';
 import { prng } from '../test/helpers/prng.js';
-import { median, provenance, recordTargets, writeBenchmarkSection } from './lib.js';
+import { type UpdateRun, importRows, median, provenance, recordTargets, updateSource, writeBenchmarkSection } from './lib.js';
 import { benchDatabase, CACHE_DIR } from './server.js';
 
 const COMMAND = 'npm run bench -- osv-import';
-const CLI = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url));
 const TEMPLATES = fileURLToPath(new URL('../test/fixtures/feeds/osv/npm/', import.meta.url));
 const RECORDS = 100_000;
 const SMALL_RECORDS = 10_000;
@@ -59,23 +58,6 @@ function generate(records: number): void {
   rmSync(staging, { recursive: true, force: true });
 }
 
-interface Measured {
-  seconds: number;
-  peakMiB: number;
-}
-
-/** Runs `tarsier update --source osv` under GNU time, which reports the peak RSS. */
-function update(databaseUrl: string, config: string): Measured {
-  const started = process.hrtime.bigint();
-  const result = spawnSync('/usr/bin/time', ['-f', 'MAXRSS %M', process.execPath, CLI, 'update', '--source', 'osv', '--config', config], {
-    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, TARSIER_LOG_LEVEL: 'warn' },
-    encoding: 'utf8',
-  });
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  if (result.status !== 0) throw new Error(`tarsier update failed (${result.status}): ${result.stderr}${result.stdout}`);
-  return { seconds, peakMiB: Number(/MAXRSS (\d+)/.exec(result.stderr)?.[1] ?? NaN) / 1024 };
-}
-
 function timed(action: () => void): number {
   const started = process.hrtime.bigint();
   action();
@@ -107,22 +89,22 @@ export async function run(): Promise<void> {
   for (const records of [RECORDS, SMALL_RECORDS]) if (!existsSync(archiveOf(records))) generate(records);
   const full = await configFor(RECORDS);
   const small = await configFor(SMALL_RECORDS);
-  const first: Measured[] = [];
-  const again: Measured[] = [];
-  const smallFirst: Measured[] = [];
+  const first: UpdateRun[] = [];
+  const again: UpdateRun[] = [];
+  const smallFirst: UpdateRun[] = [];
   const inflated: number[] = [];
   const parsed: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     const database = await benchDatabase(process.env);
     try {
-      first.push(update(database.url, full));
-      again.push(update(database.url, full));
+      first.push(updateSource('osv', database.url, full));
+      again.push(updateSource('osv', database.url, full));
     } finally {
       await database.close();
     }
     const other = await benchDatabase(process.env);
     try {
-      smallFirst.push(update(other.url, small));
+      smallFirst.push(updateSource('osv', other.url, small));
     } finally {
       await other.close();
     }
@@ -131,10 +113,7 @@ export async function run(): Promise<void> {
   }
   const size = statSync(archiveOf(RECORDS)).size;
   const firstMedian = median(first.map((r) => r.seconds));
-  const row = (label: string, runs: Measured[]) =>
-    `| ${label} | ${median(runs.map((r) => r.seconds)).toFixed(1)} s | ${runs.map((r) => r.seconds.toFixed(1)).join(', ')} | ${median(runs.map((r) => r.peakMiB)).toFixed(0)} MiB |`;
-  const floor = (label: string, seconds: number[]) =>
-    `| ${label} | ${median(seconds).toFixed(1)} s | ${seconds.map((t) => t.toFixed(1)).join(', ')} | ${(firstMedian / median(seconds)).toFixed(1)}× |`;
+  const { row, floor } = importRows(firstMedian);
   const body = [
     ...provenance(COMMAND),
     '',
