@@ -24,7 +24,11 @@ export function machineInfo(): string {
 
 /** The first lines of every benchmark section: how to run it again, and where it ran. */
 export function provenance(command: string): string[] {
-  return [`Command: \`${command}\``, '', `Machine: ${machineInfo()}`];
+  const load = os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(', ');
+  return [`Command: \`${command}\``, '', `Machine: ${machineInfo()}; load average when the section was written (1, 5, 15 min): ${load}`];
 }
 
 const CLI = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url));
