@@ -12,7 +12,7 @@ import { readPackageUrl, type SbomPackage, type SkipReason } from './package-url
  * its packages.
  */
 
-export type { SbomPackage, SkipReason } from './package-url.js';
+export { SKIP_REASONS, type SbomPackage, type SkipReason } from './package-url.js';
 
 export type SbomFormat = 'cyclonedx' | 'spdx';
 
