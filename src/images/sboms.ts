@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { CURRENT_INDEXING } from '../ecosystems/index.js';
 import { MATCHING } from '../ecosystems/matching.js';
-import type { Sbom, SbomFormat, SbomPackage } from '../sbom/read.js';
+import { SBOM_MEDIA_TYPES, type Sbom, type SbomPackage } from '../sbom/read.js';
 import { lockAncestryName, replaceAncestry } from '../store/ancestries.js';
 import { imagesWithDigest, lockImageRepository, pointTag, recordImages, type RepositoryName } from '../store/images.js';
 import { namespaceFeatures, saveScan, type LayerFeature } from '../store/layers.js';
@@ -26,12 +26,6 @@ export const SBOM_REGISTRY = 'sbom';
  * clair.images.untaggedretention, as an image whose tag moved does.
  */
 export const SBOM_TAG = 'latest';
-
-/** The media types an SBOM's image record carries, and its body may be posted as. */
-export const SBOM_MEDIA_TYPES: Readonly<Record<SbomFormat, string>> = {
-  cyclonedx: 'application/vnd.cyclonedx+json',
-  spdx: 'application/spdx+json',
-};
 
 /**
  * Stores the SBOM's contents as the ancestry named by its digest, replacing nothing when it is

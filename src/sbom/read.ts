@@ -16,6 +16,12 @@ export { SKIP_REASONS, type SbomPackage, type SkipReason } from './package-url.j
 
 export type SbomFormat = 'cyclonedx' | 'spdx';
 
+/** Each format's media type: what an SBOM is posted as, and its image record carries. */
+export const SBOM_MEDIA_TYPES: Readonly<Record<SbomFormat, string>> = {
+  cyclonedx: 'application/vnd.cyclonedx+json',
+  spdx: 'application/spdx+json',
+};
+
 /** A component or package not read as a package. */
 export interface SkippedComponent {
   /** Where it is in the document: `components[3].components[0]`, `packages[7]`. */

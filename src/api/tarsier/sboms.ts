@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { ImageInventory } from '../../images/inventory.js';
-import { SBOM_MEDIA_TYPES, storeSbom } from '../../images/sboms.js';
+import { storeSbom } from '../../images/sboms.js';
 import { TarsierError } from '../../errors.js';
-import { readSbom } from '../../sbom/read.js';
+import { readSbom, SBOM_MEDIA_TYPES } from '../../sbom/read.js';
 import type { Pool } from '../../store/pool.js';
 import { SBOM_BODY_LIMIT_BYTES } from '../limits.js';
 import { readBody } from '../request-body.js';
