@@ -5,7 +5,7 @@ import { TarsierError } from '../../errors.js';
 import { readSbom, SBOM_MEDIA_TYPES } from '../../sbom/read.js';
 import type { Pool } from '../../store/pool.js';
 import { SBOM_BODY_LIMIT_BYTES } from '../limits.js';
-import { readBody } from '../request-body.js';
+import { compressedBodyError, readBody } from '../request-body.js';
 import type { RouteApp } from '../route-app.js';
 import { imageSummary } from './images.js';
 import { SbomQuery, StoredSbom } from './schemas.js';
@@ -16,8 +16,12 @@ export interface SbomRouteDeps {
   bodyTimeoutMs: number;
 }
 
-/** The media types an SBOM may be posted as: its format's own, or plain JSON. */
-const ACCEPTED_TYPES = ['application/json', ...Object.values(SBOM_MEDIA_TYPES)];
+/**
+ * The media types the OpenAPI document names for the body: its format's own, or plain JSON. As
+ * everywhere in this API (curl -d sends a form type), the body is read whatever its Content-Type:
+ * the content tells the format.
+ */
+const DOCUMENTED_TYPES = ['application/json', ...Object.values(SBOM_MEDIA_TYPES)];
 
 /**
  * SBOMs as input: the document is stored as an image (images/sboms.ts) and answered as the images
@@ -30,9 +34,9 @@ export function registerSbomRoutes(app: RouteApp, deps: SbomRouteDeps): void {
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (request, payload, done) => {
-    const type = request.headers['content-type']?.split(';', 1)[0]!.trim().toLowerCase();
-    if (type !== undefined && !ACCEPTED_TYPES.includes(type)) {
-      done(new TarsierError('unsupported_media_type', `an SBOM is posted as ${ACCEPTED_TYPES.join(', ')}, not ${type}`));
+    const compressed = compressedBodyError(request.headers);
+    if (compressed) {
+      done(compressed);
       return;
     }
     readBody(payload, request.headers, { deadlineMs: deps.bodyTimeoutMs, limitBytes: SBOM_BODY_LIMIT_BYTES }).then(
@@ -49,14 +53,15 @@ export function registerSbomRoutes(app: RouteApp, deps: SbomRouteDeps): void {
         operationId: 'postSbom',
         summary: 'Store an SBOM as an image and match its packages',
         description:
-          'The body is a CycloneDX (1.4–1.6) or SPDX (2.2, 2.3) JSON document, told apart by its content. Every component with a ' +
+          'The body is a CycloneDX (1.4–1.6) or SPDX (2.2, 2.3) JSON document, told apart by its content (whatever the ' +
+          'Content-Type), uncompressed. Every component with a ' +
           'package URL of a known ecosystem (npm, PyPI, Go, Maven, …) or distribution release (pkg:deb/debian/…?distro=debian-12) is ' +
           'matched as an image package would be; the others are answered in Skipped. The SBOM is recorded as an image whose digest ' +
           "is the document's sha256, in the repository name under the registry sbom, tagged latest (an SBOM posted later under the " +
           'same name takes the tag), with one layer named by that digest: it is listed, reported, counted again as vulnerability data ' +
           'changes and notified like every image. 201 when recorded now, 200 when this repository had it already. A malformed ' +
           'document is a 400 naming the field, and nothing is stored.',
-        consumes: ACCEPTED_TYPES,
+        consumes: DOCUMENTED_TYPES,
         // For the OpenAPI document: the body is the bytes sent, checked by readSbom.
         body: Type.Unknown({ description: 'A CycloneDX 1.4–1.6 or SPDX 2.2/2.3 JSON document.' }),
         querystring: SbomQuery,
