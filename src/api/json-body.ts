@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
-import { badRequest, TarsierError } from '../errors.js';
+import { badRequest } from '../errors.js';
 import { MAX_JSON_DEPTH } from './limits.js';
-import { readBody, type BodySettings } from './request-body.js';
+import { compressedBodyError, readBody, type BodySettings } from './request-body.js';
 
 /** Matches a lone surrogate: in a /u pattern, a well-formed pair is one code point, not two Cs. */
 const LONE_SURROGATE = /\p{Cs}/u;
@@ -39,14 +39,9 @@ function checkJson(value: unknown, path: string, depth: number): void {
  */
 export function jsonBodyParser(settings: BodySettings, transform: (value: unknown) => unknown = (value) => value) {
   return (request: FastifyRequest, payload: Readable, done: (err: Error | null, body?: unknown) => void): void => {
-    const encoding = request.headers['content-encoding']?.trim().toLowerCase();
-    if (encoding && encoding !== 'identity') {
-      done(
-        new TarsierError(
-          'unsupported_media_type',
-          `request bodies must not be compressed (Content-Encoding: ${encoding} is not supported)`,
-        ),
-      );
+    const compressed = compressedBodyError(request.headers);
+    if (compressed) {
+      done(compressed);
       return;
     }
     readBody(payload, request.headers, settings).then(

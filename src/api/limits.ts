@@ -7,6 +7,13 @@
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
 /**
+ * The largest SBOM a client may post: a document lists about a KiB per component (Trivy's, npm's
+ * and cyclonedx-npm's alike), so this holds tens of thousands of them, more than the largest
+ * images have, while one request still cannot hold much of the server's memory.
+ */
+export const SBOM_BODY_LIMIT_BYTES = 32 * 1024 * 1024;
+
+/**
  * How deep a request body's JSON may nest. The deepest body a client needs is a vulnerability's
  * Metadata (`{"Vulnerability":{"Metadata":{"NVD":{"CVSSv3":{"Score":…}}}}}`, five levels); a
  * deeper document is refused before it reaches the store, whose JSON functions have their own,

@@ -1,6 +1,7 @@
 import type { SwaggerOptions } from '@fastify/swagger';
 import type { Config } from '../config.js';
 import { TARSIER_VERSION } from '../version.js';
+import { SBOM_BODY_LIMIT_BYTES } from './limits.js';
 
 /**
  * The OpenAPI document's frame: everything but the operations, which @fastify/swagger takes from
@@ -15,7 +16,8 @@ export function openApiDocument(config: Config): NonNullable<Extract<SwaggerOpti
       description:
         "Container-image vulnerability scanner: Clair's v1 layer API (revisions A and B, chosen per request with " +
         'X-Clair-Api-Revision) and its ancestry API (the JSON mapping of the coreos.clair gRPC services). Names in ' +
-        'paths are percent-encoded and at most 1,024 characters; request bodies are JSON of at most 1 MiB.',
+        'paths are percent-encoded and at most 1,024 characters; request bodies are JSON of at most 1 MiB, but for an SBOM ' +
+        `(POST /tarsier/v1/sboms: ${SBOM_BODY_LIMIT_BYTES / (1024 * 1024)} MiB) and a layer upload (streamed).`,
       version: TARSIER_VERSION,
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },

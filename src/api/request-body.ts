@@ -12,6 +12,16 @@ export interface BodySettings {
 
 const sizeText = (bytes: number): string => (bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes / 1024} KiB`);
 
+/** Bodies are read as sent: a compressed one is refused (415), with what to do, rather than read as garbage. */
+export function compressedBodyError(headers: IncomingHttpHeaders): TarsierError | undefined {
+  const encoding = headers['content-encoding']?.trim().toLowerCase();
+  if (!encoding || encoding === 'identity') return undefined;
+  return new TarsierError(
+    'unsupported_media_type',
+    `request bodies must not be compressed (Content-Encoding: ${encoding} is not supported)`,
+  );
+}
+
 /**
  * A whole request body as bytes, within its size limit and the body deadline. Every route that
  * reads a body reads it through here (the layer upload, a stream, has its own idle deadline): a

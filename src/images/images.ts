@@ -72,8 +72,8 @@ export function checkImageRequest(request: ImageScanRequest): CheckedImageReques
   return { reference, platform, access: { authorization: request.authorization, insecure: request.insecure } };
 }
 
-/** The platform of an image whose config names none. */
-const UNKNOWN_PLATFORM = 'unknown';
+/** The platform of an image whose config names none (and of an SBOM's, which names none either). */
+export const UNKNOWN_PLATFORM = 'unknown';
 
 interface PlatformImage {
   digest: string;

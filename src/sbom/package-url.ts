@@ -31,15 +31,17 @@ export interface SbomPackage {
 }
 
 /** Why a component or package was not read as a package (SkippedComponent.why says it in words). */
-export type SkipReason =
-  | 'no-purl' // it has no package URL
-  | 'unsupported-type' // a purl type no catalog row has (pkg:github, pkg:oci, pkg:generic)
-  | 'unknown-distribution' // an OS purl whose vendor or distro qualifier no distribution row has
-  | 'unknown-release' // an OS purl without a release Tarsier can name (no distro qualifier)
-  | 'invalid-purl' // a purl that breaks its type's rules (packageurl-js: a Maven purl without a group)
-  | 'invalid-name' // a name the ecosystem's split cannot join (a namespace where its type has none)
-  | 'no-version'
-  | 'invalid-version'; // a version its format's order does not accept
+export const SKIP_REASONS = [
+  'no-purl', // it has no package URL
+  'unsupported-type', // a purl type no catalog row has (pkg:github, pkg:oci, pkg:generic)
+  'unknown-distribution', // an OS purl whose vendor or distro qualifier no distribution row has
+  'unknown-release', // an OS purl without a release Tarsier can name (no distro qualifier)
+  'invalid-purl', // a purl that breaks its type's rules (packageurl-js: a Maven purl without a group)
+  'invalid-name', // a name the ecosystem's split cannot join (a namespace where its type has none)
+  'no-version',
+  'invalid-version', // a version its format's order does not accept
+] as const;
+export type SkipReason = (typeof SKIP_REASONS)[number];
 
 export type PackageUrlReading = { readonly package: SbomPackage } | { readonly reason: SkipReason; readonly why: string };
 

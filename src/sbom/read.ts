@@ -12,9 +12,15 @@ import { readPackageUrl, type SbomPackage, type SkipReason } from './package-url
  * its packages.
  */
 
-export type { SbomPackage, SkipReason } from './package-url.js';
+export { SKIP_REASONS, type SbomPackage, type SkipReason } from './package-url.js';
 
 export type SbomFormat = 'cyclonedx' | 'spdx';
+
+/** Each format's media type: what an SBOM is posted as, and its image record carries. */
+export const SBOM_MEDIA_TYPES: Readonly<Record<SbomFormat, string>> = {
+  cyclonedx: 'application/vnd.cyclonedx+json',
+  spdx: 'application/spdx+json',
+};
 
 /** A component or package not read as a package. */
 export interface SkippedComponent {

@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream';
 import type { ImagePackage } from '../images/report.js';
 import type { NamespaceCoverage } from '../model/coverage.js';
 import { formatPlatform } from '../registry/manifest.js';
+import type { Sbom, SkippedComponent } from '../sbom/read.js';
 import { FALLBACK_PLATFORM, machinePlatform, type LocalImage, type LocalLayer } from './local-image.js';
 
 /**
@@ -11,6 +12,9 @@ import { FALLBACK_PLATFORM, machinePlatform, type LocalImage, type LocalLayer } 
  * same code as the images API.
  */
 
+/** A package found, with the vulnerabilities affecting it; an SBOM's has no layer. */
+export type ScannedPackage = Omit<ImagePackage, 'addedBy'> & { addedBy?: string };
+
 /** What a scan found: the image's layers and each package with the vulnerabilities affecting it. */
 export interface ScannedContents {
   digest: string;
@@ -18,9 +22,17 @@ export interface ScannedContents {
   references: string[];
   /** Layer digests, base first. */
   layers: string[];
-  packages: ImagePackage[];
+  packages: ScannedPackage[];
   /** What vulnerability data the store holds for each namespace of the packages; undefined: the server does not say. */
   coverage: NamespaceCoverage[] | undefined;
+  /** An SBOM's: what the document lists that is not matched. */
+  skipped?: readonly SkippedComponent[];
+}
+
+/** An SBOM file: the document's bytes as read (their digest names it) and what they hold. */
+export interface LocalSbom {
+  bytes: Buffer;
+  sbom: Sbom;
 }
 
 export interface RegistryScanRequest {
@@ -49,7 +61,29 @@ export interface ScanBackend {
   scanLocal(image: LocalImage, progress: Progress, signal: AbortSignal): Promise<ScannedContents>;
   /** Has the image pulled from its registry and scanned. */
   scanRegistry(request: RegistryScanRequest, progress: Progress, signal: AbortSignal): Promise<ScannedContents>;
+  /** Has the SBOM's packages matched: stored as the image its digest names, read back as an image is. */
+  scanSbom(sbom: LocalSbom, progress: Progress, signal: AbortSignal): Promise<ScannedContents>;
   close(): Promise<void>;
+}
+
+/**
+ * An SBOM's contents as the report shows them: the packages the document lists, without the one
+ * layer the store holds them in (it is the document itself), named as the document names itself.
+ */
+export function sbomContents(
+  stored: Pick<ScannedContents, 'digest' | 'packages' | 'coverage'>,
+  sbom: Sbom,
+  skipped: readonly SkippedComponent[],
+): ScannedContents {
+  return {
+    digest: stored.digest,
+    platform: null,
+    references: sbom.name === undefined ? [] : [sbom.name],
+    layers: [],
+    packages: stored.packages.map(({ addedBy: _layer, ...p }) => p),
+    coverage: stored.coverage,
+    skipped,
+  };
 }
 
 /** A scan that cannot be done, with a message for the user (exit code 2). */

@@ -10,7 +10,7 @@ import { parseSeverity, SEVERITIES, type Severity } from '../model/vulnerability
 import { RegistryError } from '../registry/client.js';
 import { parsePlatform, type Platform } from '../registry/manifest.js';
 import { InvalidReference, parseImageReference } from '../registry/reference.js';
-import { ScanError, type Progress, type ScanBackend, type ScannedContents } from './backend.js';
+import { ScanError, type LocalSbom, type Progress, type ScanBackend, type ScannedContents } from './backend.js';
 import { basicAuthorization, dockerCredentials } from './docker-credentials.js';
 import { buildReport } from './findings.js';
 import { formatReport, OUTPUT_FORMATS, type OutputFormat } from './formats/index.js';
@@ -19,11 +19,12 @@ import { ImageArchiveError, openImageFiles } from './image-files.js';
 import { readLocalImage, type LocalImageKind } from './local-image.js';
 import { silentProgress, terminalProgress } from './progress.js';
 import { ServerBackend } from './remote.js';
+import { readSbomFile } from './sbom-file.js';
 import type { ScanReport } from './report.js';
 
 /**
  * `tarsier scan TARGET`: the image (a docker save archive, an OCI layout or archive, or a registry
- * reference) scanned against a server or in this process, the report written in the chosen format,
+ * reference), or the packages an SBOM file lists (CycloneDX or SPDX JSON), scanned against a server or in this process, the report written in the chosen format,
  * and the exit code: 0 clean, 1 the gate failed (--fail-on, --fail-on-kev), 2 the scan could not be done.
  */
 
@@ -66,8 +67,8 @@ export interface ScanIo {
   now?: () => Date;
 }
 
-/** What the TARGET names: a local image (path) or a registry image (reference). */
-type Target = { kind: 'local'; path: string } | { kind: 'registry'; reference: string };
+/** What the TARGET names: a local image (path), an SBOM file, or a registry image (reference). */
+type Target = { kind: 'local'; path: string } | { kind: 'sbom'; sbom: LocalSbom } | { kind: 'registry'; reference: string };
 
 /** Prefixes skopeo and containers/image use for the same things (docker-archive:file.tar, oci:dir). */
 const LOCAL_PREFIXES = ['docker-archive:', 'oci-archive:', 'oci:'];
@@ -76,13 +77,12 @@ async function resolveTarget(target: string): Promise<Target> {
   if (target.startsWith('docker://')) return { kind: 'registry', reference: target.slice('docker://'.length) };
   const prefix = LOCAL_PREFIXES.find((p) => target.startsWith(p));
   if (prefix) return { kind: 'local', path: target.slice(prefix.length) };
-  if (
-    await stat(target).then(
-      () => true,
-      () => false,
-    )
-  )
-    return { kind: 'local', path: target };
+  const found = await stat(target).catch(() => undefined);
+  if (found?.isFile()) {
+    const sbom = await readSbomFile(target);
+    if (sbom) return { kind: 'sbom', sbom };
+  }
+  if (found) return { kind: 'local', path: target };
   // A file name that is missing must not turn into a registry pull of docker.io/library/image.tar.
   if (/\.(?:tar|tgz|txz|tbz2?|tar\.(?:gz|zst|zstd|xz|bz2))$/i.test(target) || /^\.{0,2}\//.test(target))
     throw new ScanError(`${target} does not exist`);
@@ -212,8 +212,17 @@ async function scan(input: string, options: ScanOptions, io: ScanIo): Promise<nu
   }
   try {
     let contents: ScannedContents;
-    let kind: LocalImageKind | 'registry';
-    if (target.kind === 'local') {
+    let kind: LocalImageKind | 'registry' | 'sbom';
+    if (target.kind === 'sbom') {
+      kind = 'sbom';
+      contents = await backend.scanSbom(target.sbom, progress, io.signal);
+      const skipped = contents.skipped ?? [];
+      // Never dropped unseen: what the SBOM lists and the scan did not match is said, on stderr and in the report.
+      if (skipped.length > 0) {
+        const listed = skipped.map((s) => `  ${s.at}${s.name !== undefined ? ` (${s.name})` : ''}: ${s.why}`).join('\n');
+        io.stderr.write(`tarsier scan: warning: ${skipped.length} of the SBOM's components were not matched:\n${listed}\n`);
+      }
+    } else if (target.kind === 'local') {
       const files = await openImageFiles(target.path);
       try {
         const image = await readLocalImage(files, platform);

@@ -26,7 +26,7 @@ import {
 
 export interface ReportOptions {
   input: string;
-  kind: LocalImageKind | 'registry';
+  kind: LocalImageKind | 'registry' | 'sbom';
   database: ScanReport['database'];
   ignoreUnfixed: boolean;
   ignore: readonly IgnoreEntry[];
@@ -79,7 +79,7 @@ export function buildReport(contents: ScannedContents, options: ReportOptions): 
     namespace: p.namespace,
     versionFormat: p.versionFormat,
     purl: packageUrl(p),
-    layer: p.addedBy,
+    ...(p.addedBy !== undefined ? { layer: p.addedBy } : {}),
   }));
   const vulnerabilities: Finding[] = [];
   const ignored: IgnoredFinding[] = [];
@@ -135,6 +135,7 @@ export function buildReport(contents: ScannedContents, options: ReportOptions): 
     layers: contents.layers,
     database: options.database,
     packages,
+    ...(contents.skipped ? { skipped: [...contents.skipped] } : {}),
     vulnerabilities,
     ignored,
     summary: summaryOf(counts),

@@ -1,18 +1,21 @@
 import type { Static } from '@sinclair/typebox';
 import { request, type Dispatcher } from 'undici';
-import type { ImageDetail, ScannedImages } from '../api/tarsier/schemas.js';
+import type { ImageDetail, ScannedImages, StoredSbom } from '../api/tarsier/schemas.js';
 import type { ImagePackage } from '../images/report.js';
 import type { NamespaceCoverage } from '../model/coverage.js';
 import type { RiskContext } from '../model/risk.js';
 import { parseSeverity } from '../model/vulnerability.js';
+import { SBOM_MEDIA_TYPES } from '../sbom/read.js';
 import { outboundDispatcher } from '../outbound/dispatcher.js';
 import {
+  sbomContents,
   ScanError,
   sendNewLayers,
   withDefaultPlatform,
   type Progress,
   type RegistryScanRequest,
   type ScanBackend,
+  type LocalSbom,
   type ScannedContents,
 } from './backend.js';
 import type { LocalImage } from './local-image.js';
@@ -21,7 +24,8 @@ import type { LocalImage } from './local-image.js';
  * Scans through a Tarsier server: a local image's layers are sent only when the server has not
  * scanned them (HEAD, then a streamed PUT of /tarsier/v1/layers/{digest}), the image is assembled
  * as the ancestry named by its digest (POST /ancestry) and read through the images API; a registry
- * image is pulled by the server (POST /tarsier/v1/images).
+ * image is pulled by the server (POST /tarsier/v1/images); an SBOM is posted (POST
+ * /tarsier/v1/sboms), where it is recorded as an image, and read back the same way.
  */
 
 /** Layers sent at once. */
@@ -145,6 +149,24 @@ export class ServerBackend implements ScanBackend {
       platform: image.Platform,
       references: image.Tags.map((tag) => `${image.Registry}/${image.Repository}:${tag}`),
     };
+  }
+
+  async scanSbom({ bytes, sbom }: LocalSbom, progress: Progress, signal: AbortSignal): Promise<ScannedContents> {
+    progress({ kind: 'step', message: 'matching vulnerabilities' });
+    const { json } = await this.#call('POST', '/tarsier/v1/sboms', {
+      body: bytes,
+      headers: { 'content-type': SBOM_MEDIA_TYPES[sbom.format] },
+      signal,
+    });
+    // What the server skipped: its reading of the document is the one its packages come from.
+    const skipped = (json as Partial<Static<typeof StoredSbom>>).Skipped?.map((s) => ({
+      at: s.At,
+      ...(s.Name !== undefined ? { name: s.Name } : {}),
+      ...(s.Purl !== undefined ? { purl: s.Purl } : {}),
+      reason: s.Reason,
+      why: s.Why,
+    }));
+    return sbomContents(await this.#contents(sbom.digest, signal), sbom, skipped ?? sbom.skipped);
   }
 
   async #contents(digest: string, signal: AbortSignal): Promise<Omit<ScannedContents, 'platform' | 'references'>> {

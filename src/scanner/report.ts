@@ -2,15 +2,17 @@ import { Type, type Static } from '@sinclair/typebox';
 import { VERSION_FORMAT_NAMES_TEXT } from '../ecosystems/index.js';
 import { DATA_STATES } from '../model/coverage.js';
 import { FIX_STATES, SEVERITIES, UNFIXED_WORDS } from '../model/vulnerability.js';
+import { SKIP_REASONS } from '../sbom/read.js';
 
 /**
  * The scan report: what `tarsier scan` found in one image, before it is written in a format (table,
  * JSON, SARIF, CycloneDX). The JSON format is this report as it is; its schema, defined here, is
  * published as docs/scan-report.schema.json and versioned with SCAN_REPORT_VERSION: a field is
  * only ever added in a minor version, and renamed or removed in a major one. 1.1 added each
- * finding's epss and kev, knownExploited and gate.failOnKev; 1.2 database.namespaces.
+ * finding's epss and kev, knownExploited and gate.failOnKev; 1.2 database.namespaces; 1.3 SBOM
+ * targets (target.kind sbom, skipped, and packages without a layer).
  */
-export const SCAN_REPORT_VERSION = '1.2';
+export const SCAN_REPORT_VERSION = '1.3';
 
 export const ReportSeverity = Type.Union(
   SEVERITIES.map((s) => Type.Literal(s)),
@@ -21,10 +23,12 @@ export const ReportPackage = Type.Object(
   {
     name: Type.String({ description: 'The package name, as the package database gives it.' }),
     version: Type.String(),
-    namespace: Type.String({ description: 'The distribution release it belongs to, e.g. debian:10, alpine:v3.18, rhel:8.' }),
+    namespace: Type.String({
+      description: 'The distribution release it belongs to, e.g. debian:10, alpine:v3.18, rhel:8, or its ecosystem: npm, pypi, maven, ….',
+    }),
     versionFormat: Type.String({ description: `How its versions compare: ${VERSION_FORMAT_NAMES_TEXT}.` }),
     purl: Type.String({ description: 'Package URL, e.g. pkg:deb/debian/openssl@1.1.1n-0+deb10u3?distro=debian-10.' }),
-    layer: Type.String({ description: 'Digest of the layer that added it.' }),
+    layer: Type.Optional(Type.String({ description: 'Digest of the layer that added it; absent for a package an SBOM lists.' })),
   },
   { additionalProperties: false },
 );
@@ -92,6 +96,18 @@ export const ReportNamespace = Type.Object(
 );
 export type ReportNamespace = Static<typeof ReportNamespace>;
 
+export const ReportSkipped = Type.Object(
+  {
+    at: Type.String({ description: 'Where it is in the document: components[3].components[0], packages[7].' }),
+    name: Type.Optional(Type.String()),
+    purl: Type.Optional(Type.String({ description: 'Its package URL, when it has one.' })),
+    reason: Type.Union(SKIP_REASONS.map((r) => Type.Literal(r))),
+    why: Type.String({ description: 'The reason in words.' }),
+  },
+  { additionalProperties: false },
+);
+export type ReportSkipped = Static<typeof ReportSkipped>;
+
 const findingFields = {
   id: Type.String({ description: 'The vulnerability name: a CVE, or an advisory id (DSA-…, ALAS-…, RHSA-…).' }),
   namespace: Type.String({ description: 'The namespace of the advisory that lists it.' }),
@@ -140,16 +156,20 @@ export const ScanReport = Type.Object(
     target: Type.Object(
       {
         input: Type.String({ description: 'The TARGET as given on the command line.' }),
-        kind: Type.Union([Type.Literal('docker-archive'), Type.Literal('oci-layout'), Type.Literal('registry')]),
+        kind: Type.Union([Type.Literal('docker-archive'), Type.Literal('oci-layout'), Type.Literal('registry'), Type.Literal('sbom')]),
         digest: Type.String({
-          description: 'The manifest digest; for a docker save archive without one (before Docker 25), the image ID (config digest).',
+          description:
+            'The manifest digest; for a docker save archive without one (before Docker 25), the image ID (config digest); ' +
+            "for an SBOM, the sha256 of the document's bytes.",
         }),
         platform: Type.Union([Type.String(), Type.Null()], { description: 'os/architecture[/variant], when known.' }),
-        references: Type.Array(Type.String(), { description: 'The names the archive or registry gives the image (repo:tag).' }),
+        references: Type.Array(Type.String(), {
+          description: "The names the archive or registry gives the image (repo:tag); an SBOM's own name, when it gives one.",
+        }),
       },
       { additionalProperties: false },
     ),
-    layers: Type.Array(Type.String(), { description: 'Layer digests, base first.' }),
+    layers: Type.Array(Type.String(), { description: 'Layer digests, base first; none for an SBOM.' }),
     database: Type.Object(
       {
         mode: Type.Union([Type.Literal('server'), Type.Literal('standalone')]),
@@ -166,6 +186,11 @@ export const ScanReport = Type.Object(
       { additionalProperties: false },
     ),
     packages: Type.Array(ReportPackage, { description: 'Every package found, vulnerable or not.' }),
+    skipped: Type.Optional(
+      Type.Array(ReportSkipped, {
+        description: 'SBOM targets: every component or package the document lists that is not matched, and why (not in packages).',
+      }),
+    ),
     vulnerabilities: Type.Array(Finding, { description: 'Findings that remain after --ignore-unfixed and --ignore.' }),
     ignored: Type.Array(IgnoredFinding),
     summary: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {

@@ -8,6 +8,7 @@ import { openDatabase, type Database } from '../database.js';
 import type { ImageScanner } from '../images/images.js';
 import { holdsVulnerabilityData } from '../coverage.js';
 import { imageContents } from '../images/report.js';
+import { writeSbomAncestry } from '../images/sboms.js';
 import { storeAncestry } from '../indexer/ancestry-assembly.js';
 import { Indexer } from '../indexer/indexer.js';
 import type { LayerScans, ScannedLayer } from '../indexer/layer-scans.js';
@@ -15,13 +16,16 @@ import { Rematcher } from '../rematch.js';
 import { imageScanning } from '../services.js';
 import { indexerSettings, runnerSettings } from '../settings.js';
 import { getValue, setValue } from '../store/keyvalue.js';
+import { withTransaction } from '../store/pool.js';
 import {
+  sbomContents,
   ScanError,
   sendNewLayers,
   withDefaultPlatform,
   type Progress,
   type RegistryScanRequest,
   type ScanBackend,
+  type LocalSbom,
   type ScannedContents,
 } from './backend.js';
 import type { LocalImage } from './local-image.js';
@@ -122,6 +126,12 @@ export class StandaloneBackend implements ScanBackend {
       platform: image.platform,
       references: image.tag !== undefined ? [`${image.registry}/${image.repository}:${image.tag}`] : [],
     };
+  }
+
+  async scanSbom({ sbom }: LocalSbom, progress: Progress): Promise<ScannedContents> {
+    progress({ kind: 'step', message: 'matching vulnerabilities' });
+    await withTransaction(this.#database.pool, (client) => writeSbomAncestry(client, sbom));
+    return sbomContents(await this.#contents(sbom.digest), sbom, sbom.skipped);
   }
 
   async #contents(digest: string): Promise<Omit<ScannedContents, 'platform' | 'references'>> {

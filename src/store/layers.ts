@@ -306,7 +306,21 @@ async function newFeatures(
   matching: Matching,
 ): Promise<LayerFeature[]> {
   const name = matching.advisoryNamespace(layerNamespace, format);
-  if (name === undefined) return [];
+  return name === undefined ? [] : namespaceFeatures(client, name, format, packages, matching);
+}
+
+/**
+ * The feature versions of packages matched in one advisory namespace, created (and linked to the
+ * vulnerabilities affecting them) when new: a layer's packages of one format, or an SBOM's of one
+ * namespace. Runs in the caller's transaction.
+ */
+export async function namespaceFeatures(
+  client: pg.PoolClient,
+  name: string,
+  format: VersionFormatName,
+  packages: readonly Package[],
+  matching: Matching,
+): Promise<LayerFeature[]> {
   const namespace = await ensureNamespace(client, name, format);
   const ids = await ensureFeatureVersions(client, namespace, packages, matching);
   const moduleOf = moduleStreamOf(name, matching);

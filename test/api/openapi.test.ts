@@ -73,12 +73,13 @@ describe('the OpenAPI document', () => {
     expect(registered.filter((r) => !listed.includes(r))).toEqual([]);
     expect(listed.filter((r) => !registered.includes(r))).toEqual([]);
     expect(registered).toContain('HEAD /tarsier/v1/layers/{digest}');
+    expect(registered).toContain('POST /tarsier/v1/sboms');
   });
 
   it('describes every route the server has, with its path, query and header parameters', async () => {
     const { doc, routes } = await documentOf();
     const documented = apiRoutes(routes);
-    expect(documented.length).toBe(34);
+    expect(documented.length).toBe(35);
     for (const route of documented) {
       const operation = doc.paths[openApiPath(route.url)]?.[route.method.toLowerCase()];
       expect(operation, `${route.method} ${route.url}`).toBeDefined();
@@ -148,6 +149,12 @@ describe('the OpenAPI document', () => {
     ] as const) {
       expect(doc.paths[path][method].requestBody.content['application/json'].schema.type, path).toBe('object');
     }
+    // An SBOM is posted as it is, in its format's media type or as JSON.
+    expect(Object.keys(doc.paths['/tarsier/v1/sboms'].post.requestBody.content)).toEqual([
+      'application/json',
+      'application/vnd.cyclonedx+json',
+      'application/spdx+json',
+    ]);
     const report = doc.paths['/v1/layers/{name}'].get.responses['200'].content['application/json'].schema;
     expect(Object.keys(report.properties.Layer.properties)).toEqual([
       'Name',

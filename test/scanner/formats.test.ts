@@ -91,7 +91,7 @@ const OPENSSL_DUAL_EC: Finding = {
 
 function debianReport(): ScanReport {
   return {
-    schemaVersion: '1.2',
+    schemaVersion: '1.3',
     tool: { name: 'tarsier', version: '0.1.0' },
     createdAt: '2024-06-03T09:15:00Z',
     target: {
@@ -129,14 +129,14 @@ function debianReport(): ScanReport {
   };
 }
 
-const BUSYBOX: ReportPackage = {
+const BUSYBOX = {
   name: 'busybox',
   version: '1.36.1-r2',
   namespace: 'alpine:v3.18',
   versionFormat: 'apk',
   purl: 'pkg:apk/alpine/busybox@1.36.1-r2?arch=x86_64&distro=3.18.4',
   layer: digest('alpine 3.18 base layer'),
-};
+} satisfies ReportPackage;
 
 function alpineReport(): ScanReport {
   return {
@@ -175,14 +175,14 @@ function alpineReport(): ScanReport {
   };
 }
 
-const OPENSSL_LIBS: ReportPackage = {
+const OPENSSL_LIBS = {
   name: 'openssl-libs',
   version: '1:1.1.1k-7.el8_6',
   namespace: 'rhel:8',
   versionFormat: 'rpm',
   purl: 'pkg:rpm/redhat/openssl-libs@1.1.1k-7.el8_6?arch=x86_64&epoch=1&distro=rhel-8.6',
   layer: digest('ubi8 base layer'),
-};
+} satisfies ReportPackage;
 
 function rhelReport(): ScanReport {
   return {
@@ -830,7 +830,7 @@ describe('formatReport', () => {
     expect(written).toEqual(riskReport());
     expect(check(written) ? [] : check.errors).toEqual([]);
     expect(written.vulnerabilities[0]).toMatchObject({ epss: BARON_SAMEDIT.epss, kev: BARON_SAMEDIT.kev });
-    expect(written).toMatchObject({ schemaVersion: '1.2', knownExploited: 1, gate: { failOn: null, failOnKev: true, failed: true } });
+    expect(written).toMatchObject({ schemaVersion: '1.3', knownExploited: 1, gate: { failOn: null, failOnKev: true, failed: true } });
     // The schema holds the new fields to their shape.
     const extra = riskReport();
     extra.vulnerabilities[0] = { ...BARON_SAMEDIT, kev: { ...BARON_SAMEDIT.kev!, exploited: true } as never };

@@ -25,6 +25,7 @@ import { runnerSettings } from '../../src/settings.js';
 import { enabledSources } from '../../src/updater/sources.js';
 import { json, testApp, type TestApp } from '../helpers/app.js';
 import { silentLog } from '../helpers/db.js';
+import { scanInProcess, type ScanRun } from '../helpers/scan-run.js';
 import { startFeedServer } from '../helpers/feed-server.js';
 import { addVulnerability } from '../helpers/vulnerabilities.js';
 import {
@@ -88,29 +89,11 @@ async function countingRelay(port: number): Promise<{ port: number; sent: () => 
   };
 }
 
-interface ScanRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 const DEFAULTS: ScanOptions = { format: 'json', ignoreUnfixed: false, quiet: false, insecure: false, update: false };
 
 /** Runs `tarsier scan target` in this process, as the CLI does, with output captured and the clock the data's age is judged by at now. */
-async function scanAt(now: Date, target: string, options: Partial<ScanOptions>, env: Record<string, string> = {}): Promise<ScanRun> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d: Buffer) => (out += d.toString()));
-  stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const code = await runScan(
-    target,
-    { ...DEFAULTS, ...options },
-    { env, stdout, stderr: stderr as unknown as NodeJS.WriteStream, signal: new AbortController().signal, now: () => now },
-  );
-  return { code, stdout: out, stderr: err };
-}
+const scanAt = (now: Date, target: string, options: Partial<ScanOptions>, env: Record<string, string> = {}): Promise<ScanRun> =>
+  scanInProcess(target, { ...DEFAULTS, ...options }, env, now);
 
 const NOW = new Date('2026-11-24T12:00:00Z');
 

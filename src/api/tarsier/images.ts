@@ -77,7 +77,8 @@ function dataOf(data: ImageData) {
 /** Counts are unknown, never 0, where a namespace of the image has no data. */
 const unlessMissing = <T>(data: ImageData, value: T): T | null => (data.state === 'missing' ? null : value);
 
-function imageSummary({ image: row, data }: ImageWithData) {
+/** An image as lists and scan answers show it: its record, its counts, and the data they rest on. */
+export function imageSummary({ image: row, data }: ImageWithData) {
   return {
     Registry: row.registry,
     Repository: row.repository,

@@ -9,6 +9,7 @@ import type { RouteApp } from '../route-app.js';
 import { ErrorBody } from '../v1/schemas.js';
 import { registerImageRoutes } from './images.js';
 import { registerLayerUploadRoutes } from './layers.js';
+import { registerSbomRoutes } from './sboms.js';
 import { registerImageNotificationRoutes } from './notifications.js';
 import { registerWebhookRoutes } from './webhooks.js';
 
@@ -29,7 +30,7 @@ export interface TarsierApiDeps {
  * bodies are read as sent (none of the v1 API's field-name normalisation: registries' events have
  * fields such as `name` and `authorization` that must stay as they are); errors take the v1
  * envelope (src/api/edge.ts, by URL). Layer uploads live in a scope of their own, whose body is
- * the raw stream.
+ * the raw stream, and so do SBOMs, whose body is kept as the bytes sent.
  */
 export function registerTarsierApi(app: RouteApp, deps: TarsierApiDeps): void {
   const errors = (scope: RouteApp) =>
@@ -48,5 +49,9 @@ export function registerTarsierApi(app: RouteApp, deps: TarsierApiDeps): void {
   void app.register(async (scope) => {
     errors(scope);
     registerLayerUploadRoutes(scope, { scans: deps.scans });
+  });
+  void app.register(async (scope) => {
+    errors(scope);
+    registerSbomRoutes(scope, { pool: deps.pool, inventory, bodyTimeoutMs: deps.bodyTimeoutMs });
   });
 }

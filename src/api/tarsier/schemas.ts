@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { DATA_STATES } from '../../model/coverage.js';
 import { FIX_STATES, SEVERITIES } from '../../model/vulnerability.js';
+import { SKIP_REASONS } from '../../sbom/read.js';
 import { MAX_NAME_LENGTH, MAX_PAGE_LIMIT } from '../limits.js';
 
 /**
@@ -171,6 +172,36 @@ export const ImageList = Type.Object({
 });
 
 export const ScannedImages = Type.Object({ Images: Type.Array(ImageSummary) });
+
+export const SbomQuery = Type.Object({
+  name: optional(
+    Type.String({
+      minLength: 1,
+      maxLength: MAX_NAME_LENGTH,
+      description:
+        "The repository the SBOM is recorded in (registry sbom); default: the document's own name (SPDX name, CycloneDX " +
+        'metadata.component as name@version), else its digest.',
+    }),
+  ),
+});
+
+const SkippedComponent = Type.Object(
+  {
+    At: Type.String({ description: 'Where it is in the document: components[3].components[0], packages[7].' }),
+    Name: optional(Type.String()),
+    Purl: optional(Type.String({ description: 'Its package URL, when it has one.' })),
+    Reason: Type.Union(SKIP_REASONS.map((r) => Type.Literal(r))),
+    Why: Type.String({ description: 'The reason in words.' }),
+  },
+  { description: 'A component or package the document lists that is not matched.' },
+);
+
+export const StoredSbom = Type.Object({
+  Image: ImageSummary,
+  Skipped: Type.Array(SkippedComponent, {
+    description: 'What the document lists that Tarsier cannot match (no package URL, an unknown type or release, …): not in the image.',
+  }),
+});
 export const QueuedScan = Type.Object({ Job: Type.String({ description: 'The id of the queued scan.' }) });
 
 /** The risk context (EPSS, KEV); CVE names the CVE it came from when the vulnerability is an advisory listing several. */
@@ -222,7 +253,7 @@ const ImagePackage = Type.Object({
   Version: Type.String(),
   NamespaceName: Type.String(),
   VersionFormat: Type.String(),
-  AddedBy: Type.String({ description: 'The digest of the layer that added the package.' }),
+  AddedBy: Type.String({ description: 'The digest of the layer that added the package; for an SBOM, the digest of the document.' }),
   Vulnerabilities: Type.Array(ImageVulnerability),
 });
 
@@ -238,7 +269,7 @@ const ImageReference = Type.Object({
 export const ImageDetail = Type.Object({
   Image: Type.Object({
     Digest: Type.String(),
-    Layers: Type.Array(Type.String(), { description: 'Layer digests, bottom first.' }),
+    Layers: Type.Array(Type.String(), { description: "Layer digests, bottom first; an SBOM's one layer is the document's digest." }),
     References: Type.Array(ImageReference, { description: 'Where registries hold the image; empty for an image uploaded by a client.' }),
     ...ImageCounts,
     Packages: Type.Array(ImagePackage),

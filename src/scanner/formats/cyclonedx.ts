@@ -39,7 +39,8 @@ export function cyclonedxReport(report: ScanReport, options: { serialNumber?: st
       timestamp: report.createdAt,
       tools: { components: [{ type: 'application', name: report.tool.name, version: report.tool.version }] },
       component: {
-        type: 'container',
+        // An SBOM may be of anything; what it is of, its own document says.
+        type: target.kind === 'sbom' ? 'application' : 'container',
         'bom-ref': imageRef,
         name: target.input,
         version: target.digest,
@@ -70,7 +71,7 @@ function component(pkg: ReportPackage): Record<string, unknown> {
     version: pkg.version,
     purl: pkg.purl,
     properties: [
-      { name: 'tarsier:layer', value: pkg.layer },
+      ...(pkg.layer === undefined ? [] : [{ name: 'tarsier:layer', value: pkg.layer }]),
       { name: 'tarsier:namespace', value: pkg.namespace },
       { name: 'tarsier:version-format', value: pkg.versionFormat },
     ],

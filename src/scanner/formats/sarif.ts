@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { isAbsolute, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { severityRank, type Severity } from '../../model/vulnerability.js';
 import { packageFormat } from '../../ecosystems/index.js';
 import { findingsById, riskOfFindings } from '../findings.js';
@@ -7,7 +9,8 @@ import { epssText, fixText, type Finding, type ReportEpss, type ReportKev, type 
 /**
  * SARIF 2.1.0, shaped for GitHub code scanning: one rule per vulnerability id, one result per
  * affected package. An image has no source lines, so each result points at line 1 of the package
- * database that lists the package; the image and layer go in logical locations and the message.
+ * database that lists the package (an SBOM's at the document itself); the image and layer go in
+ * logical locations and the message.
  * EPSS and KEV go in the rule's properties and its help, and KEV in each result's message; they
  * leave `security-severity` alone, which stays the CVSS score GitHub ranks alerts by.
  */
@@ -203,18 +206,25 @@ function result(report: ScanReport, finding: Finding, ruleIndex: number): Record
     locations: [
       {
         physicalLocation: {
-          artifactLocation: { uri: packageDatabase(pkg.versionFormat) },
+          artifactLocation: { uri: report.target.kind === 'sbom' ? fileUri(report.target.input) : packageDatabase(pkg.versionFormat) },
           region: FIRST_LINE,
         },
         logicalLocations: [
           { name: report.target.input, fullyQualifiedName: image, kind: 'image' },
-          { name: pkg.layer, fullyQualifiedName: `${image}/${pkg.layer}`, kind: 'layer' },
+          ...(pkg.layer === undefined ? [] : [{ name: pkg.layer, fullyQualifiedName: `${image}/${pkg.layer}`, kind: 'layer' }]),
         ],
-        message: { text: `${pkg.name} ${pkg.version}, added by layer ${pkg.layer} of ${image}` },
+        message: {
+          text: `${pkg.name} ${pkg.version}, ${pkg.layer === undefined ? 'listed in the SBOM' : `added by layer ${pkg.layer} of`} ${image}`,
+        },
       },
     ],
     partialFingerprints: { 'tarsier/v1': fingerprint(report, finding) },
   };
+}
+
+/** A file named on the command line as a SARIF location: a relative path as it is (a repository's file), else a file URI. */
+function fileUri(path: string): string {
+  return isAbsolute(path) ? pathToFileURL(path).href : path.split(sep).join('/');
 }
 
 /**

@@ -61,7 +61,7 @@ export function tableReport(report: ScanReport, options: { color: boolean }): st
     lines.push('', formatRow(headings, widths, undefined));
     for (const group of groups) {
       const { name, version, namespace, layer } = group.pkg;
-      lines.push('', `${name} ${version} (${namespace}, layer ${shortDigest(layer)})`);
+      lines.push('', `${name} ${version} (${namespace}${layer === undefined ? '' : `, layer ${shortDigest(layer)}`})`);
       for (const finding of group.findings) {
         const row = columns.map((c) => c.cell(finding));
         lines.push(formatRow(row, widths, colorOf));
@@ -87,6 +87,11 @@ function header(report: ScanReport): string[] {
     `Digest:    ${target.digest}`,
     `Platform:  ${target.platform ?? 'unknown'}`,
     `Database:  ${source}`,
+    ...(report.skipped && report.skipped.length > 0
+      ? [
+          `Skipped:   ${count(report.skipped.length, 'component')} of the SBOM not matched (no package URL Tarsier reads; see --format json)`,
+        ]
+      : []),
     ...(data.length > 0
       ? data.map((line, i) => `${i === 0 ? 'Data:' : ''}`.padEnd(11) + line)
       : ['Data:      none needed (no package of a known distribution)']),
