@@ -68,6 +68,42 @@ export interface PackageLister {
   list(files: LayerFiles): Package[] | undefined;
 }
 
+/**
+ * A package of an application ecosystem (npm, PyPI, Go, Maven, …) found in a layer's files. Where
+ * it was found matters: a later layer removes it by deleting or replacing that file, and one image
+ * may hold the same package at several places (nested node_modules).
+ */
+export interface ApplicationPackage {
+  /** Its ecosystem's namespace: a row of APPLICATION_ECOSYSTEMS (`npm`, `pypi`). */
+  readonly ecosystem: string;
+  /** As its ecosystem matches names (ecosystemPackageName: PyPI's PEP 503 form). */
+  readonly name: string;
+  readonly version: string;
+  /** The file that lists it: a normalised layer path (`usr/lib/node_modules/npm/package.json`). */
+  readonly location: string;
+}
+
+/** A manifest an application lister could not read, and why: reported, never silently dropped. */
+export interface UnreadableManifest {
+  readonly location: string;
+  readonly why: string;
+}
+
+/**
+ * Reads one kind of application manifest (npm's package.json, Python's METADATA, …) from a layer's
+ * wanted files. Unlike an OS package database, each manifest is a file of its own, so one broken
+ * manifest is reported and the others are still listed.
+ */
+export interface ApplicationLister {
+  readonly name: string;
+  /** Bumped whenever list() would return something different for the same files. */
+  readonly version: number;
+  /** Whether the file at path (normalised) is one it reads: the archive walk buffers only those. */
+  wants(path: string): boolean;
+  /** The packages the wanted files list, each name, version and location once, and the manifests it could not read. */
+  list(files: LayerFiles): { packages: ApplicationPackage[]; unreadable: UnreadableManifest[] };
+}
+
 /** Recognises the operating system release of a layer. */
 export interface NamespaceDetector {
   readonly name: string;
