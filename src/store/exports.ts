@@ -23,12 +23,12 @@ const SELECT_SOURCE_RECORDS = `
   SELECT v.name, v.description, v.link, coalesce(v.source_severity, v.severity) AS severity, v.metadata - 'NVD' AS metadata, v.cves,
          v.created_at, ${FIXED_IN}
   FROM vulnerability v JOIN namespace n ON n.id = v.namespace_id
-  WHERE v.updater = $1 AND n.name = $2 AND v.deleted_at IS NULL ORDER BY v.name`;
+  WHERE v.updater = $1 AND n.name = $2 AND v.deleted_at IS NULL AND v.name > $3 ORDER BY v.name LIMIT $4`;
 /** Records written through the API, exactly as they are live (their metadata and severity are what was written). */
 const SELECT_API_RECORDS = `
   SELECT v.name, v.description, v.link, v.severity, v.metadata, v.cves, v.created_at, ${FIXED_IN}
   FROM vulnerability v JOIN namespace n ON n.id = v.namespace_id
-  WHERE v.updater IS NULL AND n.name = $1 AND v.deleted_at IS NULL ORDER BY v.name`;
+  WHERE v.updater IS NULL AND n.name = $1 AND v.deleted_at IS NULL AND v.name > $2 ORDER BY v.name LIMIT $3`;
 const SELECT_ENRICHMENT = 'SELECT cve, nvd, severity FROM nvd_enrichment ORDER BY cve';
 
 interface RecordRow {
@@ -67,13 +67,20 @@ export async function namespacesWrittenBy(pool: Pool, updater: string | null): P
   return (await pool.query<{ name: string; format: VersionFormatName }>(SELECT_NAMESPACES, [updater])).rows;
 }
 
-/** An updater's live records of a namespace, as its source gave them; updater null: the API's, as they are. */
-export async function recordsWrittenBy(pool: Pool, updater: string | null, namespace: string): Promise<ExportedRecord[]> {
-  const { rows } =
-    updater === null
-      ? await pool.query<RecordRow>(SELECT_API_RECORDS, [namespace])
-      : await pool.query<RecordRow>(SELECT_SOURCE_RECORDS, [updater, namespace]);
-  return rows.map((r) => exported(namespace, r));
+/** Records read per query: a namespace may hold hundreds of thousands (OSV's npm). */
+const RECORDS_PAGE = 2_000;
+
+/** An updater's live records of a namespace, as its source gave them, by name; updater null: the API's, as they are. */
+export async function* recordsWrittenBy(pool: Pool, updater: string | null, namespace: string): AsyncGenerator<ExportedRecord> {
+  for (let after = ''; ;) {
+    const { rows } =
+      updater === null
+        ? await pool.query<RecordRow>(SELECT_API_RECORDS, [namespace, after, RECORDS_PAGE])
+        : await pool.query<RecordRow>(SELECT_SOURCE_RECORDS, [updater, namespace, after, RECORDS_PAGE]);
+    for (const r of rows) yield exported(namespace, r);
+    if (rows.length < RECORDS_PAGE) return;
+    after = rows[rows.length - 1]!.name;
+  }
 }
 
 /** NVD's stored data per CVE. */

@@ -12,7 +12,7 @@ import type { Pool } from '../store/pool.js';
 import { updaterStates } from '../store/updater-state.js';
 import type { ApiNamespaceData, RunSummary, UpdaterRunner } from './runner.js';
 import type { EpssScore, KevEntry, RiskData } from '../model/risk.js';
-import type { Enrichment, SourceData } from '../model/source-data.js';
+import type { Enrichment } from '../model/source-data.js';
 import type { Source } from '../model/updater.js';
 import { allEpss, allKev } from '../store/risk.js';
 
@@ -71,7 +71,7 @@ async function* lines(pool: Pool, sources: readonly Source[]): AsyncGenerator<st
     const namespaces = (await namespacesWrittenBy(pool, source.name)).map((n) => n.name);
     yield line({ kind: 'source', source: source.name, namespaces, updatedAt });
     for (const namespace of namespaces) {
-      for (const { vulnerability } of await recordsWrittenBy(pool, source.name, namespace))
+      for await (const { vulnerability } of recordsWrittenBy(pool, source.name, namespace))
         yield line({ kind: 'vulnerability', source: source.name, vulnerability });
     }
   }
@@ -86,7 +86,7 @@ async function* lines(pool: Pool, sources: readonly Source[]): AsyncGenerator<st
     formats: Object.fromEntries(apiNamespaces.map((n) => [n.name, n.format])),
   });
   for (const { name: namespace } of apiNamespaces) {
-    for (const { vulnerability, writtenAt } of await recordsWrittenBy(pool, null, namespace))
+    for await (const { vulnerability, writtenAt } of recordsWrittenBy(pool, null, namespace))
       yield line({ kind: 'vulnerability', source: API_WRITER, vulnerability, writtenAt: writtenAt.toISOString() });
   }
 }
@@ -124,8 +124,9 @@ interface SourceSection {
   formats: Record<string, VersionFormatName>;
   /** When the source's data was last current where it was exported. */
   updatedAt: Date;
+  /** Records written through the API (a source's are written as they are read). */
   vulnerabilities: Vulnerability[];
-  /** When each of vulnerabilities was written (records written through the API). */
+  /** When each of vulnerabilities was written. */
   writtenAt: Date[];
   enrichment: Map<string, Enrichment>;
   epss: Array<EpssScore & { date: string }>;
@@ -135,22 +136,38 @@ interface SourceSection {
 /**
  * Reads a bundle and writes each source's data, namespaces whole, as a run of that source would,
  * recording for each the time its data was current where it was exported; then the records written
- * through the API there, as API records.
+ * through the API there, as API records. A vulnerability source's records are written as they are
+ * read, in batches (OSV's npm records alone are hundreds of thousands); NVD's and the risk
+ * sources' data is written after all of them, in the sources' order, as a run writes it.
  */
 export async function importBundle(runner: UpdaterRunner, sources: readonly Source[], file: string): Promise<RunSummary[]> {
   const header = await readHeader(file);
   // Version 1 bundles name no time per source: the header's is the best known.
   const bundleTime = new Date(header.dataUpdatedAt ?? header.created);
   const bySource = new Map<string, SourceSection>();
+  const summaries: RunSummary[] = [];
   const reader = createInterface({ input: createReadStream(file).pipe(createGunzip()), crlfDelay: Infinity });
-  for await (const text of reader) {
-    if (text.trim() === '') continue;
-    const line = JSON.parse(text) as Line;
+  const lines = bundleLines(reader)[Symbol.asyncIterator]();
+  let next = await lines.next();
+  while (!next.done) {
+    const line = next.value;
+    next = await lines.next();
     if (line.kind === 'source') {
+      const updatedAt = line.updatedAt !== undefined ? new Date(line.updatedAt) : bundleTime;
+      const source = sources.find((s) => s.name === line.source);
+      if (source?.kind === 'vulnerabilities') {
+        // The section's records, read as the runner writes them; `next` is left at the line after them.
+        const records = async function* (): AsyncGenerator<Vulnerability> {
+          for (; !next.done && next.value.kind === 'vulnerability' && next.value.source === line.source; next = await lines.next())
+            yield next.value.vulnerability;
+        };
+        summaries.push(await runner.writeBundle(source, { namespaces: line.namespaces, records: records() }, updatedAt));
+        continue;
+      }
       bySource.set(line.source, {
         namespaces: line.namespaces,
         formats: line.formats ?? {},
-        updatedAt: line.updatedAt !== undefined ? new Date(line.updatedAt) : bundleTime,
+        updatedAt,
         vulnerabilities: [],
         writtenAt: [],
         enrichment: new Map(),
@@ -166,22 +183,21 @@ export async function importBundle(runner: UpdaterRunner, sources: readonly Sour
       section?.writtenAt.push(line.writtenAt !== undefined ? new Date(line.writtenAt) : section.updatedAt);
     } else if (line.kind === 'enrichment') bySource.get(line.source)?.enrichment.set(line.cve, { nvd: line.nvd, severity: line.severity });
   }
-  const summaries: RunSummary[] = [];
   // In the sources' own order: NVD's data lands after the vulnerabilities it enriches.
   for (const source of sources) {
     const data = bySource.get(source.name);
-    if (!data) continue;
-    const payload: SourceData | Map<string, Enrichment> | RiskData =
-      source.kind === 'enrichment'
-        ? data.enrichment
-        : source.kind === 'risk'
-          ? riskData(source.name, data)
-          : { namespaces: data.namespaces, vulnerabilities: data.vulnerabilities };
+    if (!data || source.kind === 'vulnerabilities') continue;
+    const payload = source.kind === 'enrichment' ? data.enrichment : riskData(source.name, data);
     summaries.push(await runner.writeBundle(source, payload, data.updatedAt));
   }
   const api = bySource.get(API_WRITER);
   if (api) summaries.push(await runner.writeApiBundle(apiGroups(api)));
   return summaries;
+}
+
+/** A bundle's lines after its header, parsed, blank ones left out. */
+async function* bundleLines(reader: AsyncIterable<string>): AsyncGenerator<Line> {
+  for await (const text of reader) if (text.trim() !== '') yield JSON.parse(text) as Line;
 }
 
 /** The API's records by namespace, every namespace the bundle lists (one without records: none are left there). */

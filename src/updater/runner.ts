@@ -93,6 +93,12 @@ export function enrich(v: Vulnerability, nvd: ReadonlyMap<string, Enrichment>): 
   };
 }
 
+/** A source's records read one at a time (a bundle's section), complete for its namespaces. */
+export interface StreamedRecords {
+  readonly namespaces: readonly string[];
+  readonly records: AsyncIterable<Vulnerability>;
+}
+
 /** A namespace's records written through the API, as a bundle carries them. */
 export interface ApiNamespaceData {
   /** The namespace's version format (a known distribution's own wins, as for API writes). */
@@ -170,7 +176,7 @@ export class UpdaterRunner {
         const files = await this.#download(downloader, part, fingerprint[part.key]);
         if (!files) continue;
         try {
-          if ('records' in part) changed += await this.#writeStreamed(source.name, part, files.paths, !firstRun);
+          if ('records' in part) changed += await this.#writeStreamed(source.name, part.namespaces, part.records(files.paths), !firstRun);
           else {
             const streams = await Promise.all(files.paths.map((p) => decompressed(createReadStream(p), feedError)));
             changed += await this.#apply(source, part, streams, firstRun);
@@ -219,7 +225,7 @@ export class UpdaterRunner {
    */
   async writeBundle(
     source: Source,
-    data: SourceData | Map<string, Enrichment> | RiskData,
+    data: StreamedRecords | Map<string, Enrichment> | RiskData,
     /** When the data was last current where the bundle was exported. */
     dataUpdatedAt: Date,
   ): Promise<RunSummary> {
@@ -230,7 +236,7 @@ export class UpdaterRunner {
         ? await this.#applyEnrichment(source.name, data, firstRun)
         : 'kind' in data
           ? await this.#applyRisk(data, firstRun)
-          : await this.#writeGroups(source.name, groupByNamespace(data), !firstRun);
+          : await this.#writeStreamed(source.name, data.namespaces, data.records, !firstRun);
     const records = await this.#records(source);
     const durationMs = performance.now() - started;
     // An imported source keeps no upstream fingerprint: the next online run downloads it whole.
@@ -340,12 +346,18 @@ export class UpdaterRunner {
   }
 
   /**
-   * Writes a streamed part: its records in batches of STREAMED_BATCH per namespace, each batch in
-   * its own transaction while the next is read (so memory holds two batches whatever the part's
-   * size), then, for each namespace the part is complete for, withdraws what it no longer lists.
+   * Writes records that arrive one at a time (a streamed part, a bundle's section), complete for
+   * `namespaces`: in batches of STREAMED_BATCH per namespace, each batch in its own transaction
+   * while the next is read (so memory holds two batches whatever their number), then, for each
+   * namespace, withdraws what the records no longer list.
    */
-  async #writeStreamed(updater: string, part: StreamedPart, paths: readonly string[], notify: boolean): Promise<number> {
-    const seen = new Map<string, Set<string>>(part.namespaces.map((ns) => [ns, new Set<string>()]));
+  async #writeStreamed(
+    updater: string,
+    namespaces: readonly string[],
+    records: AsyncIterable<Vulnerability>,
+    notify: boolean,
+  ): Promise<number> {
+    const seen = new Map<string, Set<string>>(namespaces.map((ns) => [ns, new Set<string>()]));
     const batches = new Map<string, Vulnerability[]>();
     let changed = 0;
     let writing: Promise<void> = Promise.resolve();
@@ -356,9 +368,9 @@ export class UpdaterRunner {
       });
     };
     try {
-      for await (const v of part.records(paths)) {
+      for await (const v of records) {
         const names = seen.get(v.namespace);
-        if (!names) throw feedError(`${v.name} is in namespace ${v.namespace}, which the part does not cover`);
+        if (!names) throw feedError(`${v.name} is in namespace ${v.namespace}, which the data does not cover`);
         if (names.has(v.name)) throw feedError(`${v.name} appears twice in ${v.namespace}`);
         names.add(v.name);
         const batch = batches.get(v.namespace) ?? [];

@@ -169,7 +169,7 @@ describe('the affects relation, for several entries of one package', () => {
     };
     expect(await decided(t.pool, 'RHSA-2099:0001')).toEqual(expected);
     // Exported as stored: the conditions travel with the entries.
-    expect((await recordsWrittenBy(t.pool, 'rhel', 'rhel:9'))[0]?.vulnerability.fixedIn).toEqual(
+    expect((await recordsWrittenBy(t.pool, 'rhel', 'rhel:9').next()).value?.vulnerability.fixedIn).toEqual(
       expect.arrayContaining([
         { feature: 'git', version: '0:2-5', arches: ['s390x'] },
         { feature: 'bind', version: null, affectedThrough: '9-1' },

@@ -15,7 +15,9 @@ import { APPLICATION_ECOSYSTEMS } from '../../src/ecosystems/catalog.js';
 import { catalogEcosystem, parseOsvRecord } from '../../src/ecosystems/osv/records.js';
 import { osvSource } from '../../src/ecosystems/osv/updater.js';
 import { runnerSettings } from '../../src/settings.js';
+import { exportBundle, importBundle } from '../../src/updater/bundle.js';
 import { UpdaterRunner } from '../../src/updater/runner.js';
+import { SOURCES } from '../../src/updater/sources.js';
 import { freshPool, silentLog } from '../helpers/db.js';
 import { startFeedServer } from '../helpers/feed-server.js';
 import { whenDone } from '../helpers/when-done.js';
@@ -137,7 +139,7 @@ describe('the osv source', () => {
     expect((await liveByNamespace(pool))['pypi']).toEqual(live['pypi']);
   });
 
-  it('writes a large archive in batches, withdraws what it drops across batches, and refuses to lose most of it', async () => {
+  it('writes a large archive in batches, withdraws what it drops across batches, refuses to lose most of it, and exports and imports it in batches', async () => {
     const pool = await freshPool();
     const mirror = mkdtempSync(join(tmpdir(), 'tarsier-osv-mirror-'));
     whenDone(() => rmSync(mirror, { recursive: true, force: true }));
@@ -178,6 +180,14 @@ describe('the osv source', () => {
       'the feed lacks 2500 of the 3500 vulnerabilities it had in npm; refusing to delete them (the feed is more likely incomplete)',
     );
     expect((await liveByNamespace(pool))['npm']).toHaveLength(3_500);
+
+    // An offline bundle carries them, read and written a batch at a time on both sides.
+    const bundle = join(mirror, 'bundle.gz');
+    await exportBundle(pool, SOURCES, bundle);
+    const airGapped = await freshPool();
+    const summaries = await importBundle(runnerFor(airGapped, 'file:///nowhere/'), SOURCES, bundle);
+    expect(summaries.find((s) => s.source === 'osv')).toMatchObject({ status: 'updated', records: 3_500, changed: 3_500 });
+    expect(await liveByNamespace(airGapped)).toEqual(await liveByNamespace(pool));
   });
 
   it('reads a local directory of records (a checkout of an OSV database) for the chosen ecosystems, and names a broken record', async () => {
