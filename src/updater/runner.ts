@@ -74,7 +74,7 @@ const MIN_WITHDRAWALS_CHECKED = 100;
 const PARALLEL_NAMESPACES = 2;
 
 /** Records per namespace written in one transaction by a streamed part. */
-const STREAMED_BATCH = 2_000;
+const STREAMED_BATCH = 1_000;
 
 const feedError = (detail: string): TarsierError => new TarsierError('unprocessable', `the feed is corrupt: ${detail}`);
 
