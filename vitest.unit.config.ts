@@ -30,6 +30,7 @@ export default defineConfig({
       'test/ecosystems/kev.test.ts',
       'test/ecosystems/maven-version.test.ts',
       'test/ecosystems/matching.test.ts',
+      'test/ecosystems/npm-lister.test.ts',
       'test/ecosystems/nuget-version.test.ts',
       'test/ecosystems/nvd-feed.test.ts',
       'test/ecosystems/oracle-oval.test.ts',
