@@ -38,6 +38,7 @@ export default defineConfig({
       'test/ecosystems/osv-records.test.ts',
       'test/ecosystems/pep440-version.test.ts',
       'test/ecosystems/photon.test.ts',
+      'test/ecosystems/python-lister.test.ts',
       'test/ecosystems/rhel-oval.test.ts',
       'test/ecosystems/rpm-version.test.ts',
       'test/ecosystems/semver-version.test.ts',
