@@ -2,12 +2,14 @@
  * The defaults list: every version format, package lister and release detector; formats are rows
  * of the format catalog (formats.ts), distributions rows of the distribution catalog (catalog.ts).
  */
-import type { PackageLister } from '../model/indexing.js';
+import type { ApplicationLister, PackageLister } from '../model/indexing.js';
 import type { VersionFormat, VersionFormatName } from '../model/version-format.js';
 import { distributionOf, ecosystemOf } from './catalog.js';
 import { digestOf } from './digest.js';
 import { APPLICATION_VERSION_FORMATS, PACKAGE_FORMATS, type PackageFormat } from './formats.js';
+import { npmLister } from './npm/lister.js';
 import { NAMESPACE_DETECTORS } from './osrelease/detectors.js';
+import { pythonLister } from './pypi/lister.js';
 
 export type { PackageFormat };
 
@@ -62,6 +64,9 @@ export function matchNamespace(namespace: string): string {
 /** Package database readers, one per format. */
 export const PACKAGE_LISTERS: readonly PackageLister[] = PACKAGE_FORMATS.map((f) => f.lister);
 
+/** Application manifest readers (npm's package.json, Python's METADATA), each listing packages of its ecosystem. */
+export const APPLICATION_LISTERS: readonly ApplicationLister[] = [npmLister, pythonLister];
+
 /** Release-file detectors, in precedence order: the first that recognises a layer names it. */
 export { NAMESPACE_DETECTORS };
 
@@ -70,7 +75,10 @@ export { NAMESPACE_DETECTORS };
  * lister or detector changes what it finds, or one is added. A layer indexed by an older version,
  * or by this one under another fingerprint (below), is indexed again when posted again.
  */
-export const INDEXER_VERSION = [...PACKAGE_LISTERS, ...NAMESPACE_DETECTORS].reduce((sum, part) => sum + part.version, 0);
+export const INDEXER_VERSION = [...PACKAGE_LISTERS, ...APPLICATION_LISTERS, ...NAMESPACE_DETECTORS].reduce(
+  (sum, part) => sum + part.version,
+  0,
+);
 
 /**
  * What the indexer read layers with besides its code: a digest of its parts' fingerprints (the

@@ -1,7 +1,7 @@
 import { unprocessable } from '../errors.js';
 import { decides } from '../model/fixes.js';
 import type { InstalledVersion, Matching, StoredFix } from '../model/matching.js';
-import { distributionOf } from './catalog.js';
+import { distributionOf, ecosystemOf } from './catalog.js';
 import { knownNamespaceFormat, matchNamespace, versionFormat } from './index.js';
 
 /** The matching rules, from the catalog and the version formats: what the store links with. */
@@ -28,6 +28,7 @@ export const MATCHING: Matching = {
     };
   },
   namespaceFormat: knownNamespaceFormat,
+  isApplicationNamespace: (namespace) => ecosystemOf(namespace) !== undefined,
   advisoryNamespace(layerNamespace, format) {
     if (layerNamespace === null) {
       throw unprocessable(

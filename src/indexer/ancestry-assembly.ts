@@ -3,6 +3,7 @@ import type { LayerFormat } from './archive.js';
 import { MATCHING } from '../ecosystems/matching.js';
 import { badRequest, TarsierError } from '../errors.js';
 import { lockAncestryName, replaceAncestry, type AncestryFeatureRow } from '../store/ancestries.js';
+import { applicationsAfter, type InstalledApplications } from '../model/layer.js';
 import { featuresFor, type LayerFeature } from '../store/layers.js';
 import { withTransaction, type Pool } from '../store/pool.js';
 import type { DigestOf } from './digest.js';
@@ -100,12 +101,14 @@ export async function writeAncestry(client: pg.PoolClient, request: AncestryRequ
   let resolved: LayerFeature[] = [];
   let introducedAt = new Map<number, number>();
   let namespace: string | null = null;
+  let applications: InstalledApplications = new Map();
   for (const [position, layer] of request.layers.entries()) {
     const { scan } = scanned.get(layer.hash)!;
     namespace = scan.namespace ?? namespace;
+    applications = applicationsAfter(applications, scan.applications);
     let features: LayerFeature[];
     try {
-      features = await featuresFor(client, scan, namespace, resolved, MATCHING);
+      features = await featuresFor(client, scan, namespace, resolved, MATCHING, applications);
     } catch (err) {
       throw aboutLayer(err, position, layer.hash);
     }

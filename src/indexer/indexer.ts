@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { CURRENT_INDEXING, isCurrentIndexing, NAMESPACE_DETECTORS, PACKAGE_LISTERS } from '../ecosystems/index.js';
+import { APPLICATION_LISTERS, CURRENT_INDEXING, isCurrentIndexing, NAMESPACE_DETECTORS, PACKAGE_LISTERS } from '../ecosystems/index.js';
 import { MATCHING } from '../ecosystems/matching.js';
 import { badRequest, TarsierError, unprocessable } from '../errors.js';
 import type { LayerScan } from '../model/layer.js';
@@ -49,7 +49,7 @@ export interface IndexerSettings {
 const LEASE_TTL_MS = 60_000;
 const LEASE_POLL_MS = 200;
 
-const wants = wantedBy(PACKAGE_LISTERS, NAMESPACE_DETECTORS);
+const wants = wantedBy(PACKAGE_LISTERS, NAMESPACE_DETECTORS, APPLICATION_LISTERS);
 
 /**
  * Indexes v1 layers: download, read, scan, store. A layer already indexed by the current indexer
@@ -154,7 +154,7 @@ export class Indexer {
       const contents = request.digest
         ? await verifiedRead(stream, request.digest, read, orTar ? (c) => c.uncompressedDigest : undefined)
         : await read(stream);
-      return scanContents(contents, PACKAGE_LISTERS, NAMESPACE_DETECTORS);
+      return scanContents(contents, PACKAGE_LISTERS, NAMESPACE_DETECTORS, APPLICATION_LISTERS);
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       if (deadline.aborted) {

@@ -1,12 +1,29 @@
 import { unprocessable } from '../errors.js';
-import type { NamespaceDetector, PackageLister } from '../model/indexing.js';
-import type { LayerScan, PackageDatabase } from '../model/layer.js';
+import type { ApplicationLister, ApplicationPackage, NamespaceDetector, PackageLister } from '../model/indexing.js';
+import type { LayerApplications, LayerScan, PackageDatabase } from '../model/layer.js';
 import type { VersionFormatName } from '../model/version-format.js';
 import { isWhitedOut, type LayerContents } from './archive.js';
 
 /** Whether any lister or detector wants the file at path (what the archive walk buffers). */
-export function wantedBy(listers: readonly PackageLister[], detectors: readonly NamespaceDetector[]): (path: string) => boolean {
-  return (path) => listers.some((l) => l.wants(path)) || detectors.some((d) => d.wants(path));
+export function wantedBy(
+  listers: readonly PackageLister[],
+  detectors: readonly NamespaceDetector[],
+  applicationListers: readonly ApplicationLister[] = [],
+): (path: string) => boolean {
+  return (path) =>
+    listers.some((l) => l.wants(path)) || detectors.some((d) => d.wants(path)) || applicationListers.some((l) => l.wants(path));
+}
+
+/**
+ * The application packages the layer's manifests list, and the paths it deletes. A manifest a
+ * lister cannot read is left out, as a broken one is by the ecosystem's own tools; the layer's
+ * other packages are still listed.
+ */
+function applicationsOf(contents: LayerContents, listers: readonly ApplicationLister[]): LayerApplications | undefined {
+  const packages: ApplicationPackage[] = [];
+  for (const lister of listers) for (const p of lister.list(contents.files).packages) packages.push(p);
+  const removed = [...contents.whiteouts.deleted, ...[...contents.whiteouts.opaque].map((dir) => `${dir}/`)];
+  return packages.length > 0 || removed.length > 0 ? { packages, removed } : undefined;
 }
 
 /** The first detector (in precedence order) that recognises the layer's release files or packages. */
@@ -49,11 +66,13 @@ export function scanContents(
   contents: LayerContents,
   listers: readonly PackageLister[],
   detectors: readonly NamespaceDetector[],
+  applicationListers: readonly ApplicationLister[] = [],
 ): LayerScan {
   const packageDbs: Record<VersionFormatName, PackageDatabase> = {};
   for (const lister of listers) {
     const database = packageDatabase(lister, contents);
     if (database) packageDbs[lister.format] = database;
   }
-  return { namespace: detectNamespace(contents, packageDbs, detectors), packageDbs };
+  const applications = applicationsOf(contents, applicationListers);
+  return { namespace: detectNamespace(contents, packageDbs, detectors), packageDbs, ...(applications ? { applications } : {}) };
 }

@@ -1,4 +1,4 @@
-import type { Package } from './indexing.js';
+import type { ApplicationPackage, Package } from './indexing.js';
 import type { VersionFormatName } from './version-format.js';
 
 /**
@@ -12,6 +12,17 @@ export type PackageDatabase =
 export type PackageDatabaseState = PackageDatabase['state'];
 
 /**
+ * What one layer's own files say of application packages, whatever its parent holds: the packages
+ * its manifests list (each at its location), and the paths it deletes, which remove the inherited
+ * packages listed at or below them.
+ */
+export interface LayerApplications {
+  readonly packages: readonly ApplicationPackage[];
+  /** Whited-out paths (the path and everything below it), and opaque directories as `dir/` (everything below it). */
+  readonly removed: readonly string[];
+}
+
+/**
  * What one layer's own files say, whatever its parent holds. A format missing from packageDbs
  * means the layer does not touch that database: its parent's packages of that format carry on.
  */
@@ -19,4 +30,41 @@ export interface LayerScan {
   /** The namespace the layer's release files name (e.g. debian:12), if any. */
   readonly namespace: string | null;
   readonly packageDbs: Readonly<Record<VersionFormatName, PackageDatabase>>;
+  /** Absent when the layer lists no application package and deletes nothing. */
+  readonly applications?: LayerApplications;
+}
+
+/** The application packages installed once a layer is applied, by location, ecosystem, name and version. */
+export type InstalledApplications = ReadonlyMap<string, ApplicationPackage>;
+
+const applicationKey = (p: ApplicationPackage): string => `${p.location}\0${p.ecosystem}\0${p.name}\0${p.version}`;
+
+/**
+ * The application packages installed after a layer: the inherited ones it neither deletes (a
+ * whiteout at or above their location, an opaque directory above it) nor lists again at their
+ * location (an upgrade rewrites the manifest in place), then its own. Unlike an OS package
+ * database, application manifests are files of their own, each added and removed with its file.
+ */
+export function applicationsAfter(before: InstalledApplications, layer: LayerApplications | undefined): InstalledApplications {
+  if (!layer) return before;
+  const deleted = new Set(layer.removed.filter((p) => !p.endsWith('/')));
+  const opaque = new Set(layer.removed.filter((p) => p.endsWith('/')).map((p) => p.slice(0, -1)));
+  const relisted = new Set(layer.packages.map((p) => p.location));
+  const after = new Map<string, (typeof layer.packages)[number]>();
+  for (const [key, p] of before) if (!relisted.has(p.location) && !removedBy(p.location, deleted, opaque)) after.set(key, p);
+  for (const p of layer.packages) after.set(applicationKey(p), p);
+  return after;
+}
+
+/** Whether path, or a directory above it, is deleted, or a directory above it made opaque. */
+function removedBy(path: string, deleted: ReadonlySet<string>, opaque: ReadonlySet<string>): boolean {
+  if (deleted.size === 0 && opaque.size === 0) return false;
+  for (let current = path; ;) {
+    if (deleted.has(current)) return true;
+    const slash = current.lastIndexOf('/');
+    const dir = slash < 0 ? '' : current.slice(0, slash);
+    if (opaque.has(dir)) return true;
+    if (slash < 0) return false;
+    current = dir;
+  }
 }

@@ -54,6 +54,8 @@ export interface Matching {
   match(format: VersionFormatName): <F extends StoredFix>(fixes: readonly F[], installed: InstalledVersion) => F | undefined;
   /** The version format of a namespace of a distribution Tarsier knows; undefined for any other namespace. */
   namespaceFormat(namespace: string): VersionFormatName | undefined;
+  /** Whether a namespace is an application ecosystem's (npm, pypi): its packages come from manifests, not a package database. */
+  isApplicationNamespace(namespace: string): boolean;
   /**
    * The namespace whose advisories apply to a layer's packages of this format: its own, or the
    * one it rebuilds (centos:7 → rhel:7); undefined when none do (an rpm database inside a Debian

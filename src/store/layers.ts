@@ -1,7 +1,13 @@
 import type pg from 'pg';
 import { badRequest } from '../errors.js';
-import type { Package } from '../model/indexing.js';
-import type { LayerScan, PackageDatabase, PackageDatabaseState } from '../model/layer.js';
+import type { ApplicationPackage, Package } from '../model/indexing.js';
+import {
+  applicationsAfter,
+  type InstalledApplications,
+  type LayerScan,
+  type PackageDatabase,
+  type PackageDatabaseState,
+} from '../model/layer.js';
 import type { Matching } from '../model/matching.js';
 import type { RiskContext } from '../model/risk.js';
 import type { VersionFormatName } from '../model/version-format.js';
@@ -113,11 +119,17 @@ const SELECT_AFFECTING = `
   ORDER BY v.name`;
 
 const UPSERT_SCAN = `
-  INSERT INTO layer_scan (key, indexed_by_version, indexer_fingerprint, namespace, package_dbs) VALUES ($1, $2, $3, $4, $5)
+  INSERT INTO layer_scan (key, indexed_by_version, indexer_fingerprint, namespace, package_dbs, removed_paths) VALUES ($1, $2, $3, $4, $5, $6)
   ON CONFLICT (key) DO UPDATE SET indexed_by_version = EXCLUDED.indexed_by_version,
     indexer_fingerprint = EXCLUDED.indexer_fingerprint, namespace = EXCLUDED.namespace, package_dbs = EXCLUDED.package_dbs,
-    created_at = now()
+    removed_paths = EXCLUDED.removed_paths, created_at = now()
   RETURNING id`;
+const DELETE_SCAN_APPLICATIONS = 'DELETE FROM layer_scan_application WHERE layer_scan_id = $1';
+const INSERT_SCAN_APPLICATIONS = `
+  INSERT INTO layer_scan_application (layer_scan_id, location, ecosystem, name, version)
+  SELECT $1, t.location, t.ecosystem, t.name, t.version FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS t(location, ecosystem, name, version)
+  ON CONFLICT DO NOTHING`;
+const SELECT_SCAN_APPLICATIONS = 'SELECT location, ecosystem, name, version FROM layer_scan_application WHERE layer_scan_id = $1';
 const DELETE_SCAN_PACKAGES = 'DELETE FROM layer_scan_package WHERE layer_scan_id = $1';
 /** The architectures ($7) come as comma-separated lists, NULL when not known; module ($8) NULL for none. */
 const INSERT_SCAN_PACKAGES = `
@@ -126,7 +138,7 @@ const INSERT_SCAN_PACKAGES = `
   FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
     AS t(format, name, version, source_name, source_version, arches, module)
   ON CONFLICT DO NOTHING`;
-const SELECT_SCAN = 'SELECT namespace, package_dbs FROM layer_scan WHERE id = $1';
+const SELECT_SCAN = 'SELECT namespace, package_dbs, removed_paths FROM layer_scan WHERE id = $1';
 const SELECT_SCAN_PACKAGES = `
   SELECT format, name, version, source_name, source_version, arches, module FROM layer_scan_package WHERE layer_scan_id = $1`;
 
@@ -251,13 +263,16 @@ export async function featuresFor(
   namespace: string | null,
   parent: readonly LayerFeature[],
   matching: Matching,
+  /** The application packages installed once this layer is applied (applicationsAfter); absent: the parent's carry on. */
+  applications?: InstalledApplications,
 ): Promise<LayerFeature[]> {
   const replaced = new Set(
     Object.entries(scan.packageDbs)
       .filter(([, db]) => db.state !== 'added')
       .map(([format]) => format),
   );
-  const features = parent.filter((f) => !replaced.has(f.versionFormat));
+  const ownApplications = (f: LayerFeature) => applications !== undefined && matching.isApplicationNamespace(f.namespace);
+  const features = parent.filter((f) => !replaced.has(f.versionFormat) && !ownApplications(f));
   const fromParent = new Map(parent.map((f) => [featureKey(f.versionFormat, f.name, f.version, f.arches, f.module), f]));
   // The parent's version of a package: the one of its module stream, or, where the parent's
   // namespace does not match by module stream, the one stored without.
@@ -278,6 +293,40 @@ export async function featuresFor(
     }
     // A loop, not push(...array): spreading 300,000 arguments overflows the stack.
     if (fresh.length > 0) for (const f of await newFeatures(client, format, namespace, fresh, matching)) features.push(f);
+  }
+  if (applications) for (const f of await applicationFeatures(client, applications, parent, matching)) features.push(f);
+  return features;
+}
+
+/**
+ * The feature versions of the application packages installed, each name and version of an
+ * ecosystem once (in its namespace, whatever the layer's distribution), the parent's where it had
+ * them (so AddedBy stays the layer that first installed them).
+ */
+async function applicationFeatures(
+  client: pg.PoolClient,
+  applications: InstalledApplications,
+  parent: readonly LayerFeature[],
+  matching: Matching,
+): Promise<LayerFeature[]> {
+  const fromParent = new Map(parent.map((f) => [`${f.namespace}\0${f.name}\0${f.version}`, f]));
+  const byEcosystem = new Map<string, Map<string, Package>>();
+  for (const p of applications.values()) {
+    const packages = byEcosystem.get(p.ecosystem) ?? new Map<string, Package>();
+    packages.set(`${p.name}\0${p.version}`, { name: p.name, version: p.version });
+    byEcosystem.set(p.ecosystem, packages);
+  }
+  const features: LayerFeature[] = [];
+  for (const [ecosystem, packages] of [...byEcosystem].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const format = matching.namespaceFormat(ecosystem);
+    if (format === undefined) continue;
+    const fresh: Package[] = [];
+    for (const p of packages.values()) {
+      const inherited = fromParent.get(`${ecosystem}\0${p.name}\0${p.version}`);
+      if (inherited) features.push(inherited);
+      else fresh.push(p);
+    }
+    if (fresh.length > 0) for (const f of await namespaceFeatures(client, ecosystem, format, fresh, matching)) features.push(f);
   }
   return features;
 }
@@ -364,9 +413,16 @@ async function writeDiff(
 /** Stores what a layer's own files hold under key (v1: 'v1/<name>'; ancestry API: the layer hash). */
 export async function saveScan(client: pg.PoolClient, key: string, scan: LayerScan, indexing: Indexing): Promise<number> {
   const states = Object.fromEntries(Object.entries(scan.packageDbs).map(([format, db]) => [format, db.state]));
-  const values = [key, indexing.indexedByVersion, indexing.indexerFingerprint, scan.namespace, states];
+  const removed = scan.applications?.removed ?? [];
+  const values = [key, indexing.indexedByVersion, indexing.indexerFingerprint, scan.namespace, states, removed];
   const id = (await client.query<{ id: number }>(UPSERT_SCAN, values)).rows[0]!.id;
   await client.query(DELETE_SCAN_PACKAGES, [id]);
+  await client.query(DELETE_SCAN_APPLICATIONS, [id]);
+  const applications = scan.applications?.packages ?? [];
+  if (applications.length > 0) {
+    const column = (field: 'location' | 'ecosystem' | 'name' | 'version') => applications.map((p) => p[field]);
+    await client.query(INSERT_SCAN_APPLICATIONS, [id, column('location'), column('ecosystem'), column('name'), column('version')]);
+  }
   const formats: string[] = [];
   const names: string[] = [];
   const versions: string[] = [];
@@ -392,8 +448,12 @@ export async function saveScan(client: pg.PoolClient, key: string, scan: LayerSc
 }
 
 export async function loadScan(db: Queryable, scanId: number): Promise<LayerScan> {
-  const scan = (await db.query<{ namespace: string | null; package_dbs: Record<string, PackageDatabaseState> }>(SELECT_SCAN, [scanId]))
-    .rows[0]!;
+  const scan = (
+    await db.query<{ namespace: string | null; package_dbs: Record<string, PackageDatabaseState>; removed_paths: string[] }>(SELECT_SCAN, [
+      scanId,
+    ])
+  ).rows[0]!;
+  const applications = (await db.query<ApplicationPackage>(SELECT_SCAN_APPLICATIONS, [scanId])).rows;
   const packages = (
     await db.query<{
       format: VersionFormatName;
@@ -425,7 +485,12 @@ export async function loadScan(db: Queryable, scanId: number): Promise<LayerScan
               })),
           };
   }
-  return { namespace: scan.namespace, packageDbs };
+  const found = applications.length > 0 || scan.removed_paths.length > 0;
+  return {
+    namespace: scan.namespace,
+    packageDbs,
+    ...(found ? { applications: { packages: applications, removed: scan.removed_paths } } : {}),
+  };
 }
 
 async function namespaceId(client: pg.PoolClient, name: string | null, matching: Matching): Promise<number | null> {
@@ -467,31 +532,58 @@ export async function saveLayer(client: pg.PoolClient, input: SaveLayer): Promis
     layerId = (await client.query<{ id: number }>(INSERT_LAYER, values)).rows[0]!.id;
   }
   const parentFeatures = parent ? await layerFeatures(client, parent.id) : [];
-  const own = await featuresFor(client, scan, namespace, parentFeatures, matching);
+  const applications = applicationsAfter(parent ? await installedApplications(client, parent.id) : new Map(), scan.applications);
+  const own = await featuresFor(client, scan, namespace, parentFeatures, matching, applications);
   await writeDiff(client, layerId, parentFeatures, own);
-  if (existing) await rederiveDescendants(client, layerId, namespace, own, matching);
+  if (existing) await rederiveDescendants(client, layerId, { namespace, features: own, applications }, matching);
+}
+
+/** What a layer's resolved set is derived from, for its children. */
+interface ResolvedLayer {
+  namespace: string | null;
+  features: LayerFeature[];
+  applications: InstalledApplications;
+}
+
+/**
+ * Every application package a layer and its ancestors list, and each one's removed paths, root
+ * first: the application packages installed once the layer is applied are their fold.
+ */
+const SELECT_CHAIN_APPLICATIONS = `
+  WITH RECURSIVE chain (id, parent_id, scan_id, depth) AS (
+    SELECT id, parent_id, scan_id, 0 FROM layer WHERE id = $1
+    UNION ALL
+    SELECT l.id, l.parent_id, l.scan_id, c.depth + 1 FROM layer l JOIN chain c ON l.id = c.parent_id)
+  SELECT s.removed_paths,
+    coalesce(json_agg(json_build_object('location', a.location, 'ecosystem', a.ecosystem, 'name', a.name, 'version', a.version))
+      FILTER (WHERE a.location IS NOT NULL), '[]') AS packages
+  FROM chain c JOIN layer_scan s ON s.id = c.scan_id LEFT JOIN layer_scan_application a ON a.layer_scan_id = s.id
+  GROUP BY c.depth, s.removed_paths ORDER BY c.depth DESC`;
+
+/** The application packages installed once a stored layer (and its ancestors) are applied. */
+async function installedApplications(client: pg.PoolClient, layerId: number): Promise<InstalledApplications> {
+  const { rows } = await client.query<{ removed_paths: string[]; packages: ApplicationPackage[] }>(SELECT_CHAIN_APPLICATIONS, [layerId]);
+  return rows.reduce<InstalledApplications>(
+    (installed, r) => applicationsAfter(installed, { packages: r.packages, removed: r.removed_paths }),
+    new Map(),
+  );
 }
 
 /** After a layer's features changed, every descendant's diff is recomputed from its own scan. */
-async function rederiveDescendants(
-  client: pg.PoolClient,
-  layerId: number,
-  namespace: string | null,
-  features: LayerFeature[],
-  matching: Matching,
-): Promise<void> {
+async function rederiveDescendants(client: pg.PoolClient, layerId: number, layer: ResolvedLayer, matching: Matching): Promise<void> {
   const descendants = (await client.query<{ id: number; parent_id: number; scan_id: number }>(SELECT_DESCENDANTS, [layerId])).rows;
   if (descendants.length === 0) return;
   await client.query(LOCK_LAYERS, [descendants.map((d) => d.id)]);
-  const resolved = new Map<number, { namespace: string | null; features: LayerFeature[] }>([[layerId, { namespace, features }]]);
+  const resolved = new Map<number, ResolvedLayer>([[layerId, layer]]);
   for (const d of descendants) {
     const parent = resolved.get(d.parent_id)!;
     const scan = await loadScan(client, d.scan_id);
     const ns = scan.namespace ?? parent.namespace;
     await client.query(UPDATE_LAYER_NAMESPACE, [d.id, await namespaceId(client, ns, matching)]);
-    const own = await featuresFor(client, scan, ns, parent.features, matching);
+    const applications = applicationsAfter(parent.applications, scan.applications);
+    const own = await featuresFor(client, scan, ns, parent.features, matching, applications);
     await writeDiff(client, d.id, parent.features, own);
-    resolved.set(d.id, { namespace: ns, features: own });
+    resolved.set(d.id, { namespace: ns, features: own, applications });
   }
 }
 

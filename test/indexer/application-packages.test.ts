@@ -1,0 +1,136 @@
+/**
+ * Application packages found in layers end to end: a Debian layer carrying a real npm install
+ * (test/fixtures/npm/express-tree, what `npm ls` lists there) and real Python distributions
+ * (test/fixtures/python/venv-pip), indexed through the v1 API with the OSV fixture records loaded:
+ * every package listed in its ecosystem's namespace, the advisories for them reported with the
+ * layer that added them, and a later layer that deletes `node_modules/lodash` (a whiteout) or
+ * rewrites a manifest in place changing what the image holds.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config.js';
+import { osvSource } from '../../src/ecosystems/osv/updater.js';
+import { runnerSettings } from '../../src/settings.js';
+import { UpdaterRunner } from '../../src/updater/runner.js';
+import { json, testApp, type TestApp } from '../helpers/app.js';
+import { silentLog } from '../helpers/db.js';
+import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
+import { indexLayer, layerVulnerabilities } from '../helpers/source-runs.js';
+import { tarball, type TarEntry } from '../helpers/tarball.js';
+
+const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
+const NPM_TREE = join(FIXTURES, 'npm/express-tree');
+const VENV = join(FIXTURES, 'python/venv-pip');
+
+/** Every file under dir as a tar entry under prefix. */
+function filesUnder(dir: string, prefix: string): TarEntry[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .map((e) => {
+      const path = join(e.parentPath, e.name);
+      return { path: `${prefix}${relative(dir, path)}`, content: readFileSync(path) };
+    });
+}
+
+/** What `npm ls --all --json --long` recorded for the fixture: every installed package as "name version". */
+function npmLsPackages(): string[] {
+  const found = new Set<string>();
+  const walk = (deps: Record<string, { name?: string; version?: string; dependencies?: object }> | undefined) => {
+    for (const [key, d] of Object.entries(deps ?? {})) {
+      if (d.version) found.add(`${d.name ?? key} ${d.version}`);
+      walk(d.dependencies as never);
+    }
+  };
+  walk((JSON.parse(readFileSync(join(NPM_TREE, 'npm-ls.json'), 'utf8')) as { dependencies: never }).dependencies);
+  return [...found].sort();
+}
+
+interface ReportedFeature {
+  Name: string;
+  Version: string;
+  NamespaceName: string;
+  AddedBy: string;
+  Vulnerabilities?: Array<{ Name: string; FixedBy?: string }>;
+}
+
+async function features(t: TestApp, layer: string): Promise<ReportedFeature[]> {
+  const res = await t.app.inject({ url: `/v1/layers/${layer}?features&vulnerabilities` });
+  expect(res.statusCode, res.body).toBe(200);
+  return json(res).Layer.Features as ReportedFeature[];
+}
+
+describe('application packages in layers', () => {
+  let t: TestApp;
+  let server: FeedServer;
+
+  beforeAll(async () => {
+    t = await testApp();
+    server = await startFeedServer();
+    const config = parseConfig(
+      `clair:\n  updater:\n    sources:\n      osv: { url: "${pathToFileURL(join(FIXTURES, 'feeds/osv/')).href}" }\n`,
+    );
+    const summary = await new UpdaterRunner({ pool: t.pool, settings: runnerSettings(config), log: silentLog }).run(osvSource);
+    expect(summary.status, summary.error).toBe('updated');
+    const base = tarball([
+      { path: 'etc/os-release', content: readFileSync(join(FIXTURES, 'osrelease/debian-12/etc/os-release')) },
+      ...filesUnder(join(NPM_TREE, 'node_modules'), 'srv/app/node_modules/'),
+      { path: 'srv/app/package.json', content: readFileSync(join(NPM_TREE, 'package.json')) },
+      ...filesUnder(VENV, ''),
+    ]);
+    await indexLayer(t, server, 'apps', base);
+  });
+
+  it('lists what npm ls and importlib.metadata list, each in its ecosystem, with the OSV advisories and the layer that added them', async () => {
+    const listed = await features(t, 'apps');
+    const npm = listed.filter((f) => f.NamespaceName === 'npm');
+    expect([...new Set(npm.map((f) => `${f.Name} ${f.Version}`))].sort()).toEqual(npmLsPackages());
+    const oracle = JSON.parse(readFileSync(join(FIXTURES, 'python/venv-pip.importlib.json'), 'utf8')) as Array<{
+      name: string;
+      version: string;
+    }>;
+    expect(
+      listed
+        .filter((f) => f.NamespaceName === 'pypi')
+        .map((f) => `${f.Name} ${f.Version}`)
+        .sort(),
+    ).toEqual([...new Set(oracle.map((d) => `${d.name} ${d.version}`))].sort());
+    expect(listed.every((f) => f.AddedBy === 'apps')).toBe(true);
+    const vulnerable = await layerVulnerabilities(t, 'apps');
+    expect(vulnerable['lodash 4.17.15']).toEqual([
+      'GHSA-29mw-wpgm-hmr9 4.17.21',
+      'GHSA-35jh-r3h4-6jhm 4.17.21',
+      'GHSA-p6mc-m468-83gw 4.17.19',
+    ]);
+    expect(vulnerable['minimist 1.2.0']).toEqual(['GHSA-vh95-rmgr-6w4m 1.2.3', 'GHSA-xvch-5gv4-984h 1.2.6']);
+    // The alias lodash-alias@npm:lodash@4.17.20 is lodash 4.17.20.
+    expect(vulnerable['lodash 4.17.20']).toEqual(['GHSA-29mw-wpgm-hmr9 4.17.21', 'GHSA-35jh-r3h4-6jhm 4.17.21']);
+  });
+
+  it('drops a package a later layer deletes, keeps the rest with their AddedBy, and takes a manifest rewritten in place', async () => {
+    const upgraded = JSON.parse(readFileSync(join(NPM_TREE, 'node_modules/minimist/package.json'), 'utf8')) as { version: string };
+    upgraded.version = '1.2.6';
+    await indexLayer(
+      t,
+      server,
+      'apps-fixed',
+      tarball([
+        { path: 'srv/app/node_modules/.wh.lodash', content: '' },
+        { path: 'srv/app/node_modules/minimist/package.json', content: JSON.stringify(upgraded) },
+      ]),
+      'apps',
+    );
+    const listed = await features(t, 'apps-fixed');
+    const npm = (name: string) =>
+      listed.filter((f) => f.NamespaceName === 'npm' && f.Name === name).map((f) => `${f.Version} ${f.AddedBy}`);
+    // lodash 4.17.20 stays: it is installed as lodash-alias.
+    expect(npm('lodash')).toEqual(['4.17.20 apps']);
+    // minimist 0.0.8 (under mkdirp) stays; 1.2.0 was rewritten as 1.2.6 by this layer.
+    expect(npm('minimist').sort()).toEqual(['0.0.8 apps', '1.2.6 apps-fixed']);
+    expect(npm('express')).toEqual(['4.16.0 apps']);
+    const vulnerable = await layerVulnerabilities(t, 'apps-fixed');
+    expect(vulnerable['lodash 4.17.15']).toBeUndefined();
+    expect(vulnerable['minimist 1.2.6']).toBeUndefined();
+  });
+});
