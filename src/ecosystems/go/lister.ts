@@ -11,8 +11,9 @@ import { go } from './version.js';
  *
  * - each dependency (`dep`) at its version. A replaced dependency is the code of its replacement,
  *   so it is listed as the replacement's module path and version (govulncheck matches a replaced
- *   module by its replacement too). A replacement by a local directory (`=> ../fork` with no version, or `(devel)` as Go 1.19 writes a vendored one)
- *   is left out: the code is no published version of any module, so no advisory range can be
+ *   module by its replacement too). A replacement by a local directory (`=> ../fork` with no
+ *   version, or `(devel)` as Go 1.19 writes a vendored one) is left out: the code is no
+ *   published version of any module, so no advisory range can be
  *   evaluated against it, and listing the replaced module's version would claim code that is not
  *   in the binary.
  * - the main module (`mod`) when it has a version. Go before 1.24 stamps every main module
@@ -101,7 +102,8 @@ const NOT_BINARY_DIRECTORIES = [
  * buffer by path before it sees any content, so this keeps every file not obviously something
  * else and leaves it to list() to reject the rest by their first bytes. That buffers many files a
  * lister reading content would skip (every shared library and non-Go program), each under the
- * walk's per-file size cap, which a large Go binary can exceed (and the walk then fails the layer): a walk that looks at a file's
+ * walk's per-file size cap, which a large Go binary can exceed (and the walk then fails the
+ * layer): a walk that looks at a file's
  * first bytes should select with isGoBinaryCandidate instead.
  */
 function wants(path: string): boolean {
