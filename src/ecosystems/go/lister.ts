@@ -103,8 +103,8 @@ const NOT_BINARY_DIRECTORIES = [
  * else and leaves it to list() to reject the rest by their first bytes. That buffers many files a
  * lister reading content would skip (every shared library and non-Go program), each under the
  * walk's per-file size cap, which a large Go binary can exceed (and the walk then fails the
- * layer): a walk that looks at a file's
- * first bytes should select with isGoBinaryCandidate instead.
+ * layer): a walk that looks at a file's first bytes should select with isGoBinaryCandidate
+ * instead.
  */
 function wants(path: string): boolean {
   if (NOT_BINARY_DIRECTORIES.some((d) => path.startsWith(d))) return false;
