@@ -25,6 +25,7 @@ export default defineConfig({
       'test/ecosystems/debian-tracker.test.ts',
       'test/ecosystems/dpkg-lister.test.ts',
       'test/ecosystems/epss.test.ts',
+      'test/ecosystems/go-lister.test.ts',
       'test/ecosystems/go-version.test.ts',
       'test/ecosystems/gem-version.test.ts',
       'test/ecosystems/kev.test.ts',
