@@ -28,6 +28,7 @@ export default defineConfig({
       'test/ecosystems/go-lister.test.ts',
       'test/ecosystems/go-version.test.ts',
       'test/ecosystems/gem-version.test.ts',
+      'test/ecosystems/java-lister.test.ts',
       'test/ecosystems/kev.test.ts',
       'test/ecosystems/maven-version.test.ts',
       'test/ecosystems/matching.test.ts',
