@@ -21,6 +21,7 @@ export default defineConfig({
       'test/ecosystems/apk-version.test.ts',
       'test/ecosystems/azurelinux.test.ts',
       'test/ecosystems/catalog.test.ts',
+      'test/ecosystems/composer-lister.test.ts',
       'test/ecosystems/composer-version.test.ts',
       'test/ecosystems/debian-tracker.test.ts',
       'test/ecosystems/dpkg-lister.test.ts',

@@ -1,0 +1,67 @@
+import type { ApplicationLister, LayerFiles } from '../../model/indexing.js';
+import {
+  applicationEcosystem,
+  isJsonObject,
+  listManifests,
+  parseJsonManifest,
+  type ManifestEntry,
+  type ManifestReading,
+} from '../application-manifests.js';
+import { composer } from './version.js';
+
+/**
+ * Lists the PHP packages Composer installed in a layer, from each project's
+ * `vendor/composer/installed.json` (`var/www/html/vendor/composer/installed.json`): the record
+ * Composer keeps of what is in that vendor directory, which its own `composer show` and the
+ * runtime `InstalledVersions` read, so it holds exactly the packages whose code is there.
+ *
+ * Both shapes Composer has written are read, as its InstalledFilesystemRepository reads them: a
+ * JSON array of packages (Composer 1), or an object whose `packages` is that array (Composer 2,
+ * with `dev` and `dev-package-names` beside it). Development packages (`require-dev`, named in
+ * `dev-package-names`) are listed too: when the file names them, `composer install` ran without
+ * `--no-dev` and their code is in the image like any other's, reachable by whatever the image runs.
+ *
+ * A package is its `name` (Packagist matches names lower-cased, as Composer does) and its
+ * `version` as Composer shows it (`v1.8.1`, `7.7.0`, `dev-main`), which the composer order reads
+ * as Composer does (the `v` is accepted); not `version_normalized`, which advisories do not use.
+ * An entry without a name or version is reported, the file's other packages still listed.
+ */
+
+const PACKAGIST = applicationEcosystem('packagist');
+const INSTALLED = 'vendor/composer/installed.json';
+
+function wants(path: string): boolean {
+  return path === INSTALLED || path.endsWith(`/${INSTALLED}`);
+}
+
+function read(content: Buffer): ManifestReading {
+  const parsed = parseJsonManifest(content);
+  if ('why' in parsed) return parsed;
+  const root = parsed.value;
+  const list = isJsonObject(root) && 'packages' in root ? root.packages : root;
+  if (!Array.isArray(list)) return { why: 'neither an array of packages (Composer 1) nor an object with a packages array (Composer 2)' };
+  const entries: ManifestEntry[] = [];
+  const problems: string[] = [];
+  list.forEach((item: unknown, index) => {
+    if (!isJsonObject(item)) {
+      problems.push(`packages[${index}]: not a JSON object`);
+      return;
+    }
+    const { name, version } = item;
+    if (typeof name !== 'string' || name === '') {
+      problems.push(`packages[${index}]: no name`);
+    } else if (typeof version !== 'string') {
+      problems.push(`${name}: no version`);
+    } else {
+      entries.push({ name, version });
+    }
+  });
+  return { entries, problems };
+}
+
+export const composerLister = {
+  name: 'composer',
+  version: 1,
+  wants,
+  list: (files: LayerFiles) => listManifests(files, PACKAGIST, composer, wants, read),
+} satisfies ApplicationLister;
