@@ -24,6 +24,7 @@ export default defineConfig({
       'test/ecosystems/composer-lister.test.ts',
       'test/ecosystems/composer-version.test.ts',
       'test/ecosystems/debian-tracker.test.ts',
+      'test/ecosystems/dotnet-lister.test.ts',
       'test/ecosystems/dpkg-lister.test.ts',
       'test/ecosystems/epss.test.ts',
       'test/ecosystems/go-version.test.ts',

@@ -1,4 +1,4 @@
-import type { ApplicationPackage, LayerFiles, UnreadableManifest } from '../model/indexing.js';
+import type { ApplicationLister, ApplicationPackage, LayerFiles, UnreadableManifest } from '../model/indexing.js';
 import type { VersionFormat } from '../model/version-format.js';
 import { ecosystemOf, ecosystemPackageName, type ApplicationEcosystem } from './catalog.js';
 
@@ -25,23 +25,25 @@ export type ManifestReading =
   { readonly entries: readonly ManifestEntry[]; readonly problems?: readonly string[] } | { readonly why: string };
 
 /** An ecosystem's catalog row: a catalog without it is a programming error, found at start-up. */
-export function applicationEcosystem(namespace: string): ApplicationEcosystem {
+function applicationEcosystem(namespace: string): ApplicationEcosystem {
   const row = ecosystemOf(namespace);
   if (row === undefined) throw new Error(`the catalog has no ${namespace} ecosystem`);
   return row;
 }
 
 /**
- * A JSON manifest's value, or why it is not JSON. A byte order mark is dropped first: the tools
- * that write these files on Windows (MSBuild's deps.json) may start them with one, and the readers
- * that consume them (System.Text.Json, PHP's json_decode after Composer's own handling) accept it.
+ * What read makes of a JSON manifest's value, or why the manifest is not JSON. A byte order mark is
+ * dropped first: the tools that write these files on Windows (MSBuild's deps.json) may start them
+ * with one, and the readers that consume them (System.Text.Json, Composer's JsonFile) accept it.
  */
-export function parseJsonManifest(content: Buffer): { value: unknown } | { why: string } {
+export function readJsonManifest(content: Buffer, read: (value: unknown) => ManifestReading): ManifestReading {
+  let value: unknown;
   try {
-    return { value: JSON.parse(content.toString('utf8').replace(/^\uFEFF/, '')) };
+    value = JSON.parse(content.toString('utf8').replace(/^\uFEFF/, ''));
   } catch (e) {
     return { why: `not JSON: ${(e as Error).message}` };
   }
+  return read(value);
 }
 
 /** Whether value is a JSON object (not an array, not null). */
@@ -57,7 +59,7 @@ export function isJsonObject(value: unknown): value is Record<string, unknown> {
  * (RubyGems would read one as `0`, but a manifest that writes none states no version), is reported
  * as unreadable, with the package it names, and not listed.
  */
-export function listManifests(
+function listManifests(
   files: LayerFiles,
   ecosystem: ApplicationEcosystem,
   format: VersionFormat,
@@ -88,4 +90,27 @@ export function listManifests(
     }
   }
   return { packages, unreadable };
+}
+
+/** What makes a lister of one kind of manifest: its ApplicationLister fields and how to read one manifest. */
+export interface ManifestKind {
+  readonly name: string;
+  readonly version: number;
+  /** The namespace of its ecosystem's catalog row (`packagist`). */
+  readonly ecosystem: string;
+  /** The ecosystem's version order, whose valid() decides what is a version. */
+  readonly format: VersionFormat;
+  wants(path: string): boolean;
+  read(content: Buffer, location: string): ManifestReading;
+}
+
+/** The application lister of a kind of manifest, listing as listManifests says. */
+export function manifestLister(kind: ManifestKind): ApplicationLister {
+  const ecosystem = applicationEcosystem(kind.ecosystem);
+  return {
+    name: kind.name,
+    version: kind.version,
+    wants: kind.wants,
+    list: (files) => listManifests(files, ecosystem, kind.format, kind.wants, kind.read),
+  };
 }

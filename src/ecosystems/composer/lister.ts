@@ -1,12 +1,4 @@
-import type { ApplicationLister, LayerFiles } from '../../model/indexing.js';
-import {
-  applicationEcosystem,
-  isJsonObject,
-  listManifests,
-  parseJsonManifest,
-  type ManifestEntry,
-  type ManifestReading,
-} from '../application-manifests.js';
+import { isJsonObject, manifestLister, readJsonManifest, type ManifestEntry, type ManifestReading } from '../application-manifests.js';
 import { composer } from './version.js';
 
 /**
@@ -27,17 +19,13 @@ import { composer } from './version.js';
  * An entry without a name or version is reported, the file's other packages still listed.
  */
 
-const PACKAGIST = applicationEcosystem('packagist');
 const INSTALLED = 'vendor/composer/installed.json';
 
 function wants(path: string): boolean {
   return path === INSTALLED || path.endsWith(`/${INSTALLED}`);
 }
 
-function read(content: Buffer): ManifestReading {
-  const parsed = parseJsonManifest(content);
-  if ('why' in parsed) return parsed;
-  const root = parsed.value;
+function readInstalled(root: unknown): ManifestReading {
   const list = isJsonObject(root) && 'packages' in root ? root.packages : root;
   if (!Array.isArray(list)) return { why: 'neither an array of packages (Composer 1) nor an object with a packages array (Composer 2)' };
   const entries: ManifestEntry[] = [];
@@ -59,9 +47,11 @@ function read(content: Buffer): ManifestReading {
   return { entries, problems };
 }
 
-export const composerLister = {
+export const composerLister = manifestLister({
   name: 'composer',
   version: 1,
+  ecosystem: 'packagist',
+  format: composer,
   wants,
-  list: (files: LayerFiles) => listManifests(files, PACKAGIST, composer, wants, read),
-} satisfies ApplicationLister;
+  read: (content) => readJsonManifest(content, readInstalled),
+});
