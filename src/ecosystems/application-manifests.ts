@@ -16,13 +16,27 @@ export interface ManifestEntry {
   readonly version: string;
 }
 
+/** An entry of a manifest that names no package the lister can read, and why. */
+export interface UnreadableEntry {
+  readonly why: string;
+}
+
 /**
- * What one manifest holds: its packages and, for entries it could not read, why (a manifest whose
- * one entry lacks a version still lists the others); or, when the file as a whole cannot be read,
- * why not.
+ * What one manifest holds: its entries, each a package or why it is none (a manifest whose one
+ * entry lacks a version still lists the others); or, when the file as a whole cannot be read, why
+ * not.
  */
-export type ManifestReading =
-  { readonly entries: readonly ManifestEntry[]; readonly problems?: readonly string[] } | { readonly why: string };
+export type ManifestReading = { readonly entries: readonly (ManifestEntry | UnreadableEntry)[] } | { readonly why: string };
+
+/**
+ * The package an entry's name and version fields give, or why they give none. label names the
+ * entry in the reason when it has no name (`packages[3]`).
+ */
+export function manifestEntry(name: unknown, version: unknown, label: string): ManifestEntry | UnreadableEntry {
+  if (typeof name !== 'string' || name === '') return { why: `${label}: no name` };
+  if (typeof version !== 'string') return { why: `${name}: no version` };
+  return { name, version };
+}
 
 /** An ecosystem's catalog row: a catalog without it is a programming error, found at start-up. */
 function applicationEcosystem(namespace: string): ApplicationEcosystem {
@@ -75,9 +89,12 @@ function listManifests(
       unreadable.push({ location, why: reading.why });
       continue;
     }
-    for (const why of reading.problems ?? []) unreadable.push({ location, why });
     const seen = new Set<string>();
     for (const entry of reading.entries) {
+      if ('why' in entry) {
+        unreadable.push({ location, why: entry.why });
+        continue;
+      }
       if (!format.valid(entry.version) || entry.version.trim() === '') {
         unreadable.push({ location, why: `${entry.name}: version ${JSON.stringify(entry.version)} is not a ${format.name} version` });
         continue;

@@ -112,8 +112,8 @@ describe('.NET deps.json lister', () => {
       'b/B.deps.json: not a JSON object',
       'c/C.deps.json: no libraries object',
       'd/D.deps.json: libraries["NoVersion"]: not Name/Version',
-      'd/D.deps.json: libraries["Odd/1.0.0"]: not a JSON object',
       'd/D.deps.json: Bad: version "1.0.0.0.0" is not a nuget version',
+      'd/D.deps.json: libraries["Odd/1.0.0"]: not a JSON object',
     ]);
   });
 });

@@ -1,4 +1,4 @@
-import { isJsonObject, manifestLister, readJsonManifest, type ManifestEntry, type ManifestReading } from '../application-manifests.js';
+import { isJsonObject, manifestEntry, manifestLister, readJsonManifest, type ManifestReading } from '../application-manifests.js';
 import { composer } from './version.js';
 
 /**
@@ -28,23 +28,11 @@ function wants(path: string): boolean {
 function readInstalled(root: unknown): ManifestReading {
   const list = isJsonObject(root) && 'packages' in root ? root.packages : root;
   if (!Array.isArray(list)) return { why: 'neither an array of packages (Composer 1) nor an object with a packages array (Composer 2)' };
-  const entries: ManifestEntry[] = [];
-  const problems: string[] = [];
-  list.forEach((item: unknown, index) => {
-    if (!isJsonObject(item)) {
-      problems.push(`packages[${index}]: not a JSON object`);
-      return;
-    }
-    const { name, version } = item;
-    if (typeof name !== 'string' || name === '') {
-      problems.push(`packages[${index}]: no name`);
-    } else if (typeof version !== 'string') {
-      problems.push(`${name}: no version`);
-    } else {
-      entries.push({ name, version });
-    }
-  });
-  return { entries, problems };
+  return {
+    entries: list.map((item: unknown, index) =>
+      isJsonObject(item) ? manifestEntry(item.name, item.version, `packages[${index}]`) : { why: `packages[${index}]: not a JSON object` },
+    ),
+  };
 }
 
 export const composerLister = manifestLister({

@@ -1,4 +1,11 @@
-import { isJsonObject, manifestLister, readJsonManifest, type ManifestEntry, type ManifestReading } from '../application-manifests.js';
+import {
+  isJsonObject,
+  manifestLister,
+  readJsonManifest,
+  type ManifestEntry,
+  type ManifestReading,
+  type UnreadableEntry,
+} from '../application-manifests.js';
 import { nuget } from './version.js';
 
 /**
@@ -28,22 +35,21 @@ function wants(path: string): boolean {
 function readDeps(root: unknown): ManifestReading {
   if (!isJsonObject(root)) return { why: 'not a JSON object' };
   if (!isJsonObject(root.libraries)) return { why: 'no libraries object' };
-  const entries: ManifestEntry[] = [];
-  const problems: string[] = [];
+  const entries: (ManifestEntry | UnreadableEntry)[] = [];
   for (const [key, library] of Object.entries(root.libraries)) {
     if (!isJsonObject(library)) {
-      problems.push(`libraries[${JSON.stringify(key)}]: not a JSON object`);
+      entries.push({ why: `libraries[${JSON.stringify(key)}]: not a JSON object` });
       continue;
     }
     if (library.type !== PACKAGE) continue;
     const slash = key.indexOf('/');
     if (slash <= 0) {
-      problems.push(`libraries[${JSON.stringify(key)}]: not Name/Version`);
+      entries.push({ why: `libraries[${JSON.stringify(key)}]: not Name/Version` });
       continue;
     }
     entries.push({ name: key.slice(0, slash), version: key.slice(slash + 1) });
   }
-  return { entries, problems };
+  return { entries };
 }
 
 export const dotnetDepsLister = manifestLister({
