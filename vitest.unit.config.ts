@@ -29,6 +29,7 @@ export default defineConfig({
       'test/ecosystems/dpkg-lister.test.ts',
       'test/ecosystems/epss.test.ts',
       'test/ecosystems/go-version.test.ts',
+      'test/ecosystems/gem-lister.test.ts',
       'test/ecosystems/gem-version.test.ts',
       'test/ecosystems/kev.test.ts',
       'test/ecosystems/maven-version.test.ts',
