@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { LayerFiles } from '../../src/model/indexing.js';
 import { cargoLockLister } from '../../src/ecosystems/semver/cargo-lock.js';
+import { expectedPackages } from './listed-packages.js';
 
 /**
  * Real Cargo.lock files (PROVENANCE.md) of three lock formats, each beside
@@ -32,16 +33,11 @@ describe('Cargo.lock lister on real lock files, against tomllib', () => {
   ])('%s: every crates.io package, name, version and location', (name, count) => {
     const location = `usr/src/${name}/Cargo.lock`;
     const files = new Map([[location, readFileSync(`${FIXTURES}${name}.Cargo.lock`)]]);
-    const expected = readFileSync(`${FIXTURES}${name}.tomllib-packages.txt`, 'utf8').trim().split('\n');
+    const expected = expectedPackages(`${FIXTURES}${name}.tomllib-packages.txt`, 'crates.io', location);
     const { packages, unreadable } = cargoLockLister.list(files);
     expect(unreadable).toEqual([]);
     expect(expected).toHaveLength(count);
-    expect(packages).toEqual(
-      expected.map((line) => {
-        const [crate, version] = line.split(' ');
-        return { ecosystem: 'crates.io', name: crate, version, location };
-      }),
-    );
+    expect(packages).toEqual(expected);
   });
 
   it('skips the workspace crates and git sources', () => {

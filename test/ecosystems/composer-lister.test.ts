@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { LayerFiles } from '../../src/model/indexing.js';
+import type { ApplicationPackage, LayerFiles } from '../../src/model/indexing.js';
 import { composerLister } from '../../src/ecosystems/composer/lister.js';
+import { expectedPackages } from './listed-packages.js';
 
 /**
  * Real installed.json files (PROVENANCE.md), each beside `jq-packages.txt`: its packages as jq
@@ -16,11 +17,10 @@ const INSTALLED = 'vendor/composer/installed.json';
 const layer = (entries: Record<string, string>): LayerFiles =>
   new Map(Object.entries(entries).map(([path, text]) => [path, Buffer.from(text)]));
 
-function fixture(name: string, app: string): { files: LayerFiles; location: string; expected: string[] } {
+function fixture(name: string, app: string): { files: LayerFiles; expected: ApplicationPackage[] } {
   const location = `${app}/${INSTALLED}`;
   const files = new Map([[location, readFileSync(`${FIXTURES}${name}/${INSTALLED}`)]]);
-  const expected = readFileSync(`${FIXTURES}${name}/jq-packages.txt`, 'utf8').trim().split('\n');
-  return { files, location, expected };
+  return { files, expected: expectedPackages(`${FIXTURES}${name}/jq-packages.txt`, 'packagist', location) };
 }
 
 describe('composer lister on real installed.json files, against jq', () => {
@@ -29,16 +29,11 @@ describe('composer lister on real installed.json files, against jq', () => {
     ['composer-2', 2],
     ['composer-2-slim', 3],
   ])('%s: every package, name, version and location', (name, count) => {
-    const { files, location, expected } = fixture(name, 'var/www/html');
+    const { files, expected } = fixture(name, 'var/www/html');
     const { packages, unreadable } = composerLister.list(files);
     expect(unreadable).toEqual([]);
     expect(expected).toHaveLength(count);
-    expect(packages).toEqual(
-      expected.map((line) => {
-        const [pkg, version] = line.split(' ');
-        return { ecosystem: 'packagist', name: pkg, version, location };
-      }),
-    );
+    expect(packages).toEqual(expected);
   });
 
   it('lists the development packages dev-package-names names (behat/mink in the Composer 2 file)', () => {

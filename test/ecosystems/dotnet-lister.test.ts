@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { LayerFiles } from '../../src/model/indexing.js';
 import { dotnetDepsLister } from '../../src/ecosystems/nuget/lister.js';
+import { expectedPackages } from './listed-packages.js';
 
 /**
  * Real deps.json files (PROVENANCE.md), each beside `<app>.jq-packages.txt`: its `package`
@@ -28,16 +29,11 @@ describe('.NET deps.json lister on real files, against jq', () => {
   ])('%s: every package, name, version and location', (app, count) => {
     const location = `app/${app}.deps.json`;
     const files = new Map([[location, readFileSync(`${FIXTURES}${app}.deps.json`)]]);
-    const expected = readFileSync(`${FIXTURES}${app}.jq-packages.txt`, 'utf8').trim().split('\n');
+    const expected = expectedPackages(`${FIXTURES}${app}.jq-packages.txt`, 'nuget', location);
     const { packages, unreadable } = dotnetDepsLister.list(files);
     expect(unreadable).toEqual([]);
     expect(expected).toHaveLength(count);
-    expect(packages).toEqual(
-      expected.map((line) => {
-        const [name, version] = line.split(' ');
-        return { ecosystem: 'nuget', name, version, location };
-      }),
-    );
+    expect(packages).toEqual(expected);
   });
 
   it('skips the application, its projects, the runtime pack and reference assemblies', () => {
