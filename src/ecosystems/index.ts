@@ -7,9 +7,13 @@ import type { VersionFormat, VersionFormatName } from '../model/version-format.j
 import { distributionOf, ecosystemOf } from './catalog.js';
 import { digestOf } from './digest.js';
 import { APPLICATION_VERSION_FORMATS, PACKAGE_FORMATS, type PackageFormat } from './formats.js';
+import { composerLister } from './composer/lister.js';
+import { gemspecLister } from './gem/lister.js';
 import { npmLister } from './npm/lister.js';
+import { dotnetDepsLister } from './nuget/lister.js';
 import { NAMESPACE_DETECTORS } from './osrelease/detectors.js';
 import { pythonLister } from './pypi/lister.js';
+import { cargoLockLister } from './semver/cargo-lock.js';
 
 export type { PackageFormat };
 
@@ -64,8 +68,20 @@ export function matchNamespace(namespace: string): string {
 /** Package database readers, one per format. */
 export const PACKAGE_LISTERS: readonly PackageLister[] = PACKAGE_FORMATS.map((f) => f.lister);
 
-/** Application manifest readers (npm's package.json, Python's METADATA), each listing packages of its ecosystem. */
-export const APPLICATION_LISTERS: readonly ApplicationLister[] = [npmLister, pythonLister];
+/**
+ * Application manifest readers (npm's package.json, Python's METADATA, Composer's installed.json,
+ * .NET's deps.json, installed gemspecs, Cargo.lock), each listing packages of its ecosystem. The
+ * Go binary and Java archive listers are not run yet: they read every program or archive of a
+ * layer, which the archive walk must first learn to select by content and within a budget.
+ */
+export const APPLICATION_LISTERS: readonly ApplicationLister[] = [
+  npmLister,
+  pythonLister,
+  composerLister,
+  dotnetDepsLister,
+  gemspecLister,
+  cargoLockLister,
+];
 
 /** Release-file detectors, in precedence order: the first that recognises a layer names it. */
 export { NAMESPACE_DETECTORS };

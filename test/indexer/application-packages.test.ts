@@ -78,6 +78,13 @@ describe('application packages in layers', () => {
       ...filesUnder(join(NPM_TREE, 'node_modules'), 'srv/app/node_modules/'),
       { path: 'srv/app/package.json', content: readFileSync(join(NPM_TREE, 'package.json')) },
       ...filesUnder(VENV, ''),
+      {
+        path: 'var/www/app/vendor/composer/installed.json',
+        content: readFileSync(join(FIXTURES, 'composer/composer-2/vendor/composer/installed.json')),
+      },
+      { path: 'app/MyApp.deps.json', content: readFileSync(join(FIXTURES, 'dotnet/MyApp.deps.json')) },
+      { path: 'usr/src/ripgrep/Cargo.lock', content: readFileSync(join(FIXTURES, 'cargo/ripgrep-0.10.0.Cargo.lock')) },
+      ...filesUnder(join(FIXTURES, 'gem/debian-12'), ''),
     ]);
     await indexLayer(t, server, 'apps', base);
   });
@@ -96,6 +103,14 @@ describe('application packages in layers', () => {
         .map((f) => `${f.Name} ${f.Version}`)
         .sort(),
     ).toEqual([...new Set(oracle.map((d) => `${d.name} ${d.version}`))].sort());
+    // The other ecosystems' manifests, against what an independent reader listed when each fixture was taken.
+    const lines = (file: string) => readFileSync(join(FIXTURES, file), 'utf8').trim().split('\n');
+    const inNamespace = (namespace: string) =>
+      [...new Set(listed.filter((f) => f.NamespaceName === namespace).map((f) => `${f.Name} ${f.Version}`))].sort();
+    expect(inNamespace('packagist')).toEqual([...new Set(lines('composer/composer-2/jq-packages.txt'))].sort());
+    expect(inNamespace('nuget')).toEqual([...new Set(lines('dotnet/MyApp.jq-packages.txt'))].sort());
+    expect(inNamespace('crates.io')).toEqual([...new Set(lines('cargo/ripgrep-0.10.0.tomllib-packages.txt'))].sort());
+    expect(inNamespace('rubygems')).toEqual([...new Set(lines('gem/ruby-oracle.txt').map((l) => l.split(' ').slice(1).join(' ')))].sort());
     expect(listed.every((f) => f.AddedBy === 'apps')).toBe(true);
     const vulnerable = await layerVulnerabilities(t, 'apps');
     expect(vulnerable['lodash 4.17.15']).toEqual([
