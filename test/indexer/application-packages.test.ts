@@ -6,19 +6,24 @@
  * layer that added them, and a later layer that deletes `node_modules/lodash` (a whiteout) or
  * rewrites a manifest in place changing what the image holds.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
 import { osvSource } from '../../src/ecosystems/osv/updater.js';
+import type { ScanReport } from '../../src/scanner/report.js';
 import { runnerSettings } from '../../src/settings.js';
 import { UpdaterRunner } from '../../src/updater/runner.js';
 import { json, testApp, type TestApp } from '../helpers/app.js';
 import { silentLog } from '../helpers/db.js';
 import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
+import { dockerSaveArchive } from '../helpers/image-archives.js';
+import { scanInProcess } from '../helpers/scan-run.js';
 import { indexLayer, layerVulnerabilities } from '../helpers/source-runs.js';
 import { tarball, type TarEntry } from '../helpers/tarball.js';
+import { whenDone } from '../helpers/when-done.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
 const NPM_TREE = join(FIXTURES, 'npm/express-tree');
@@ -61,9 +66,20 @@ async function features(t: TestApp, layer: string): Promise<ReportedFeature[]> {
   return json(res).Layer.Features as ReportedFeature[];
 }
 
+/** The layer that removes lodash 4.17.15 (a whiteout) and rewrites minimist 1.2.0 as 1.2.6 in place. */
+function fixingLayer(): Buffer {
+  const upgraded = JSON.parse(readFileSync(join(NPM_TREE, 'node_modules/minimist/package.json'), 'utf8')) as { version: string };
+  upgraded.version = '1.2.6';
+  return tarball([
+    { path: 'srv/app/node_modules/.wh.lodash', content: '' },
+    { path: 'srv/app/node_modules/minimist/package.json', content: JSON.stringify(upgraded) },
+  ]);
+}
+
 describe('application packages in layers', () => {
   let t: TestApp;
   let server: FeedServer;
+  let base: Buffer;
 
   beforeAll(async () => {
     t = await testApp();
@@ -73,7 +89,7 @@ describe('application packages in layers', () => {
     );
     const summary = await new UpdaterRunner({ pool: t.pool, settings: runnerSettings(config), log: silentLog }).run(osvSource);
     expect(summary.status, summary.error).toBe('updated');
-    const base = tarball([
+    base = tarball([
       { path: 'etc/os-release', content: readFileSync(join(FIXTURES, 'osrelease/debian-12/etc/os-release')) },
       ...filesUnder(join(NPM_TREE, 'node_modules'), 'srv/app/node_modules/'),
       { path: 'srv/app/package.json', content: readFileSync(join(NPM_TREE, 'package.json')) },
@@ -124,18 +140,7 @@ describe('application packages in layers', () => {
   });
 
   it('drops a package a later layer deletes, keeps the rest with their AddedBy, and takes a manifest rewritten in place', async () => {
-    const upgraded = JSON.parse(readFileSync(join(NPM_TREE, 'node_modules/minimist/package.json'), 'utf8')) as { version: string };
-    upgraded.version = '1.2.6';
-    await indexLayer(
-      t,
-      server,
-      'apps-fixed',
-      tarball([
-        { path: 'srv/app/node_modules/.wh.lodash', content: '' },
-        { path: 'srv/app/node_modules/minimist/package.json', content: JSON.stringify(upgraded) },
-      ]),
-      'apps',
-    );
+    await indexLayer(t, server, 'apps-fixed', fixingLayer(), 'apps');
     const listed = await features(t, 'apps-fixed');
     const npm = (name: string) =>
       listed.filter((f) => f.NamespaceName === 'npm' && f.Name === name).map((f) => `${f.Version} ${f.AddedBy}`);
@@ -147,5 +152,41 @@ describe('application packages in layers', () => {
     const vulnerable = await layerVulnerabilities(t, 'apps-fixed');
     expect(vulnerable['lodash 4.17.15']).toBeUndefined();
     expect(vulnerable['minimist 1.2.6']).toBeUndefined();
+  });
+
+  it('gives tarsier scan of a docker save archive (both styles) the same packages and findings, each with the layer that added it', async () => {
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const address = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+    const dir = mkdtempSync(join(tmpdir(), 'tarsier-apps-'));
+    whenDone(() => rmSync(dir, { recursive: true, force: true }));
+    for (const style of ['legacy', 'oci'] as const) {
+      const file = join(dir, `${style}.tar`);
+      const saved = (await dockerSaveArchive(file, [{ layers: [base, fixingLayer()], repoTags: ['team/apps:1'] }], { style })).images[0]!;
+      const run = await scanInProcess(
+        file,
+        { format: 'json', ignoreUnfixed: false, quiet: true, insecure: false, update: false, server: address },
+        {},
+        new Date(),
+      );
+      expect(run.code, run.stderr).toBe(0);
+      const report = JSON.parse(run.stdout) as ScanReport;
+      const [first, second] = saved.layerDigests;
+      const npmPackage = (name: string) =>
+        report.packages
+          .filter((p) => p.namespace === 'npm' && p.name === name)
+          .map((p) => `${p.version} ${p.layer === first ? 'base' : p.layer === second ? 'fix' : p.layer}`);
+      expect(npmPackage('lodash'), style).toEqual(['4.17.20 base']);
+      expect(npmPackage('minimist').sort(), style).toEqual(['0.0.8 base', '1.2.6 fix']);
+      const findings = report.vulnerabilities.filter((f) => f.package.namespace === 'npm').map((f) => `${f.package.purl} ${f.id}`);
+      expect(findings, style).toContain('pkg:npm/lodash@4.17.20 GHSA-35jh-r3h4-6jhm');
+      expect(
+        findings.some((f) => f.startsWith('pkg:npm/lodash@4.17.15 ')),
+        style,
+      ).toBe(false);
+      expect(
+        findings.some((f) => f.startsWith('pkg:npm/minimist@1.2.6 ')),
+        style,
+      ).toBe(false);
+    }
   });
 });
