@@ -20,9 +20,11 @@ import { json, testApp, type TestApp } from '../helpers/app.js';
 import { silentLog } from '../helpers/db.js';
 import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
 import { dockerSaveArchive } from '../helpers/image-archives.js';
+import { ociLayout, pushImage } from '../helpers/oci-image.js';
+import { missingRegistryPrograms, startRegistry } from '../helpers/registry.js';
 import { scanInProcess } from '../helpers/scan-run.js';
 import { indexLayer, layerVulnerabilities } from '../helpers/source-runs.js';
-import { tarball, type TarEntry } from '../helpers/tarball.js';
+import { gzip, tarball, type TarEntry } from '../helpers/tarball.js';
 import { whenDone } from '../helpers/when-done.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
@@ -188,5 +190,46 @@ describe('application packages in layers', () => {
         style,
       ).toBe(false);
     }
+  });
+});
+
+describe.skipIf(missingRegistryPrograms().length > 0)('application packages of an image pushed to a registry', () => {
+  it('are listed by the images API with their vulnerabilities and the layer that added each, the later layer applied', async () => {
+    const registry = await startRegistry();
+    whenDone(() => registry.stop());
+    const t = await testApp({ yaml: `  registries:\n    "${registry.host}": { insecure: true }` });
+    const config = parseConfig(
+      `clair:\n  updater:\n    sources:\n      osv: { url: "${pathToFileURL(join(FIXTURES, 'feeds/osv/')).href}" }\n`,
+    );
+    expect((await new UpdaterRunner({ pool: t.pool, settings: runnerSettings(config), log: silentLog }).run(osvSource)).status).toBe(
+      'updated',
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'tarsier-apps-push-'));
+    whenDone(() => rmSync(dir, { recursive: true, force: true }));
+    const npmOnly = tarball([
+      { path: 'etc/os-release', content: readFileSync(join(FIXTURES, 'osrelease/debian-12/etc/os-release')) },
+      ...filesUnder(join(NPM_TREE, 'node_modules'), 'srv/app/node_modules/'),
+    ]);
+    const layout = await ociLayout(join(dir, 'layout'), { layers: [gzip(npmOnly), gzip(fixingLayer())] });
+    const digest = await pushImage(registry, layout.dir, 'team/apps', 'v1');
+    const res = await t.app.inject({ method: 'POST', url: '/tarsier/v1/images', payload: { reference: `${registry.host}/team/apps:v1` } });
+    expect(res.statusCode, res.body).toBe(201);
+    const image = json(await t.app.inject({ url: `/tarsier/v1/images/${digest}` })).Image as {
+      Layers: string[];
+      Packages: Array<{ Name: string; Version: string; NamespaceName: string; AddedBy: string; Vulnerabilities: Array<{ Name: string }> }>;
+    };
+    const [base, fix] = image.Layers;
+    const npm = (name: string) =>
+      image.Packages.filter((p) => p.NamespaceName === 'npm' && p.Name === name)
+        .map(
+          (p) =>
+            `${p.Version} ${p.AddedBy === base ? 'base' : p.AddedBy === fix ? 'fix' : p.AddedBy} ${p.Vulnerabilities.map((v) => v.Name).join(',')}`,
+        )
+        .sort();
+    expect(npm('lodash')).toEqual(['4.17.20 base GHSA-29mw-wpgm-hmr9,GHSA-35jh-r3h4-6jhm']);
+    expect(npm('minimist')).toEqual(['0.0.8 base GHSA-vh95-rmgr-6w4m,GHSA-xvch-5gv4-984h', '1.2.6 fix ']);
+    expect(new Set(image.Packages.filter((p) => p.NamespaceName === 'npm').map((p) => `${p.Name} ${p.Version}`)).size).toBe(
+      npmLsPackages().length - 1,
+    );
   });
 });
