@@ -41,6 +41,7 @@ describe('migrations', () => {
       'layer',
       'layer_diff',
       'layer_scan',
+      'layer_scan_application',
       'layer_scan_package',
       'lock',
       'match_revision',
