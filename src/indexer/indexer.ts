@@ -154,7 +154,15 @@ export class Indexer {
       const contents = request.digest
         ? await verifiedRead(stream, request.digest, read, orTar ? (c) => c.uncompressedDigest : undefined)
         : await read(stream);
-      return scanContents(contents, PACKAGE_LISTERS, NAMESPACE_DETECTORS, APPLICATION_LISTERS);
+      const scan = scanContents(contents, PACKAGE_LISTERS, NAMESPACE_DETECTORS, APPLICATION_LISTERS);
+      const unreadable = scan.applications?.unreadable ?? [];
+      // Never dropped unseen: the layer is indexed with the other manifests, and these are named.
+      if (unreadable.length > 0)
+        this.#log.warn(
+          { location: redactLocation(request.path), manifests: unreadable.slice(0, 20), count: unreadable.length },
+          'application manifests the listers could not read',
+        );
+      return scan;
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       if (deadline.aborted) {

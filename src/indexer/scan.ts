@@ -1,5 +1,5 @@
 import { unprocessable } from '../errors.js';
-import type { ApplicationLister, ApplicationPackage, NamespaceDetector, PackageLister } from '../model/indexing.js';
+import type { ApplicationLister, ApplicationPackage, NamespaceDetector, PackageLister, UnreadableManifest } from '../model/indexing.js';
 import type { LayerApplications, LayerScan, PackageDatabase } from '../model/layer.js';
 import type { VersionFormatName } from '../model/version-format.js';
 import { isWhitedOut, type LayerContents } from './archive.js';
@@ -16,14 +16,20 @@ export function wantedBy(
 
 /**
  * The application packages the layer's manifests list, and the paths it deletes. A manifest a
- * lister cannot read is left out, as a broken one is by the ecosystem's own tools; the layer's
- * other packages are still listed.
+ * lister cannot read is left out, as a broken one is by the ecosystem's own tools, and named in
+ * `unreadable`; the layer's other packages are still listed.
  */
 function applicationsOf(contents: LayerContents, listers: readonly ApplicationLister[]): LayerApplications | undefined {
   const packages: ApplicationPackage[] = [];
-  for (const lister of listers) for (const p of lister.list(contents.files).packages) packages.push(p);
+  const unreadable: UnreadableManifest[] = [];
+  for (const lister of listers) {
+    const found = lister.list(contents.files);
+    for (const p of found.packages) packages.push(p);
+    for (const u of found.unreadable) unreadable.push(u);
+  }
   const removed = [...contents.whiteouts.deleted, ...[...contents.whiteouts.opaque].map((dir) => `${dir}/`)];
-  return packages.length > 0 || removed.length > 0 ? { packages, removed } : undefined;
+  if (packages.length === 0 && removed.length === 0 && unreadable.length === 0) return undefined;
+  return { packages, removed, ...(unreadable.length > 0 ? { unreadable } : {}) };
 }
 
 /** The first detector (in precedence order) that recognises the layer's release files or packages. */

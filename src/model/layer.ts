@@ -1,4 +1,4 @@
-import type { ApplicationPackage, Package } from './indexing.js';
+import type { ApplicationPackage, Package, UnreadableManifest } from './indexing.js';
 import type { VersionFormatName } from './version-format.js';
 
 /**
@@ -20,6 +20,8 @@ export interface LayerApplications {
   readonly packages: readonly ApplicationPackage[];
   /** Whited-out paths (the path and everything below it), and opaque directories as `dir/` (everything below it). */
   readonly removed: readonly string[];
+  /** Manifests the listers could not read (logged when the layer is indexed; not stored). */
+  readonly unreadable?: readonly UnreadableManifest[];
 }
 
 /**

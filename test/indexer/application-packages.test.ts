@@ -95,6 +95,8 @@ describe('application packages in layers', () => {
       { path: 'etc/os-release', content: readFileSync(join(FIXTURES, 'osrelease/debian-12/etc/os-release')) },
       ...filesUnder(join(NPM_TREE, 'node_modules'), 'srv/app/node_modules/'),
       { path: 'srv/app/package.json', content: readFileSync(join(NPM_TREE, 'package.json')) },
+      // A manifest npm itself could not read: left out (and logged), the rest of the layer listed.
+      { path: 'srv/app/node_modules/broken/package.json', content: '{"name": "broken", "version": ' },
       ...filesUnder(VENV, ''),
       {
         path: 'var/www/app/vendor/composer/installed.json',
