@@ -366,6 +366,9 @@ export class UpdaterRunner {
         const counts = await this.#writeNamespace(updater, namespace, batch, { notify, withdrawMissing: false });
         changed += counts.inserted + counts.replaced + counts.deleted;
       });
+      // A write may fail while the next batch is read, before anything awaits it: handled here (an
+      // unhandled rejection would end the process), and thrown where it is awaited below.
+      writing.catch(() => undefined);
     };
     try {
       for await (const v of records) {

@@ -149,7 +149,7 @@ describe('the osv source', () => {
       id: string;
       affected: Array<{ package: { name: string } }>;
     };
-    const records = (count: number) =>
+    const records = (count: number, details?: string) =>
       new Map(
         Array.from({ length: count }, (_, i) => {
           const id = `GHSA-test-${String(i).padStart(4, '0')}`;
@@ -158,11 +158,13 @@ describe('the osv source', () => {
             id,
             aliases: [],
             affected: model.affected.map((a) => ({ ...a, package: { ...a.package, name: `pkg-${i}` } })),
+            // The first record's details, when given.
+            ...(i === 0 && details !== undefined ? { details } : {}),
           };
           return [`${id}.json`, JSON.stringify(record)];
         }),
       );
-    const write = (count: number) => writeFileSync(join(mirror, 'npm', 'all.zip'), zipOf(records(count)));
+    const write = (count: number, details?: string) => writeFileSync(join(mirror, 'npm', 'all.zip'), zipOf(records(count, details)));
     const runner = runnerFor(pool, pathToFileURL(`${mirror}/`).href, ['npm']);
 
     write(4_500);
@@ -179,6 +181,13 @@ describe('the osv source', () => {
     expect(refused.error).toBe(
       'the feed lacks 2500 of the 3500 vulnerabilities it had in npm; refusing to delete them (the feed is more likely incomplete)',
     );
+    expect((await liveByNamespace(pool))['npm']).toHaveLength(3_500);
+    // A batch the database refuses (PostgreSQL's text holds no NUL) fails while the next one is
+    // being read: the run fails, saying why, and the process goes on.
+    write(3_500, 'details with a NUL: \u0000');
+    const refusedBatch = await runner.run(osvSource);
+    expect(refusedBatch.status).toBe('failed');
+    expect(refusedBatch.error).toMatch(/invalid byte sequence for encoding "UTF8": 0x00/);
     expect((await liveByNamespace(pool))['npm']).toHaveLength(3_500);
 
     // An offline bundle carries them, read and written a batch at a time on both sides.
