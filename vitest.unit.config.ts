@@ -13,6 +13,7 @@ export default defineConfig({
       'test/config.test.ts',
       'test/model/finding-counts.test.ts',
       'test/model/fixes.test.ts',
+      'test/model/layer-applications.test.ts',
       'test/single-pass.test.ts',
       'test/images/registry-events.test.ts',
       'test/ecosystems/alpine-secdb.test.ts',

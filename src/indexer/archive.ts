@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import { Parser, type ReadEntry } from 'tar';
 import { decompressed, DEFAULT_DECODERS, type Decoders } from '../decompress.js';
 import { unprocessable, TarsierError } from '../errors.js';
+import type { Whiteouts } from '../model/layer.js';
 
 /**
  * Reads a layer archive in one streaming pass: sniffs the compression, decompresses, walks the
@@ -25,14 +26,6 @@ export interface ArchiveLimits {
   readonly maxExpandedBytes: number;
   /** Size of one wanted file. */
   readonly maxFileBytes: number;
-}
-
-/** Paths a layer deletes from the layers below it. */
-export interface Whiteouts {
-  /** Files or directories removed by `.wh.<name>` entries. */
-  readonly deleted: ReadonlySet<string>;
-  /** Directories whose lower-layer contents are hidden (`.wh..wh..opq`). */
-  readonly opaque: ReadonlySet<string>;
 }
 
 export interface LayerContents {
@@ -88,23 +81,6 @@ export function resolveLinkTarget(from: string, target: string): string {
     else base.push(part);
   }
   return base.join('/');
-}
-
-function parentDir(path: string): string {
-  const slash = path.lastIndexOf('/');
-  return slash < 0 ? '' : path.slice(0, slash);
-}
-
-/** True when path, or a directory above it, is deleted or made opaque by this layer's whiteouts. */
-export function isWhitedOut(path: string, whiteouts: Whiteouts): boolean {
-  let current = path;
-  for (;;) {
-    if (whiteouts.deleted.has(current)) return true;
-    const dir = parentDir(current);
-    if (current !== '' && whiteouts.opaque.has(dir)) return true;
-    if (current === '') return false;
-    current = dir;
-  }
 }
 
 const notAnArchive = (detail: string, cause?: unknown): TarsierError =>

@@ -1,8 +1,8 @@
 import { unprocessable } from '../errors.js';
 import type { ApplicationLister, ApplicationPackage, NamespaceDetector, PackageLister, UnreadableManifest } from '../model/indexing.js';
-import type { LayerApplications, LayerScan, PackageDatabase } from '../model/layer.js';
+import { isWhitedOut, type LayerApplications, type LayerScan, type PackageDatabase } from '../model/layer.js';
 import type { VersionFormatName } from '../model/version-format.js';
-import { isWhitedOut, type LayerContents } from './archive.js';
+import type { LayerContents } from './archive.js';
 
 /** Whether any lister or detector wants the file at path (what the archive walk buffers). */
 export function wantedBy(

@@ -11,6 +11,26 @@ export type PackageDatabase =
 
 export type PackageDatabaseState = PackageDatabase['state'];
 
+/** Paths a layer deletes from the layers below it. */
+export interface Whiteouts {
+  /** Files or directories removed by `.wh.<name>` entries. */
+  readonly deleted: ReadonlySet<string>;
+  /** Directories whose lower-layer contents are hidden (`.wh..wh..opq`). */
+  readonly opaque: ReadonlySet<string>;
+}
+
+/** True when path, or a directory above it, is deleted or made opaque by a layer's whiteouts. */
+export function isWhitedOut(path: string, whiteouts: Whiteouts): boolean {
+  for (let current = path; ;) {
+    if (whiteouts.deleted.has(current)) return true;
+    const slash = current.lastIndexOf('/');
+    const dir = slash < 0 ? '' : current.slice(0, slash);
+    if (current !== '' && whiteouts.opaque.has(dir)) return true;
+    if (current === '') return false;
+    current = dir;
+  }
+}
+
 /**
  * What one layer's own files say of application packages, whatever its parent holds: the packages
  * its manifests list (each at its location), and the paths it deletes, which remove the inherited
@@ -49,24 +69,13 @@ const applicationKey = (p: ApplicationPackage): string => `${p.location}\0${p.ec
  */
 export function applicationsAfter(before: InstalledApplications, layer: LayerApplications | undefined): InstalledApplications {
   if (!layer) return before;
-  const deleted = new Set(layer.removed.filter((p) => !p.endsWith('/')));
-  const opaque = new Set(layer.removed.filter((p) => p.endsWith('/')).map((p) => p.slice(0, -1)));
+  const whiteouts: Whiteouts = {
+    deleted: new Set(layer.removed.filter((p) => !p.endsWith('/'))),
+    opaque: new Set(layer.removed.filter((p) => p.endsWith('/')).map((p) => p.slice(0, -1))),
+  };
   const relisted = new Set(layer.packages.map((p) => p.location));
   const after = new Map<string, (typeof layer.packages)[number]>();
-  for (const [key, p] of before) if (!relisted.has(p.location) && !removedBy(p.location, deleted, opaque)) after.set(key, p);
+  for (const [key, p] of before) if (!relisted.has(p.location) && !isWhitedOut(p.location, whiteouts)) after.set(key, p);
   for (const p of layer.packages) after.set(applicationKey(p), p);
   return after;
-}
-
-/** Whether path, or a directory above it, is deleted, or a directory above it made opaque. */
-function removedBy(path: string, deleted: ReadonlySet<string>, opaque: ReadonlySet<string>): boolean {
-  if (deleted.size === 0 && opaque.size === 0) return false;
-  for (let current = path; ;) {
-    if (deleted.has(current)) return true;
-    const slash = current.lastIndexOf('/');
-    const dir = slash < 0 ? '' : current.slice(0, slash);
-    if (opaque.has(dir)) return true;
-    if (slash < 0) return false;
-    current = dir;
-  }
 }

@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { isWhitedOut, normalizeEntryPath, readLayerArchive, resolveLinkTarget, type LayerFormat } from '../../src/indexer/archive.js';
+import { normalizeEntryPath, readLayerArchive, resolveLinkTarget, type LayerFormat } from '../../src/indexer/archive.js';
+import { isWhitedOut } from '../../src/model/layer.js';
 import { compressWith, gzip, tarball, type TarEntry } from '../helpers/tarball.js';
 import { tarsierError } from './tarsier-error.js';
 
