@@ -254,8 +254,10 @@ const featureKey = (format: string, name: string, version: string, arches: reado
 /**
  * A layer's feature set from its scan and its parent's set: formats the layer does not touch are
  * inherited; a deleted database leaves none of its format; a present one gives exactly its
- * packages; an added part gives the inherited packages and its own. A package the parent already had keeps the parent's feature version (so its namespace
- * and AddedBy survive a distribution upgrade, as in Clair); new ones go to the layer's namespace.
+ * packages; an added part gives the inherited packages and its own. A package the parent already
+ * had keeps the parent's feature version (so its namespace and AddedBy survive a distribution
+ * upgrade, as in Clair); new ones go to the layer's namespace. Application packages are the
+ * installed set given, each in its ecosystem's namespace.
  */
 export async function featuresFor(
   client: pg.PoolClient,
@@ -263,16 +265,16 @@ export async function featuresFor(
   namespace: string | null,
   parent: readonly LayerFeature[],
   matching: Matching,
-  /** The application packages installed once this layer is applied (applicationsAfter); absent: the parent's carry on. */
-  applications?: InstalledApplications,
+  /** The application packages installed once this layer is applied (applicationsAfter). */
+  applications: InstalledApplications,
 ): Promise<LayerFeature[]> {
   const replaced = new Set(
     Object.entries(scan.packageDbs)
       .filter(([, db]) => db.state !== 'added')
       .map(([format]) => format),
   );
-  const ownApplications = (f: LayerFeature) => applications !== undefined && matching.isApplicationNamespace(f.namespace);
-  const features = parent.filter((f) => !replaced.has(f.versionFormat) && !ownApplications(f));
+  // Application packages come from the installed set below, not from the parent's features.
+  const features = parent.filter((f) => !replaced.has(f.versionFormat) && !matching.isApplicationNamespace(f.namespace));
   const fromParent = new Map(parent.map((f) => [featureKey(f.versionFormat, f.name, f.version, f.arches, f.module), f]));
   // The parent's version of a package: the one of its module stream, or, where the parent's
   // namespace does not match by module stream, the one stored without.
@@ -294,7 +296,7 @@ export async function featuresFor(
     // A loop, not push(...array): spreading 300,000 arguments overflows the stack.
     if (fresh.length > 0) for (const f of await newFeatures(client, format, namespace, fresh, matching)) features.push(f);
   }
-  if (applications) for (const f of await applicationFeatures(client, applications, parent, matching)) features.push(f);
+  for (const f of await applicationFeatures(client, applications, parent, matching)) features.push(f);
   return features;
 }
 

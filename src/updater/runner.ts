@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -397,23 +398,18 @@ export class UpdaterRunner {
 
   /** Deletes this updater's live vulnerabilities of a namespace that are not in `listed` (guarded as a whole write is). */
   async #withdrawUnlisted(updater: string, namespaceName: string, listed: ReadonlySet<string>, notify: boolean): Promise<number> {
-    const format = knownNamespaceFormat(namespaceName);
-    if (!format) throw new Error(`namespace ${namespaceName} is of no known distribution`);
-    return withTransaction(this.#pool, async (client) => {
-      const namespace = await ensureNamespace(client, namespaceName, format);
-      await lockNamespace(client, namespace.id);
-      const owned = await liveNames(client, namespace, updater);
-      const unlisted = owned.filter((name) => !listed.has(name));
-      if (unlisted.length === 0) return 0;
-      guardShare(namespace, owned.length, unlisted.length);
-      const live = await liveVulnerabilities(client, namespace, unlisted);
-      const counts = await applyNamespaceUpdate(
-        client,
-        { namespace, desired: [], updater, notify, withdrawMissing: true, matching: MATCHING },
-        live,
-      );
-      return counts.deleted;
+    const counts = await this.#replaceNamespace(namespaceName, formatOf(namespaceName), updater, [], {
+      notify: () => notify,
+      withdrawMissing: true,
+      // Only the records to withdraw are read: a large namespace is never held whole.
+      live: async (client, namespace) => {
+        const owned = await liveNames(client, namespace, updater);
+        const unlisted = owned.filter((name) => !listed.has(name));
+        guardShare(namespace, owned.length, unlisted.length);
+        return liveVulnerabilities(client, namespace, unlisted);
+      },
     });
+    return counts.deleted;
   }
 
   async #writeNamespace(
@@ -422,11 +418,9 @@ export class UpdaterRunner {
     vulnerabilities: readonly Vulnerability[],
     options: { notify: boolean; withdrawMissing: boolean },
   ): Promise<UpdateCounts> {
-    const format = knownNamespaceFormat(namespaceName);
-    if (!format) throw new Error(`namespace ${namespaceName} is of no known distribution`);
     const enrichment = await loadEnrichment(this.#pool, [...new Set(vulnerabilities.flatMap(cveIdsOf))]);
     const desired = vulnerabilities.map((v) => enrich(v, enrichment));
-    return this.#replaceNamespace(namespaceName, format, updater, desired, {
+    return this.#replaceNamespace(namespaceName, formatOf(namespaceName), updater, desired, {
       notify: () => options.notify,
       withdrawMissing: options.withdrawMissing,
       check: options.withdrawMissing ? (namespace, live) => guardWithdrawals(updater, namespace, live, desired) : undefined,
@@ -436,7 +430,8 @@ export class UpdaterRunner {
   /**
    * One writer's records of a namespace (updater null: the API's) written over what is live, in one
    * transaction that holds the namespace exclusively; notify decides, seeing what is live, whether
-   * the changes are notified, and check may refuse the write.
+   * the changes are notified, and check may refuse the write. live reads what the write is
+   * compared with (by default the whole namespace, or without withdrawals the names written).
    */
   async #replaceNamespace(
     namespaceName: string,
@@ -447,13 +442,16 @@ export class UpdaterRunner {
       notify: (live: ReadonlyMap<string, LiveVulnerability>) => boolean;
       withdrawMissing: boolean;
       check?: ((namespace: NamespaceRow, live: ReadonlyMap<string, LiveVulnerability>) => void) | undefined;
+      live?: (client: pg.PoolClient, namespace: NamespaceRow) => Promise<Map<string, LiveVulnerability>>;
     },
   ): Promise<UpdateCounts> {
     return withTransaction(this.#pool, async (client) => {
       const namespace = await ensureNamespace(client, namespaceName, format);
       await lockNamespace(client, namespace.id);
       // Without withdrawals only the names written matter: a batch of a large namespace reads only its own.
-      const live = await liveVulnerabilities(client, namespace, options.withdrawMissing ? undefined : desired.map((v) => v.name));
+      const live = options.live
+        ? await options.live(client, namespace)
+        : await liveVulnerabilities(client, namespace, options.withdrawMissing ? undefined : desired.map((v) => v.name));
       options.check?.(namespace, live);
       const { withdrawMissing } = options;
       return applyNamespaceUpdate(
@@ -563,6 +561,13 @@ export class UpdaterRunner {
       this.#metrics.updaterFailing.set({ source }, 1);
     }
   }
+}
+
+/** A source's namespace's version format: a namespace of no known distribution or ecosystem is a mistake in the source. */
+function formatOf(namespace: string): VersionFormatName {
+  const format = knownNamespaceFormat(namespace);
+  if (!format) throw new Error(`namespace ${namespace} is of no known distribution`);
+  return format;
 }
 
 /**
