@@ -146,42 +146,50 @@ export async function importBundle(runner: UpdaterRunner, sources: readonly Sour
   const bundleTime = new Date(header.dataUpdatedAt ?? header.created);
   const bySource = new Map<string, SourceSection>();
   const summaries: RunSummary[] = [];
-  const reader = createInterface({ input: createReadStream(file).pipe(createGunzip()), crlfDelay: Infinity });
+  const bundleFile = createReadStream(file);
+  const reader = createInterface({ input: bundleFile.pipe(createGunzip()), crlfDelay: Infinity });
   const lines = bundleLines(reader)[Symbol.asyncIterator]();
-  let next = await lines.next();
-  while (!next.done) {
-    const line = next.value;
-    next = await lines.next();
-    if (line.kind === 'source') {
-      const updatedAt = line.updatedAt !== undefined ? new Date(line.updatedAt) : bundleTime;
-      const source = sources.find((s) => s.name === line.source);
-      if (source?.kind === 'vulnerabilities') {
-        // The section's records, read as the runner writes them; `next` is left at the line after them.
-        const records = async function* (): AsyncGenerator<Vulnerability> {
-          for (; !next.done && next.value.kind === 'vulnerability' && next.value.source === line.source; next = await lines.next())
-            yield next.value.vulnerability;
-        };
-        summaries.push(await runner.writeBundle(source, { namespaces: line.namespaces, records: records() }, updatedAt));
-        continue;
-      }
-      bySource.set(line.source, {
-        namespaces: line.namespaces,
-        formats: line.formats ?? {},
-        updatedAt,
-        vulnerabilities: [],
-        writtenAt: [],
-        enrichment: new Map(),
-        epss: [],
-        kev: [],
-      });
-    } else if (line.kind === 'epss')
-      bySource.get(line.source)?.epss.push({ cve: line.cve, score: line.score, percentile: line.percentile, date: line.date });
-    else if (line.kind === 'kev') bySource.get(line.source)?.kev.push(line.entry);
-    else if (line.kind === 'vulnerability') {
-      const section = bySource.get(line.source);
-      section?.vulnerabilities.push(line.vulnerability);
-      section?.writtenAt.push(line.writtenAt !== undefined ? new Date(line.writtenAt) : section.updatedAt);
-    } else if (line.kind === 'enrichment') bySource.get(line.source)?.enrichment.set(line.cve, { nvd: line.nvd, severity: line.severity });
+  // Closed on every way out, a failed write included: the file is not held open after an error.
+  try {
+    let next = await lines.next();
+    while (!next.done) {
+      const line = next.value;
+      next = await lines.next();
+      if (line.kind === 'source') {
+        const updatedAt = line.updatedAt !== undefined ? new Date(line.updatedAt) : bundleTime;
+        const source = sources.find((s) => s.name === line.source);
+        if (source?.kind === 'vulnerabilities') {
+          // The section's records, read as the runner writes them; `next` is left at the line after them.
+          const records = async function* (): AsyncGenerator<Vulnerability> {
+            for (; !next.done && next.value.kind === 'vulnerability' && next.value.source === line.source; next = await lines.next())
+              yield next.value.vulnerability;
+          };
+          summaries.push(await runner.writeBundle(source, { namespaces: line.namespaces, records: records() }, updatedAt));
+          continue;
+        }
+        bySource.set(line.source, {
+          namespaces: line.namespaces,
+          formats: line.formats ?? {},
+          updatedAt,
+          vulnerabilities: [],
+          writtenAt: [],
+          enrichment: new Map(),
+          epss: [],
+          kev: [],
+        });
+      } else if (line.kind === 'epss')
+        bySource.get(line.source)?.epss.push({ cve: line.cve, score: line.score, percentile: line.percentile, date: line.date });
+      else if (line.kind === 'kev') bySource.get(line.source)?.kev.push(line.entry);
+      else if (line.kind === 'vulnerability') {
+        const section = bySource.get(line.source);
+        section?.vulnerabilities.push(line.vulnerability);
+        section?.writtenAt.push(line.writtenAt !== undefined ? new Date(line.writtenAt) : section.updatedAt);
+      } else if (line.kind === 'enrichment')
+        bySource.get(line.source)?.enrichment.set(line.cve, { nvd: line.nvd, severity: line.severity });
+    }
+  } finally {
+    await lines.return(undefined);
+    bundleFile.destroy();
   }
   // In the sources' own order: NVD's data lands after the vulnerabilities it enriches.
   for (const source of sources) {
