@@ -1,6 +1,6 @@
 import type { ApplicationLister, ApplicationPackage, LayerFiles, UnreadableManifest } from '../model/indexing.js';
 import type { VersionFormat } from '../model/version-format.js';
-import { ecosystemOf, ecosystemPackageName, type ApplicationEcosystem } from './catalog.js';
+import { ecosystemPackageName, ecosystemRow, type ApplicationEcosystem } from './catalog.js';
 
 /**
  * What the application listers that read one manifest file into several packages share (Composer's
@@ -36,13 +36,6 @@ export function manifestEntry(name: unknown, version: unknown, label: string): M
   if (typeof name !== 'string' || name === '') return { why: `${label}: no name` };
   if (typeof version !== 'string') return { why: `${name}: no version` };
   return { name, version };
-}
-
-/** An ecosystem's catalog row: a catalog without it is a programming error, found at start-up. */
-function applicationEcosystem(namespace: string): ApplicationEcosystem {
-  const row = ecosystemOf(namespace);
-  if (row === undefined) throw new Error(`the catalog has no ${namespace} ecosystem`);
-  return row;
 }
 
 /**
@@ -123,7 +116,7 @@ export interface ManifestKind {
 
 /** The application lister of a kind of manifest, listing as listManifests says. */
 export function manifestLister(kind: ManifestKind): ApplicationLister {
-  const ecosystem = applicationEcosystem(kind.ecosystem);
+  const ecosystem = ecosystemRow(kind.ecosystem);
   return {
     name: kind.name,
     version: kind.version,

@@ -65,6 +65,13 @@ const ECOSYSTEMS_BY_OSV_NAME = new Map(APPLICATION_ECOSYSTEMS.map((e) => [e.osvN
 /** The application ecosystem whose namespace this is (`npm`); undefined for any other namespace. */
 export const ecosystemOf = (namespace: string): ApplicationEcosystem | undefined => ECOSYSTEMS_BY_NAMESPACE.get(namespace);
 
+/** An application ecosystem's row, for code written for it (its lister): a catalog without it is a programming error, found at start-up. */
+export function ecosystemRow(namespace: string): ApplicationEcosystem {
+  const row = ecosystemOf(namespace);
+  if (row === undefined) throw new Error(`the catalog has no ${namespace} application ecosystem`);
+  return row;
+}
+
 /** The application ecosystem OSV names so (`PyPI`, `crates.io`). */
 export const ecosystemWithOsvName = (osvName: string): ApplicationEcosystem | undefined => ECOSYSTEMS_BY_OSV_NAME.get(osvName);
 

@@ -1,5 +1,5 @@
 import type { ApplicationLister, ApplicationPackage, LayerFiles, UnreadableManifest } from '../../model/indexing.js';
-import { ecosystemOf, ecosystemPackageName, type ApplicationEcosystem } from '../catalog.js';
+import { ecosystemPackageName, ecosystemRow } from '../catalog.js';
 import { readBuildInfo, type BuildInfo } from './buildinfo.js';
 import { isElf, readElf } from './elf.js';
 import { go } from './version.js';
@@ -29,14 +29,7 @@ import { go } from './version.js';
  * build information cannot be decoded is unreadable, with why.
  */
 
-/** Its catalog row, read once: a catalog without it is a programming error, found at start-up. */
-function goRow(): ApplicationEcosystem {
-  const row = ecosystemOf('go');
-  if (row === undefined) throw new Error('the catalog has no go ecosystem');
-  return row;
-}
-
-const GO = goRow();
+const GO = ecosystemRow('go');
 const STDLIB = 'stdlib';
 /** The main module's version when the go command knew none (runtime/debug's BuildInfo). */
 const DEVEL = '(devel)';

@@ -1,6 +1,6 @@
 import type { ApplicationLister, ApplicationPackage, LayerFiles, UnreadableManifest } from '../../model/indexing.js';
 import { zipEntries, type ZipLimits } from '../../zip.js';
-import { ecosystemOf, ecosystemPackageName, type ApplicationEcosystem } from '../catalog.js';
+import { ecosystemPackageName, ecosystemRow } from '../catalog.js';
 import { parseManifest, parseProperties } from './metadata.js';
 
 /**
@@ -58,14 +58,7 @@ export const NESTED = '!/';
 const POM_PROPERTIES = /^META-INF\/maven\/([^/]+)\/([^/]+)\/pom\.properties$/;
 const MANIFEST = 'META-INF/MANIFEST.MF';
 
-/** Its catalog row, read once: a catalog without it is a programming error, found at start-up. */
-function mavenRow(): ApplicationEcosystem {
-  const row = ecosystemOf('maven');
-  if (row === undefined) throw new Error('the catalog has no maven ecosystem');
-  return row;
-}
-
-const MAVEN = mavenRow();
+const MAVEN = ecosystemRow('maven');
 
 function isArchive(path: string): boolean {
   const lower = path.toLowerCase();

@@ -1,6 +1,6 @@
 import clean from 'semver/functions/clean.js';
 import type { ApplicationLister, ApplicationPackage, LayerFiles, UnreadableManifest } from '../../model/indexing.js';
-import { ecosystemOf, ecosystemPackageName, type ApplicationEcosystem } from '../catalog.js';
+import { ecosystemPackageName, ecosystemRow } from '../catalog.js';
 import { semver } from '../semver/version.js';
 
 /**
@@ -31,14 +31,7 @@ const NODE_MODULES = 'node_modules';
 const MANIFEST = 'package.json';
 const PNPM_STORE = '.pnpm';
 
-/** Its catalog row, read once: a catalog without it is a programming error, found at start-up. */
-function npmRow(): ApplicationEcosystem {
-  const row = ecosystemOf('npm');
-  if (row === undefined) throw new Error('the catalog has no npm ecosystem');
-  return row;
-}
-
-const NPM = npmRow();
+const NPM = ecosystemRow('npm');
 
 /**
  * The name the package whose manifest is at path was installed under (its directory's name, with

@@ -1,5 +1,5 @@
 import type { ApplicationLister, ApplicationPackage, LayerFiles, UnreadableManifest } from '../../model/indexing.js';
-import { ecosystemOf, ecosystemPackageName, type ApplicationEcosystem } from '../catalog.js';
+import { ecosystemPackageName, ecosystemRow } from '../catalog.js';
 
 /**
  * Lists the Python distributions installed in a layer, as Python's own importlib.metadata finds
@@ -20,11 +20,7 @@ import { ecosystemOf, ecosystemPackageName, type ApplicationEcosystem } from '..
  * joins in, not a lister that sees only these files.
  */
 
-const PYPI: ApplicationEcosystem = ecosystemOf('pypi') ?? missingCatalogRow();
-
-function missingCatalogRow(): never {
-  throw new Error('the catalog has no pypi application ecosystem');
-}
+const PYPI = ecosystemRow('pypi');
 
 /**
  * A metadata file directly in a site directory, as importlib.metadata looks for it: it matches the
