@@ -16,6 +16,8 @@ import { catalogEcosystem, parseOsvRecord } from '../../src/ecosystems/osv/recor
 import { osvSource } from '../../src/ecosystems/osv/updater.js';
 import { runnerSettings } from '../../src/settings.js';
 import { exportBundle, importBundle } from '../../src/updater/bundle.js';
+import { storeEnrichment } from '../../src/store/enrichment.js';
+import { withTransaction } from '../../src/store/pool.js';
 import { UpdaterRunner } from '../../src/updater/runner.js';
 import { SOURCES } from '../../src/updater/sources.js';
 import { freshPool, silentLog } from '../helpers/db.js';
@@ -94,6 +96,9 @@ describe('the osv source', () => {
     const records = new Map(ECOSYSTEMS.map((e) => [e, fixtureRecords(e)]));
     for (const [ecosystem, files] of records) server.put(`/osv/${ecosystem}/all.zip`, zipOf(files));
     const runner = runnerFor(pool, server.url('/osv/'));
+    // NVD's data on the CVE GHSA-p6mc-m468-83gw names as its alias, stored before the records come.
+    const nvd = { CVSSv3: { Score: 7.4, Vectors: 'CVSS:3.1/AV:N/AC:H/PR:N/UI:N/S:U/C:H/I:H/A:H' } };
+    await withTransaction(pool, (client) => storeEnrichment(client, new Map([['CVE-2020-8203', { nvd, severity: 'High' as const }]])));
 
     const first = await runner.run(osvSource);
     expect(first, first.error).toMatchObject({ status: 'updated' });
@@ -112,6 +117,12 @@ describe('the osv source', () => {
       'lodash.update None',
       'lodash.updatewith None',
     ]);
+    // Its alias brings NVD's data to it, beside OSV's own scores.
+    const { rows: enriched } = await pool.query<{ metadata: Record<string, unknown> }>(
+      "SELECT metadata FROM vulnerability WHERE name = 'GHSA-p6mc-m468-83gw' AND deleted_at IS NULL",
+    );
+    expect(enriched[0]!.metadata['NVD']).toEqual({ CVSSv3: { ...nvd.CVSSv3, CVE: 'CVE-2020-8203' } });
+    expect(enriched[0]!.metadata['OSV']).toBeDefined();
     // A source's first data is not news.
     expect(await notifications(pool)).toEqual([]);
 
