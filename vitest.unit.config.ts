@@ -53,6 +53,7 @@ export default defineConfig({
       'test/ecosystems/ubuntu-oval.test.ts',
       'test/indexer/digest.test.ts',
       'test/indexer/scan.test.ts',
+      'test/indexer/file-listers.test.ts',
       'test/registry/manifest.test.ts',
       'test/registry/reference.test.ts',
       'test/reports/report-cache.test.ts',

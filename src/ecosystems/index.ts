@@ -2,13 +2,15 @@
  * The defaults list: every version format, package lister and release detector; formats are rows
  * of the format catalog (formats.ts), distributions rows of the distribution catalog (catalog.ts).
  */
-import type { ApplicationLister, PackageLister } from '../model/indexing.js';
+import type { ApplicationLister, FileLister, PackageLister } from '../model/indexing.js';
 import type { VersionFormat, VersionFormatName } from '../model/version-format.js';
 import { distributionOf, ecosystemOf } from './catalog.js';
 import { digestOf } from './digest.js';
 import { APPLICATION_VERSION_FORMATS, PACKAGE_FORMATS, type PackageFormat } from './formats.js';
 import { composerLister } from './composer/lister.js';
 import { gemspecLister } from './gem/lister.js';
+import { goBinaryLister } from './go/lister.js';
+import { javaArchiveLister } from './maven/lister.js';
 import { npmLister } from './npm/lister.js';
 import { dotnetDepsLister } from './nuget/lister.js';
 import { NAMESPACE_DETECTORS } from './osrelease/detectors.js';
@@ -70,9 +72,7 @@ export const PACKAGE_LISTERS: readonly PackageLister[] = PACKAGE_FORMATS.map((f)
 
 /**
  * Application manifest readers (npm's package.json, Python's METADATA, Composer's installed.json,
- * .NET's deps.json, installed gemspecs, Cargo.lock), each listing packages of its ecosystem. The
- * Go binary and Java archive listers are not run yet: they read every program or archive of a
- * layer, which the archive walk must first learn to select by content and within a budget.
+ * .NET's deps.json, installed gemspecs, Cargo.lock), each listing packages of its ecosystem.
  */
 export const APPLICATION_LISTERS: readonly ApplicationLister[] = [
   npmLister,
@@ -83,6 +83,9 @@ export const APPLICATION_LISTERS: readonly ApplicationLister[] = [
   cargoLockLister,
 ];
 
+/** Readers of the packages built into files: Go programs' build information, Java archives. */
+export const FILE_LISTERS: readonly FileLister[] = [goBinaryLister, javaArchiveLister];
+
 /** Release-file detectors, in precedence order: the first that recognises a layer names it. */
 export { NAMESPACE_DETECTORS };
 
@@ -91,7 +94,7 @@ export { NAMESPACE_DETECTORS };
  * lister or detector changes what it finds, or one is added. A layer indexed by an older version,
  * or by this one under another fingerprint (below), is indexed again when posted again.
  */
-export const INDEXER_VERSION = [...PACKAGE_LISTERS, ...APPLICATION_LISTERS, ...NAMESPACE_DETECTORS].reduce(
+export const INDEXER_VERSION = [...PACKAGE_LISTERS, ...APPLICATION_LISTERS, ...FILE_LISTERS, ...NAMESPACE_DETECTORS].reduce(
   (sum, part) => sum + part.version,
   0,
 );

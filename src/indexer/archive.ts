@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import { Parser, type ReadEntry } from 'tar';
 import { decompressed, DEFAULT_DECODERS, type Decoders } from '../decompress.js';
 import { unprocessable, TarsierError } from '../errors.js';
+import type { ApplicationFindings, FileLister, UnreadableManifest } from '../model/indexing.js';
 import type { Whiteouts } from '../model/layer.js';
 
 /**
@@ -37,9 +38,13 @@ export interface LayerContents {
    * taken it past maxExpandedBytes.
    */
   readonly uncompressedDigest?: string;
+  /** What the file listers found in the programs and archives the walk handed them, in archive order. */
+  readonly applicationsInFiles?: ApplicationFindings;
 }
 
 export interface ReadOptions {
+  /** Listers each file the walk passes may go to (programs, Java archives): see FileLister. */
+  readonly fileListers?: readonly FileLister[];
   /** Which decompressor reads what (tests choose; the server keeps the measured defaults). */
   readonly decoders?: Decoders;
   /** Compute uncompressedDigest. */
@@ -106,6 +111,15 @@ interface Walk {
   /** Whether the end-of-archive marker (two zero blocks) has been read: nothing after it counts. */
   ended: boolean;
   failure: Error | undefined;
+  readonly fileListers: readonly FileLister[];
+  /** Entries seen so far: numbers each entry, so that a file listed twice counts only as its last entry. */
+  entries: number;
+  /** Paths handed to file listers → the number of the last entry at that path. */
+  readonly listedPaths: Map<string, number>;
+  /** What file listers found, with the entry each came from. */
+  readonly listings: { readonly entry: number; readonly path: string; readonly found: ApplicationFindings }[];
+  /** The file listers' work on the last file handed over (one file at a time is held: the walk waits for it). */
+  listing: Promise<void>;
 }
 
 /** The layer path of an archive entry, or undefined when the entry is outside the layer's files. */
@@ -129,15 +143,21 @@ function recordWhiteout(walk: Walk, path: string): boolean {
 
 function onEntry(walk: Walk, entry: ReadEntry): void {
   walk.sawEntry = true;
+  walk.entries += 1;
   const path = layerPath(walk, entry.path);
   if (path === undefined || recordWhiteout(walk, path)) return void entry.resume();
+  // A later entry at a path replaces the file: what was listed from the earlier one goes.
+  if (walk.listedPaths.has(path)) walk.listedPaths.set(path, walk.entries);
   const wanted = walk.wants(path) || walk.linkTargets.has(path);
   switch (entry.type) {
     case 'File':
     case 'OldFile':
-    case 'ContiguousFile':
+    case 'ContiguousFile': {
       if (wanted) return bufferFile(walk, path, entry);
+      const listers = walk.fileListers.filter((l) => l.considers(path, entry.mode ?? 0));
+      if (listers.length > 0) return readForListers(walk, path, entry, listers);
       break;
+    }
     case 'SymbolicLink':
       if (wanted && entry.linkpath !== undefined) {
         const target = resolveLinkTarget(path, entry.linkpath);
@@ -183,6 +203,73 @@ function bufferFile(walk: Walk, path: string, entry: ReadEntry): void {
   });
 }
 
+/**
+ * Reads a file the listers consider: its first bytes decide which of them select it; a selected
+ * file is read whole (within maxFileBytes, else reported unread) and handed to them once read.
+ */
+function readForListers(walk: Walk, path: string, entry: ReadEntry, considering: readonly FileLister[]): void {
+  const headBytes = Math.max(...considering.map((l) => l.headBytes));
+  const chunks: Buffer[] = [];
+  let read = 0;
+  let selected: readonly FileLister[] | undefined;
+  // One listener throughout, ignoring what is not kept: a ReadEntry stops flowing when its last
+  // 'data' listener goes, which would stall the walk.
+  entry.on('data', (chunk: Buffer) => {
+    if (selected?.length === 0) return;
+    chunks.push(chunk);
+    read += chunk.length;
+    if (selected !== undefined || (read < headBytes && read < entry.size)) return;
+    const head = chunks.length === 1 ? chunk : Buffer.concat(chunks);
+    selected = considering.filter((l) => l.selects(head.subarray(0, l.headBytes)));
+    if (selected.length > 0 && entry.size > walk.limits.maxFileBytes) {
+      const why = `${entry.size} bytes, over clair.indexer.maxfilebytes (${walk.limits.maxFileBytes} bytes): not read`;
+      recordListing(walk, path, { packages: [], unreadable: [{ location: path, why }] });
+      selected = [];
+    }
+    if (selected.length === 0) chunks.length = 0;
+  });
+  walk.open = path;
+  entry.on('end', () => {
+    walk.open = undefined;
+    if (selected === undefined && entry.size === 0) selected = considering.filter((l) => l.selects(Buffer.alloc(0)));
+    if (!selected?.length) return;
+    const listers = selected;
+    const content = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+    const number = walk.entries;
+    walk.listedPaths.set(path, number);
+    walk.listing = walk.listing.then(() => listFile(walk, number, path, content, listers));
+  });
+}
+
+function recordListing(walk: Walk, path: string, found: ApplicationFindings): void {
+  walk.listedPaths.set(path, walk.entries);
+  walk.listings.push({ entry: walk.entries, path, found });
+}
+
+/** Hands one file to the listers that selected it; a lister that fails is reported against the file, not the layer. */
+async function listFile(walk: Walk, entry: number, path: string, content: Buffer, listers: readonly FileLister[]): Promise<void> {
+  for (const lister of listers) {
+    let found: ApplicationFindings;
+    try {
+      found = await lister.list(path, content);
+    } catch (err) {
+      found = { packages: [], unreadable: [{ location: path, why: `${lister.name}: ${(err as Error).message}` }] };
+    }
+    walk.listings.push({ entry, path, found });
+  }
+}
+
+/** What the file listers found in the files as the layer finally holds them. */
+function applicationsInFiles(walk: Walk): ApplicationFindings {
+  const found: ApplicationFindings = { packages: [], unreadable: [] };
+  for (const listing of walk.listings) {
+    if (walk.listedPaths.get(listing.path) !== listing.entry) continue;
+    found.packages.push(...listing.found.packages);
+    found.unreadable.push(...(listing.found.unreadable as UnreadableManifest[]));
+  }
+  return found;
+}
+
 /** Resolves wanted symlinks to the buffered files they lead to (following chains, stopping at loops). */
 function resolveSymlinks(walk: Walk): void {
   for (const [path, first] of walk.symlinks) {
@@ -226,6 +313,11 @@ export async function readLayerArchive(
     sawEntry: false,
     ended: false,
     failure: undefined,
+    fileListers: options.fileListers ?? [],
+    entries: 0,
+    listedPaths: new Map(),
+    listings: [],
+    listing: Promise.resolve(),
   };
   const parser = new Parser({ strict: true, onReadEntry: (entry) => onEntry(walk, entry) });
   parser.on('error', (err: Error & { code?: string }) => {
@@ -263,6 +355,7 @@ export async function readLayerArchive(
       uncompressed?.update(chunk);
       trailingZeros = countTrailingZeros(chunk, trailingZeros);
       for (const blocks of blocksOf(chunk)) if (!parser.write(blocks)) await once(parser, 'drain');
+      await walk.listing;
       if (walk.failure) throw walk.failure;
       // Past the end-of-archive marker is padding or junk (gzip's trailing garbage, a stream of
       // zeros): stop there, as tar does, instead of decompressing and scanning the rest.
@@ -285,6 +378,7 @@ export async function readLayerArchive(
   if (!walk.ended && blocksOf.rest) parser.write(blocksOf.rest);
   parser.end();
   await closed;
+  await walk.listing;
   // Our own diagnoses first: they say more than the parser's codes.
   if (total === 0) throw notAnArchive('it is empty');
   const truncated = !walk.ended && (walk.open !== undefined || total % BLOCK !== 0 || trailingZeros < BLOCK);
@@ -297,6 +391,7 @@ export async function readLayerArchive(
     files: walk.files,
     whiteouts: { deleted: walk.deleted, opaque: walk.opaque },
     ...(uncompressedDigest ? { uncompressedDigest } : {}),
+    ...(walk.fileListers.length > 0 ? { applicationsInFiles: applicationsInFiles(walk) } : {}),
   };
 }
 

@@ -1,5 +1,12 @@
 import type { Logger } from 'pino';
-import { APPLICATION_LISTERS, CURRENT_INDEXING, isCurrentIndexing, NAMESPACE_DETECTORS, PACKAGE_LISTERS } from '../ecosystems/index.js';
+import {
+  APPLICATION_LISTERS,
+  CURRENT_INDEXING,
+  FILE_LISTERS,
+  isCurrentIndexing,
+  NAMESPACE_DETECTORS,
+  PACKAGE_LISTERS,
+} from '../ecosystems/index.js';
 import { MATCHING } from '../ecosystems/matching.js';
 import { badRequest, TarsierError, unprocessable } from '../errors.js';
 import type { LayerScan } from '../model/layer.js';
@@ -150,6 +157,7 @@ export class Indexer {
       const read = (bytes: Readable): Promise<LayerContents> =>
         readLayerArchive(bytes, request.format, wants, this.#settings.limits, {
           uncompressedDigest: orTar && request.digest !== undefined,
+          fileListers: FILE_LISTERS,
         });
       const contents = request.digest
         ? await verifiedRead(stream, request.digest, read, orTar ? (c) => c.uncompressedDigest : undefined)

@@ -15,13 +15,14 @@ export function wantedBy(
 }
 
 /**
- * The application packages the layer's manifests list, and the paths it deletes. A manifest a
+ * The application packages the layer's manifests list and the file listers found in its programs
+ * and archives (as the archive walk went), and the paths it deletes. A manifest a
  * lister cannot read is left out, as a broken one is by the ecosystem's own tools, and named in
  * `unreadable`; the layer's other packages are still listed.
  */
 function applicationsOf(contents: LayerContents, listers: readonly ApplicationLister[]): LayerApplications | undefined {
-  const packages: ApplicationPackage[] = [];
-  const unreadable: UnreadableManifest[] = [];
+  const packages: ApplicationPackage[] = [...(contents.applicationsInFiles?.packages ?? [])];
+  const unreadable: UnreadableManifest[] = [...(contents.applicationsInFiles?.unreadable ?? [])];
   for (const lister of listers) {
     const found = lister.list(contents.files);
     for (const p of found.packages) packages.push(p);

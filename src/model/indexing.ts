@@ -89,6 +89,24 @@ export interface UnreadableManifest {
   readonly why: string;
 }
 
+/** What application listers found: packages, and the manifests they could not read. */
+export interface ApplicationFindings {
+  readonly packages: ApplicationPackage[];
+  readonly unreadable: UnreadableManifest[];
+}
+
+/**
+ * Where a package inside an archive is: the archive's layer path, then the path of each nested
+ * archive, joined as Java's `jar:` URLs join them (`app/app.jar!/BOOT-INF/lib/guava-31.jar`).
+ */
+export const NESTED = '!/';
+
+/** The layer file a package's location is in: the outermost archive for a package inside one. */
+export function fileOfLocation(location: string): string {
+  const nested = location.indexOf(NESTED);
+  return nested < 0 ? location : location.slice(0, nested);
+}
+
 /**
  * Reads one kind of application manifest (npm's package.json, Python's METADATA, …) from a layer's
  * wanted files. Unlike an OS package database, each manifest is a file of its own, so one broken
@@ -101,7 +119,31 @@ export interface ApplicationLister {
   /** Whether the file at path (normalised) is one it reads: the archive walk buffers only those. */
   wants(path: string): boolean;
   /** The packages the wanted files list, each name, version and location once, and the manifests it could not read. */
-  list(files: LayerFiles): { packages: ApplicationPackage[]; unreadable: UnreadableManifest[] };
+  list(files: LayerFiles): ApplicationFindings;
+}
+
+/**
+ * Reads the packages built into one file: a program (Go's build information) or an archive (Java's
+ * jars). Such files can be anywhere, be large and be many, so the archive walk picks them by path
+ * and mode, then by their first bytes, reads each whole (up to clair.indexer.maxfilebytes, over
+ * which the file is reported unread), hands it over as soon as it is read and keeps only what was
+ * found: a layer holds one such file in memory at a time, and a big one never fails the layer.
+ */
+export interface FileLister {
+  readonly name: string;
+  /** Bumped whenever list() would return something different for the same file. */
+  readonly version: number;
+  /** Whether the regular file at path (normalised), with mode's permission bits, may be one it reads. */
+  considers(path: string, mode: number): boolean;
+  /** How many first bytes selects() needs (at most 512: one tar block). */
+  readonly headBytes: number;
+  /** Whether a considered file starting with head (headBytes of it, or the whole of a shorter file) is one it reads. */
+  selects(head: Buffer): boolean;
+  /**
+   * The packages built into the file at location, each name, version and location once, and the
+   * parts of it that could not be read (a program that is not one of its kind lists nothing).
+   */
+  list(location: string, content: Buffer): ApplicationFindings | Promise<ApplicationFindings>;
 }
 
 /** Recognises the operating system release of a layer. */

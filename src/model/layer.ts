@@ -1,4 +1,4 @@
-import type { ApplicationPackage, Package, UnreadableManifest } from './indexing.js';
+import { fileOfLocation, type ApplicationPackage, type Package, type UnreadableManifest } from './indexing.js';
 import type { VersionFormatName } from './version-format.js';
 
 /**
@@ -73,9 +73,14 @@ export function applicationsAfter(before: InstalledApplications, layer: LayerApp
     deleted: new Set(layer.removed.filter((p) => !p.endsWith('/'))),
     opaque: new Set(layer.removed.filter((p) => p.endsWith('/')).map((p) => p.slice(0, -1))),
   };
-  const relisted = new Set(layer.packages.map((p) => p.location));
+  // A package inside an archive goes with the archive's file: a rewritten or deleted jar takes
+  // its nested jars' packages with it.
+  const relisted = new Set(layer.packages.map((p) => fileOfLocation(p.location)));
   const after = new Map<string, (typeof layer.packages)[number]>();
-  for (const [key, p] of before) if (!relisted.has(p.location) && !isWhitedOut(p.location, whiteouts)) after.set(key, p);
+  for (const [key, p] of before) {
+    const file = fileOfLocation(p.location);
+    if (!relisted.has(file) && !isWhitedOut(file, whiteouts)) after.set(key, p);
+  }
   for (const p of layer.packages) after.set(applicationKey(p), p);
   return after;
 }

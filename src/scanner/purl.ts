@@ -35,5 +35,9 @@ function ecosystemPackageUrl(ecosystem: ApplicationEcosystem, name: string, vers
   const { type, split } = ecosystem.purl;
   const at = split === 'last-slash' ? name.lastIndexOf('/') : split === 'colon' ? name.indexOf(':') : -1;
   const [namespace, base] = at > 0 ? [name.slice(0, at), name.slice(at + 1)] : [undefined, name];
+  // A Java archive whose groupId nothing names (no pom.properties) has no Maven coordinate, which
+  // the maven type requires: it is a generic package of that name, not a guessed coordinate.
+  if (namespace === undefined && type === 'maven')
+    return new PackageURL('generic', undefined, base, version, undefined, undefined).toString();
   return new PackageURL(type, namespace, base, version, undefined, undefined).toString();
 }

@@ -65,7 +65,7 @@ describe.skipIf(goVersion === undefined)(`Go lister against a live go version -m
       const oracle = parseGoVersionM(goVersionM(file));
       const binary = readFileSync(file);
       expect(readBuildInfo(readElf(binary)!)).toEqual(oracle);
-      const { packages, unreadable } = goBinaryLister.list(new Map([['bin/x', binary]]));
+      const { packages, unreadable } = goBinaryLister.list('bin/x', binary);
       expect(unreadable).toEqual([]);
       expect(new Set(packages.map((p) => `${p.name}@${p.version}`))).toEqual(expectedPackages(oracle));
       expect(packages.length).toBeGreaterThan(0);

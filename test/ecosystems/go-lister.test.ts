@@ -5,6 +5,7 @@ import { readBuildInfo } from '../../src/ecosystems/go/buildinfo.js';
 import { readElf } from '../../src/ecosystems/go/elf.js';
 import { GO_BINARY_HEAD_BYTES, goBinaryLister, isGoBinaryCandidate } from '../../src/ecosystems/go/lister.js';
 import type { ApplicationPackage } from '../../src/model/indexing.js';
+import { listEachFile } from '../helpers/file-listers.js';
 import { prng } from '../helpers/prng.js';
 import { ELF_SHAPES, buildInfoBlob, elfWithData, framed, withoutSectionHeaders } from './go-elf.js';
 import { expectedPackages, parseGoVersionM } from './go-oracle.js';
@@ -22,7 +23,7 @@ const COMMITTED = 'bin/gofixture-amd64';
 const fileOf = (key: string): string => (key.startsWith('/') ? key : FIXTURES + key);
 const layerPath = (key: string): string => (key.startsWith('/') ? key.slice(1) : `app/${key}`);
 const pairs = (packages: readonly ApplicationPackage[]): Set<string> => new Set(packages.map((p) => `${p.name}@${p.version}`));
-const listOne = (location: string, content: Buffer) => goBinaryLister.list(new Map([[location, content]]));
+const listOne = (location: string, content: Buffer) => goBinaryLister.list(location, content);
 
 /** The packages each recorded binary holds, by what go printed: the counts the report quotes. */
 const EXPECTED_COUNTS: Record<string, number> = {
@@ -132,7 +133,7 @@ describe('Go build information layouts', () => {
 describe('files that are not Go binaries', () => {
   const shape = ELF_SHAPES[0]!;
 
-  it('lists nothing, and reports nothing, for a file that is not ELF or an ELF file without build information', () => {
+  it('lists nothing, and reports nothing, for a file that is not ELF or an ELF file without build information', async () => {
     const files = new Map([
       ['usr/bin/script', Buffer.from('#!/bin/sh\necho hello\n')],
       ['usr/bin/empty', Buffer.alloc(0)],
@@ -140,10 +141,10 @@ describe('files that are not Go binaries', () => {
       ['usr/bin/c-program', elfWithData(shape, Buffer.from('plain data, no build information'), '.data')],
       ['usr/lib/libfoo.so', elfWithData(ELF_SHAPES[3]!, Buffer.alloc(64), '.data')],
     ]);
-    expect(goBinaryLister.list(files)).toEqual({ packages: [], unreadable: [] });
+    expect(await listEachFile(goBinaryLister, files)).toEqual({ packages: [], unreadable: [] });
   });
 
-  it('reports a .go.buildinfo section it cannot decode, with why', () => {
+  it('reports a .go.buildinfo section it cannot decode, with why', async () => {
     const good = buildInfoBlob(shape, true, 'go1.20.4', MODINFO);
     const noMagic = Buffer.from(good);
     noMagic.write('not magic', 1, 'latin1');
@@ -161,7 +162,7 @@ describe('files that are not Go binaries', () => {
       ['d/orphan', elfWithData(shape, orphan)],
       ['e/old-outside', elfWithData(shape, oldOutside)],
     ]);
-    expect(goBinaryLister.list(files)).toEqual({
+    expect(await listEachFile(goBinaryLister, files)).toEqual({
       packages: [],
       unreadable: [
         { location: 'a/no-magic', why: 'its .go.buildinfo section has no build information header' },
@@ -174,28 +175,12 @@ describe('files that are not Go binaries', () => {
   });
 });
 
-describe('which files the Go lister wants', () => {
-  it('keeps files that may be programs, wherever they are', () => {
-    for (const path of ['usr/local/bin/caddy', 'bin/app', 'app/server', 'ko-app/controller', 'usr/lib/libgo.so', 'opt/tool/tool.bin']) {
-      expect(goBinaryLister.wants(path), path).toBe(true);
-    }
-  });
-
-  it('skips files that are obviously no program, by extension or directory', () => {
-    for (const path of [
-      'app/main.go',
-      'app/go.mod',
-      'usr/lib/python3/dist-packages/x.py',
-      'usr/src/app/index.js',
-      'usr/include/stdio.h',
-      'usr/share/doc/go/README.md',
-      'usr/share/man/man1/ls.1.gz',
-      'usr/share/locale/de/LC_MESSAGES/x.mo',
-      'etc/passwd',
-      'app/config.JSON',
-      'var/lib/dpkg/status',
-    ]) {
-      expect(goBinaryLister.wants(path), path).toBe(false);
+describe('which files the Go lister reads', () => {
+  it('considers executable files wherever they are, and nothing without an execute permission', () => {
+    for (const path of ['usr/local/bin/caddy', 'bin/app', 'app/server', 'ko-app/controller', 'opt/tool/tool.bin']) {
+      expect(goBinaryLister.considers(path, 0o755), path).toBe(true);
+      expect(goBinaryLister.considers(path, 0o700), path).toBe(true);
+      expect(goBinaryLister.considers(path, 0o644), path).toBe(false);
     }
   });
 

@@ -9,7 +9,9 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { javaArchiveLister, NESTED } from '../../src/ecosystems/maven/lister.js';
+import { javaArchiveLister } from '../../src/ecosystems/maven/lister.js';
+import { NESTED } from '../../src/model/indexing.js';
+import { listEachFile } from '../helpers/file-listers.js';
 
 const SYSTEM_JARS = '/usr/share/java';
 const MAVEN_REPO = '/usr/share/maven-repo';
@@ -76,7 +78,7 @@ function debianCoordinates(): Map<string, Set<string>> {
 }
 
 async function listedAt(files: Map<string, Buffer>) {
-  const { packages, unreadable } = await javaArchiveLister.list(files);
+  const { packages, unreadable } = await listEachFile(javaArchiveLister, files);
   const at = new Map<string, string[]>();
   for (const p of packages) at.set(p.location, [...(at.get(p.location) ?? []), `${p.name}@${p.version}`].sort());
   return { at, unreadable };

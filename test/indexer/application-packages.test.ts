@@ -26,10 +26,40 @@ import { scanInProcess } from '../helpers/scan-run.js';
 import { indexLayer, layerVulnerabilities } from '../helpers/source-runs.js';
 import { gzip, tarball, type TarEntry } from '../helpers/tarball.js';
 import { whenDone } from '../helpers/when-done.js';
+import { zipOf } from '../helpers/zip-archive.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
 const NPM_TREE = join(FIXTURES, 'npm/express-tree');
 const VENV = join(FIXTURES, 'python/venv-pip');
+const GO_PROGRAM = readFileSync(join(FIXTURES, 'go/bin/gofixture-amd64'));
+const DEBIAN_JARS = join(FIXTURES, 'maven/jars');
+const JAR_ORACLE = JSON.parse(readFileSync(join(FIXTURES, 'maven/oracle.json'), 'utf8')) as Record<string, { pomProperties: string[] }>;
+/** What `go version -m` printed for the Go program (go/go-version-m.json), as name and version. */
+const GO_MODULES = [
+  'github.com/dgrijalva/jwt-go v3.2.0+incompatible',
+  'github.com/kballard/go-shellquote v0.0.0-20180428030007-95032a82bc51',
+  'github.com/pkg/errors v0.9.1',
+  'stdlib go1.19.8',
+];
+const JACKSON = 'com.fasterxml.jackson.core:jackson-databind';
+
+/**
+ * A Spring Boot application jar: a jackson-databind 2.9.10.1 library jar (as Maven's archiver
+ * writes its pom.properties) and Debian's slf4j-api jar, under BOOT-INF/lib.
+ */
+function springBootJar(): Buffer {
+  const databind = zipOf([
+    ['META-INF/MANIFEST.MF', 'Manifest-Version: 1.0\r\n\r\n'],
+    [
+      'META-INF/maven/com.fasterxml.jackson.core/jackson-databind/pom.properties',
+      'version=2.9.10.1\ngroupId=com.fasterxml.jackson.core\nartifactId=jackson-databind\n',
+    ],
+  ]);
+  return zipOf([
+    ['BOOT-INF/lib/jackson-databind-2.9.10.1.jar', databind],
+    ['BOOT-INF/lib/slf4j-api-1.7.32.jar', readFileSync(join(DEBIAN_JARS, 'slf4j-api.jar'))],
+  ]);
+}
 
 /** Every file under dir as a tar entry under prefix. */
 function filesUnder(dir: string, prefix: string): TarEntry[] {
@@ -68,12 +98,16 @@ async function features(t: TestApp, layer: string): Promise<ReportedFeature[]> {
   return json(res).Layer.Features as ReportedFeature[];
 }
 
-/** The layer that removes lodash 4.17.15 (a whiteout) and rewrites minimist 1.2.0 as 1.2.6 in place. */
+/**
+ * The layer that removes lodash 4.17.15 and the Spring Boot jar (whiteouts) and rewrites minimist
+ * 1.2.0 as 1.2.6 in place.
+ */
 function fixingLayer(): Buffer {
   const upgraded = JSON.parse(readFileSync(join(NPM_TREE, 'node_modules/minimist/package.json'), 'utf8')) as { version: string };
   upgraded.version = '1.2.6';
   return tarball([
     { path: 'srv/app/node_modules/.wh.lodash', content: '' },
+    { path: 'srv/.wh.spring.jar', content: '' },
     { path: 'srv/app/node_modules/minimist/package.json', content: JSON.stringify(upgraded) },
   ]);
 }
@@ -105,6 +139,9 @@ describe('application packages in layers', () => {
       { path: 'app/MyApp.deps.json', content: readFileSync(join(FIXTURES, 'dotnet/MyApp.deps.json')) },
       { path: 'usr/src/ripgrep/Cargo.lock', content: readFileSync(join(FIXTURES, 'cargo/ripgrep-0.10.0.Cargo.lock')) },
       ...filesUnder(join(FIXTURES, 'gem/debian-12'), ''),
+      { path: 'usr/local/bin/gofixture', content: GO_PROGRAM, mode: 0o755 },
+      ...filesUnder(DEBIAN_JARS, 'usr/share/java/'),
+      { path: 'srv/spring.jar', content: springBootJar() },
     ]);
     await indexLayer(t, server, 'apps', base);
   });
@@ -131,6 +168,12 @@ describe('application packages in layers', () => {
     expect(inNamespace('nuget')).toEqual([...new Set(lines('dotnet/MyApp.jq-packages.txt'))].sort());
     expect(inNamespace('crates.io')).toEqual([...new Set(lines('cargo/ripgrep-0.10.0.tomllib-packages.txt'))].sort());
     expect(inNamespace('rubygems')).toEqual([...new Set(lines('gem/ruby-oracle.txt').map((l) => l.split(' ').slice(1).join(' ')))].sort());
+    // Programs and Java archives: what go version -m prints, and each jar's own pom.properties.
+    expect(inNamespace('go')).toEqual(GO_MODULES);
+    const jars = Object.values(JAR_ORACLE).flatMap((o) => o.pomProperties.map((p) => p.replace('@', ' ')));
+    // The two Debian jars without pom.properties: the manifest's version, the file name's artifactId, no groupId.
+    const unnamed = ['atinject-jsr330-api 1.0.0', 'commons-logging-api 1.2'];
+    expect(inNamespace('maven')).toEqual([...new Set([...jars, ...unnamed, `${JACKSON} 2.9.10.1`])].sort());
     expect(listed.every((f) => f.AddedBy === 'apps')).toBe(true);
     const vulnerable = await layerVulnerabilities(t, 'apps');
     expect(vulnerable['lodash 4.17.15']).toEqual([
@@ -139,6 +182,23 @@ describe('application packages in layers', () => {
       'GHSA-p6mc-m468-83gw 4.17.19',
     ]);
     expect(vulnerable['minimist 1.2.0']).toEqual(['GHSA-vh95-rmgr-6w4m 1.2.3', 'GHSA-xvch-5gv4-984h 1.2.6']);
+    // The answer key's records for jackson-databind 2.9.10.1 (osv-answer-key.ts), each with the fix of its range.
+    expect(vulnerable[`${JACKSON} 2.9.10.1`]).toEqual([
+      'GHSA-4w82-r329-3q67 2.9.10.3',
+      'GHSA-57j2-w4cx-62h2 2.12.6.1',
+      'GHSA-58pp-9c76-5625 2.9.10.4',
+      'GHSA-jjjh-jjxp-wpff 2.12.7.1',
+      'GHSA-rgv9-q543-rqg4 2.12.7.1',
+    ]);
+    // The standard library at the toolchain's version: the records whose ranges hold 1.19.8 (those of 1.20.4 in the answer key).
+    expect(vulnerable['stdlib go1.19.8']).toEqual([
+      'GO-2023-1840 1.19.10',
+      'GO-2023-2102 1.20.10',
+      'GO-2024-2687 1.21.9',
+      'GO-2025-3503 1.23.7',
+      'GO-2026-4918 1.25.10',
+      'GO-2026-5026 1.25.13',
+    ]);
     // The alias lodash-alias@npm:lodash@4.17.20 is lodash 4.17.20.
     expect(vulnerable['lodash 4.17.20']).toEqual(['GHSA-29mw-wpgm-hmr9 4.17.21', 'GHSA-35jh-r3h4-6jhm 4.17.21']);
   });
@@ -153,6 +213,10 @@ describe('application packages in layers', () => {
     // minimist 0.0.8 (under mkdirp) stays; 1.2.0 was rewritten as 1.2.6 by this layer.
     expect(npm('minimist').sort()).toEqual(['0.0.8 apps', '1.2.6 apps-fixed']);
     expect(npm('express')).toEqual(['4.16.0 apps']);
+    // The deleted Spring Boot jar takes the packages of the jars nested in it; Debian's slf4j-api stays.
+    expect(listed.filter((f) => f.Name === JACKSON)).toEqual([]);
+    expect(listed.filter((f) => f.Name === 'org.slf4j:slf4j-api').map((f) => `${f.Version} ${f.AddedBy}`)).toEqual(['1.7.32 apps']);
+    expect(listed.filter((f) => f.NamespaceName === 'go').map((f) => f.AddedBy)).toEqual(GO_MODULES.map(() => 'apps'));
     const vulnerable = await layerVulnerabilities(t, 'apps-fixed');
     expect(vulnerable['lodash 4.17.15']).toBeUndefined();
     expect(vulnerable['minimist 1.2.6']).toBeUndefined();
@@ -185,6 +249,17 @@ describe('application packages in layers', () => {
       expect(npmPackage('minimist').sort(), target).toEqual(['0.0.8 base', '1.2.6 fix']);
       const findings = report.vulnerabilities.filter((f) => f.package.namespace === 'npm').map((f) => `${f.package.purl} ${f.id}`);
       expect(findings, target).toContain('pkg:npm/lodash@4.17.20 GHSA-35jh-r3h4-6jhm');
+      // The Go program stays; the Spring Boot jar, deleted by the second layer, takes jackson-databind with it.
+      const purls = new Set(report.vulnerabilities.map((f) => `${f.package.purl} ${f.id}`));
+      expect(purls.has('pkg:golang/stdlib@go1.19.8 GO-2023-1840'), target).toBe(true);
+      expect(
+        [...purls].filter((f) => f.includes('jackson-databind')),
+        target,
+      ).toEqual([]);
+      expect(
+        report.packages.filter((p) => p.name === 'stdlib').map((p) => p.layer === first),
+        target,
+      ).toEqual([true]);
       expect(
         findings.filter((f) => f.startsWith('pkg:npm/lodash@4.17.15 ') || f.startsWith('pkg:npm/minimist@1.2.6 ')),
         target,

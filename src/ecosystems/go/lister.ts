@@ -1,4 +1,4 @@
-import type { ApplicationLister, ApplicationPackage, LayerFiles, UnreadableManifest } from '../../model/indexing.js';
+import type { ApplicationFindings, FileLister } from '../../model/indexing.js';
 import { ecosystemPackageName, ecosystemRow } from '../catalog.js';
 import { readBuildInfo, type BuildInfo } from './buildinfo.js';
 import { isElf, readElf } from './elf.js';
@@ -24,87 +24,16 @@ import { go } from './version.js';
  *   `go1.21.3 X:boringcrypto`) is not part of the version; a development toolchain
  *   (`devel go1.22-abcdef …`) has none that advisories could name, so stdlib is left out.
  *
- * Only ELF binaries are read: an image's programs are Linux programs. A file that is not ELF, or
- * an ELF file that is not a Go binary, lists nothing and is not unreadable; a Go binary whose
- * build information cannot be decoded is unreadable, with why.
+ * Only executable ELF files are read: an image's programs are Linux programs, installed with an
+ * execute permission wherever they are (`usr/local/bin/*`, `app/server`, `ko-app/…`). An ELF file
+ * that is not a Go binary lists nothing and is not unreadable; a Go binary whose build information
+ * cannot be decoded is unreadable, with why.
  */
 
 const GO = ecosystemRow('go');
 const STDLIB = 'stdlib';
 /** The main module's version when the go command knew none (runtime/debug's BuildInfo). */
 const DEVEL = '(devel)';
-
-/**
- * Extensions of files that are never linked programs: text, source, data, documents, images,
- * archives and object files. Shared libraries (`.so`) stay: `-buildmode=c-shared` output carries
- * build information too.
- */
-const NOT_BINARY_EXTENSIONS = new Set(
-  [
-    ...['txt', 'md', 'rst', 'html', 'htm', 'xml', 'json', 'yaml', 'yml', 'toml', 'ini', 'cfg', 'conf', 'csv', 'log', 'pem', 'crt', 'key'],
-    ...[
-      'go',
-      'mod',
-      'sum',
-      'c',
-      'h',
-      'hpp',
-      'cc',
-      'cpp',
-      'py',
-      'pyc',
-      'pyi',
-      'js',
-      'mjs',
-      'cjs',
-      'ts',
-      'map',
-      'css',
-      'rb',
-      'pl',
-      'pm',
-      'php',
-    ],
-    ...['java', 'class', 'jar', 'war', 'sh', 'bash', 'service', 'desktop', 'mo', 'po', 'pot', 'qm'],
-    ...['png', 'jpg', 'jpeg', 'gif', 'svg', 'ico', 'ttf', 'otf', 'woff', 'woff2', 'pdf'],
-    ...['gz', 'tgz', 'xz', 'bz2', 'zst', 'zip', 'tar', 'deb', 'rpm', 'a', 'o', 'la'],
-  ].map((e) => `.${e}`),
-);
-
-/** Directories that hold documentation, data and headers, never programs. */
-const NOT_BINARY_DIRECTORIES = [
-  'etc/',
-  'usr/include/',
-  'usr/share/doc/',
-  'usr/share/man/',
-  'usr/share/info/',
-  'usr/share/locale/',
-  'usr/share/i18n/',
-  'usr/share/zoneinfo/',
-  'usr/share/icons/',
-  'usr/share/fonts/',
-  'var/lib/dpkg/',
-  'var/lib/apt/',
-  'var/cache/',
-  'var/log/',
-];
-
-/**
- * Whether path may be a Go binary. Go binaries can be anywhere (`usr/local/bin/*`, `app/server`,
- * `ko-app/…`) and have no extension to recognise them by, and the archive walk decides what to
- * buffer by path before it sees any content, so this keeps every file not obviously something
- * else and leaves it to list() to reject the rest by their first bytes. That buffers many files a
- * lister reading content would skip (every shared library and non-Go program), each under the
- * walk's per-file size cap, which a large Go binary can exceed (and the walk then fails the
- * layer): a walk that looks at a file's first bytes should select with isGoBinaryCandidate
- * instead.
- */
-function wants(path: string): boolean {
-  if (NOT_BINARY_DIRECTORIES.some((d) => path.startsWith(d))) return false;
-  const name = path.slice(path.lastIndexOf('/') + 1);
-  const dot = name.lastIndexOf('.');
-  return dot <= 0 || !NOT_BINARY_EXTENSIONS.has(name.slice(dot).toLowerCase());
-}
 
 /** ELF's identification and e_type: the bytes isGoBinaryCandidate reads. */
 export const GO_BINARY_HEAD_BYTES = 18;
@@ -113,9 +42,8 @@ const ET_DYN = 3;
 
 /**
  * Whether a file starting with head (its first GO_BINARY_HEAD_BYTES bytes or more) may be a Go
- * binary: an ELF executable or shared object of a class and byte order list() reads. For a walk
- * that can look at a file's first bytes before deciding to buffer it: that selects only programs,
- * which path rules cannot.
+ * binary: an ELF executable or shared object of a class and byte order list() reads. The archive
+ * walk reads only such files whole, not the scripts and data that share their execute permission.
  */
 export function isGoBinaryCandidate(head: Buffer): boolean {
   if (head.length < GO_BINARY_HEAD_BYTES || !isElf(head)) return false;
@@ -141,31 +69,29 @@ function modulesOf(info: BuildInfo): { name: string; version: string }[] {
   return [...found.values()];
 }
 
-/** Sorted by location, so that the same files list the same way whatever order the archive held them in. */
-function list(files: LayerFiles): { packages: ApplicationPackage[]; unreadable: UnreadableManifest[] } {
-  const packages: ApplicationPackage[] = [];
-  const unreadable: UnreadableManifest[] = [];
-  for (const location of [...files.keys()].sort()) {
-    const content = files.get(location) as Buffer;
-    if (!isElf(content)) continue;
-    const elf = readElf(content);
-    if (elf === undefined) continue;
-    const info = readBuildInfo(elf);
-    if (info === undefined) continue;
-    if ('why' in info) {
-      unreadable.push({ location, why: info.why });
-      continue;
-    }
-    for (const { name, version } of modulesOf(info)) {
-      packages.push({ ecosystem: GO.namespace, name: ecosystemPackageName(GO, name), version, location });
-    }
-  }
-  return { packages, unreadable };
+/** The modules built into the program at location (none when it is no Go program). */
+function list(location: string, content: Buffer): ApplicationFindings {
+  const elf = readElf(content);
+  const info = elf && readBuildInfo(elf);
+  if (info === undefined) return { packages: [], unreadable: [] };
+  if ('why' in info) return { packages: [], unreadable: [{ location, why: info.why }] };
+  const packages = modulesOf(info).map(({ name, version }) => ({
+    ecosystem: GO.namespace,
+    name: ecosystemPackageName(GO, name),
+    version,
+    location,
+  }));
+  return { packages, unreadable: [] };
 }
+
+/** Whether a file's mode lets anyone execute it: Go programs are installed so, wherever they are. */
+const isExecutable = (mode: number): boolean => (mode & 0o111) !== 0;
 
 export const goBinaryLister = {
   name: 'go',
   version: 1,
-  wants,
+  considers: (_path, mode) => isExecutable(mode),
+  headBytes: GO_BINARY_HEAD_BYTES,
+  selects: isGoBinaryCandidate,
   list,
-} satisfies ApplicationLister;
+} satisfies FileLister;

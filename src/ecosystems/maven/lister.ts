@@ -1,4 +1,4 @@
-import type { ApplicationLister, ApplicationPackage, LayerFiles, UnreadableManifest } from '../../model/indexing.js';
+import { NESTED, type ApplicationFindings, type FileLister } from '../../model/indexing.js';
 import { zipEntries, type ZipLimits } from '../../zip.js';
 import { ecosystemPackageName, ecosystemRow } from '../catalog.js';
 import { parseManifest, parseProperties } from './metadata.js';
@@ -18,9 +18,8 @@ import { parseManifest, parseProperties } from './metadata.js';
  *
  * Nested archives (a Spring Boot jar's `BOOT-INF/lib/*.jar`, a WAR's `WEB-INF/lib/*.jar`, an
  * EAR's modules, and any other entry with an archive's name) are read the same way, down to
- * MAX_NESTING levels. Their packages are located by the path of archives that leads to them,
- * each step joined with `!/` as Java's `jar:` URLs join them:
- * `app/app.jar!/BOOT-INF/lib/jackson-databind-2.15.2.jar`.
+ * MAX_NESTING levels. Their packages are located by the path of archives that leads to them
+ * (NESTED): `app/app.jar!/BOOT-INF/lib/jackson-databind-2.15.2.jar`.
  *
  * A hostile or broken archive gets a bounded answer: zipEntries refuses an archive of more than
  * ZIP_LIMITS.maxEntries entries and an entry declared larger than ZIP_LIMITS.maxEntryBytes (a
@@ -28,9 +27,6 @@ import { parseManifest, parseProperties } from './metadata.js';
  * nested archives included, is held to EXPANSION_BUDGET (overlapping entries, many nested bombs
  * each under the entry limit). A refusal is reported with the location it concerns and why; the
  * packages found before it, and in the layer's other archives, are still listed.
- *
- * The list is asynchronous where ApplicationLister's is not: zipEntries, the project's zip reader,
- * reads with yauzl, whose every read is a callback. `JavaArchiveLister` states the difference.
  */
 
 /** The archives read, by the end of their names (lower-cased). */
@@ -52,9 +48,6 @@ export const ZIP_LIMITS: ZipLimits = { maxEntries: 65_535, maxEntryBytes: 64 * 1
  */
 export const EXPANSION_BUDGET = { bytes: 1024 * 1024 * 1024, entries: 250_000 };
 
-/** The separator between an archive's location and the path of an archive nested in it. */
-export const NESTED = '!/';
-
 const POM_PROPERTIES = /^META-INF\/maven\/([^/]+)\/([^/]+)\/pom\.properties$/;
 const MANIFEST = 'META-INF/MANIFEST.MF';
 
@@ -74,11 +67,6 @@ interface Expansion {
 /** Spent when a layer archive, with its nested archives, expands past EXPANSION_BUDGET. */
 class BudgetSpent extends Error {}
 
-interface Found {
-  readonly packages: ApplicationPackage[];
-  readonly unreadable: UnreadableManifest[];
-}
-
 type Identity = { name: string; version: string };
 
 /**
@@ -86,7 +74,13 @@ type Identity = { name: string; version: string };
  * archive per level is held in memory). A broken nested archive is reported at its own location
  * and its parent read on; BudgetSpent ends the whole layer archive.
  */
-async function readArchive(location: string, content: Buffer, nesting: number, spent: Expansion, found: Found): Promise<void> {
+async function readArchive(
+  location: string,
+  content: Buffer,
+  nesting: number,
+  spent: Expansion,
+  found: ApplicationFindings,
+): Promise<void> {
   const poms: Identity[] = [];
   let manifest: Buffer | undefined;
   let complete = false;
@@ -196,19 +190,17 @@ export function fallbackPackage(manifest: Buffer | undefined, location: string):
 }
 
 /**
- * Each layer archive in turn (sorted, so the same files list the same way), each against its own
- * budget. The same package found twice at one location (an archive holding the same
- * pom.properties twice) is listed once.
+ * One layer archive's packages, against its own budget, sorted (the same archive lists the same
+ * way). The same package found twice at one location (an archive holding the same pom.properties
+ * twice) is listed once.
  */
-async function list(files: LayerFiles): Promise<Found> {
-  const found: Found = { packages: [], unreadable: [] };
-  for (const location of [...files.keys()].filter(isArchive).sort()) {
-    try {
-      await readArchive(location, files.get(location) as Buffer, 0, { bytes: 0, entries: 0 }, found);
-    } catch (err) {
-      if (!(err instanceof BudgetSpent)) throw err;
-      found.unreadable.push({ location, why: err.message });
-    }
+async function list(location: string, content: Buffer): Promise<ApplicationFindings> {
+  const found: ApplicationFindings = { packages: [], unreadable: [] };
+  try {
+    await readArchive(location, content, 0, { bytes: 0, entries: 0 }, found);
+  } catch (err) {
+    if (!(err instanceof BudgetSpent)) throw err;
+    found.unreadable.push({ location, why: err.message });
   }
   const seen = new Set<string>();
   const packages = found.packages
@@ -224,14 +216,12 @@ async function list(files: LayerFiles): Promise<Found> {
 
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** ApplicationLister with an asynchronous list, as reading zip archives is. */
-export type JavaArchiveLister = Omit<ApplicationLister, 'list'> & {
-  list(files: LayerFiles): Promise<ReturnType<ApplicationLister['list']>>;
-};
-
 export const javaArchiveLister = {
   name: 'java-archive',
   version: 1,
-  wants: isArchive,
+  considers: (path: string, _mode: number) => isArchive(path),
+  // By name alone: a file named as a Java archive that is none is reported, not passed over.
+  headBytes: 0,
+  selects: () => true,
   list,
-} satisfies JavaArchiveLister;
+} satisfies FileLister;
