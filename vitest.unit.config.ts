@@ -54,6 +54,7 @@ export default defineConfig({
       'test/indexer/digest.test.ts',
       'test/indexer/scan.test.ts',
       'test/indexer/file-listers.test.ts',
+      'test/indexer/os-owned-applications.test.ts',
       'test/registry/manifest.test.ts',
       'test/registry/reference.test.ts',
       'test/reports/report-cache.test.ts',

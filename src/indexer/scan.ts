@@ -1,5 +1,12 @@
 import { unprocessable } from '../errors.js';
-import type { ApplicationLister, ApplicationPackage, NamespaceDetector, PackageLister, UnreadableManifest } from '../model/indexing.js';
+import {
+  fileOfLocation,
+  type ApplicationLister,
+  type ApplicationPackage,
+  type NamespaceDetector,
+  type PackageLister,
+  type UnreadableManifest,
+} from '../model/indexing.js';
 import { isWhitedOut, type LayerApplications, type LayerScan, type PackageDatabase } from '../model/layer.js';
 import type { VersionFormatName } from '../model/version-format.js';
 import type { LayerContents } from './archive.js';
@@ -20,17 +27,45 @@ export function wantedBy(
  * lister cannot read is left out, as a broken one is by the ecosystem's own tools, and named in
  * `unreadable`; the layer's other packages are still listed.
  */
-function applicationsOf(contents: LayerContents, listers: readonly ApplicationLister[]): LayerApplications | undefined {
-  const packages: ApplicationPackage[] = [...(contents.applicationsInFiles?.packages ?? [])];
+function applicationsOf(
+  contents: LayerContents,
+  listers: readonly ApplicationLister[],
+  packageListers: readonly PackageLister[],
+): LayerApplications | undefined {
+  const found: ApplicationPackage[] = [...(contents.applicationsInFiles?.packages ?? [])];
   const unreadable: UnreadableManifest[] = [...(contents.applicationsInFiles?.unreadable ?? [])];
   for (const lister of listers) {
-    const found = lister.list(contents.files);
-    for (const p of found.packages) packages.push(p);
-    for (const u of found.unreadable) unreadable.push(u);
+    const listed = lister.list(contents.files);
+    for (const p of listed.packages) found.push(p);
+    for (const u of listed.unreadable) unreadable.push(u);
   }
+  const owned = found.length > 0 ? ownedFiles(contents, packageListers) : new Set<string>();
+  const packages = found.filter((p) => !owned.has(fileOfLocation(p.location)));
   const removed = [...contents.whiteouts.deleted, ...[...contents.whiteouts.opaque].map((dir) => `${dir}/`)];
   if (packages.length === 0 && removed.length === 0 && unreadable.length === 0) return undefined;
   return { packages, removed, ...(unreadable.length > 0 ? { unreadable } : {}) };
+}
+
+/**
+ * The files the layer's OS package databases say their packages installed. An application
+ * package in one of them was installed by the OS package manager (Debian's python3-* egg-info,
+ * ruby-* gemspecs, lib*-java jars, Go programs) and is reported once, as the OS package, whose
+ * advisories the distribution keeps: as Trivy and Syft avoid counting it twice. Only the layer's
+ * own databases are read: a package and its file list arrive in the same layer.
+ */
+function ownedFiles(contents: LayerContents, listers: readonly PackageLister[]): ReadonlySet<string> {
+  const owned = new Set<string>();
+  for (const lister of listers) for (const path of fromDatabase(lister, () => lister.ownedFiles?.(contents.files)) ?? []) owned.add(path);
+  return owned;
+}
+
+/** What read makes of a lister's database; a database that cannot be read fails the layer, saying which. */
+function fromDatabase<T>(lister: PackageLister, read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    throw unprocessable(`the layer's ${lister.name} package database cannot be read: ${(err as Error).message}`, err);
+  }
 }
 
 /** The first detector (in precedence order) that recognises the layer's release files or packages. */
@@ -57,12 +92,7 @@ function deletesDatabase(lister: PackageLister, contents: LayerContents): boolea
 }
 
 function packageDatabase(lister: PackageLister, contents: LayerContents): PackageDatabase | undefined {
-  let packages;
-  try {
-    packages = lister.list(contents.files);
-  } catch (err) {
-    throw unprocessable(`the layer's ${lister.name} package database cannot be read: ${(err as Error).message}`, err);
-  }
+  const packages = fromDatabase(lister, () => lister.list(contents.files));
   if (packages === undefined) return deletesDatabase(lister, contents) ? { state: 'deleted' } : undefined;
   const partial = lister.wholeDatabaseFiles !== undefined && !lister.wholeDatabaseFiles.some((path) => contents.files.has(path));
   return { state: partial ? 'added' : 'present', packages };
@@ -80,6 +110,6 @@ export function scanContents(
     const database = packageDatabase(lister, contents);
     if (database) packageDbs[lister.format] = database;
   }
-  const applications = applicationsOf(contents, applicationListers);
+  const applications = applicationsOf(contents, applicationListers, listers);
   return { namespace: detectNamespace(contents, packageDbs, detectors), packageDbs, ...(applications ? { applications } : {}) };
 }

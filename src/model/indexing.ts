@@ -66,6 +66,14 @@ export interface PackageLister {
    * (e.g. "var/lib/rpm/Packages: not a Berkeley DB hash database") when the database is corrupt.
    */
   list(files: LayerFiles): Package[] | undefined;
+  /**
+   * The files (normalised layer paths) the database held in files says its packages installed,
+   * or undefined when files hold none of its file lists. An application package found in one of
+   * them (Debian's python3-yaml ships a PyYAML egg-info) is the OS package's, which the
+   * distribution's advisories cover: it is reported once, as the OS package. Asked only of a
+   * layer that lists application packages. Throws as list() does for a corrupt database.
+   */
+  ownedFiles?(files: LayerFiles): ReadonlySet<string> | undefined;
 }
 
 /**

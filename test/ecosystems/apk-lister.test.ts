@@ -30,7 +30,7 @@ function list(files: LayerFiles): Package[] {
 
 describe('apk lister', () => {
   it('declares itself', () => {
-    expect(apkLister).toMatchObject({ name: 'apk', version: 1, format: 'apk', databasePaths: [INSTALLED] });
+    expect(apkLister).toMatchObject({ name: 'apk', version: 2, format: 'apk', databasePaths: [INSTALLED] });
   });
 
   it('wants the installed database only', () => {

@@ -42,7 +42,7 @@ function golden(name: string): Package[] {
 
 describe('dpkg lister', () => {
   it('declares itself', () => {
-    expect(dpkgLister).toMatchObject({ name: 'dpkg', version: 2, format: 'dpkg', wholeDatabaseFiles: ['var/lib/dpkg/status'] });
+    expect(dpkgLister).toMatchObject({ name: 'dpkg', version: 3, format: 'dpkg', wholeDatabaseFiles: ['var/lib/dpkg/status'] });
     expect(dpkgLister.databasePaths).toEqual(['var/lib/dpkg/status', 'var/lib/dpkg/status.d/']);
   });
 

@@ -49,11 +49,30 @@ function list(files: LayerFiles): Package[] | undefined {
   return [...packages.values()];
 }
 
+/**
+ * The files the database says its packages installed: each `R:` (a file) in the last `F:` (its
+ * directory) before it, as apk-tools writes a package's files.
+ */
+function ownedFiles(files: LayerFiles): ReadonlySet<string> | undefined {
+  const content = files.get(INSTALLED);
+  if (content === undefined) return undefined;
+  const owned = new Set<string>();
+  let directory = '';
+  for (const line of content.toString('utf8').split(/\r?\n/)) {
+    if (line.startsWith('F:')) directory = line.slice(2).trim();
+    else if (line.startsWith('R:')) owned.add(directory === '' ? line.slice(2).trim() : `${directory}/${line.slice(2).trim()}`);
+    else if (line.trim() === '') directory = '';
+  }
+  return owned;
+}
+
 export const apkLister = {
   name: 'apk',
-  version: 1,
+  // 2: its file lists say which application packages the OS package manager installed.
+  version: 2,
   format: apk.name,
   databasePaths: [INSTALLED],
   wants,
   list,
+  ownedFiles,
 } satisfies PackageLister;

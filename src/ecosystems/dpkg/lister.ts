@@ -77,8 +77,26 @@ function isStatusDFile(path: string): boolean {
   return name !== '' && !name.includes('/') && !COMPANION_SUFFIXES.some((suffix) => name.endsWith(suffix));
 }
 
+/** dpkg's list of the files each package installed, `info/<package>[:<arch>].list`: one absolute path per line. */
+const FILE_LISTS = 'var/lib/dpkg/info/';
+
+function isFileList(path: string): boolean {
+  return path.startsWith(FILE_LISTS) && path.endsWith('.list') && !path.includes('/', FILE_LISTS.length);
+}
+
 function wants(path: string): boolean {
-  return path === STATUS || isStatusDFile(path);
+  return path === STATUS || isStatusDFile(path) || isFileList(path);
+}
+
+/** Every path the layer's file lists name (a package's directories are listed too). */
+function ownedFiles(files: LayerFiles): ReadonlySet<string> | undefined {
+  let owned: Set<string> | undefined;
+  for (const [path, content] of files) {
+    if (!isFileList(path)) continue;
+    owned ??= new Set();
+    for (const line of content.toString('utf8').split('\n')) if (line.startsWith('/')) owned.add(line.slice(1));
+  }
+  return owned;
 }
 
 /** Absent `Status:` means installed: distroless status.d files carry none. */
@@ -125,11 +143,13 @@ function list(files: LayerFiles): Package[] | undefined {
 
 export const dpkgLister = {
   name: 'dpkg',
-  version: 2,
+  // 3: its file lists say which application packages the OS package manager installed.
+  version: 3,
   format: dpkg.name,
   databasePaths: [STATUS, STATUS_D],
   // Distroless images have no status file and add one status.d file per package, layer by layer.
   wholeDatabaseFiles: [STATUS],
   wants,
   list,
+  ownedFiles,
 } satisfies PackageLister;

@@ -15,9 +15,9 @@ import { ecosystemPackageName, ecosystemRow } from '../catalog.js';
  * zope.interface, `cryptography.egg-info` with no version at all).
  *
  * Not decided here: which of these distributions the operating system's package manager installed
- * (Debian's python3-yaml ships PyYAML-6.0.dist-info), whose advisories already reach them through
- * the OS package. Telling them apart needs the layer's dpkg or rpm database, which the indexer
- * joins in, not a lister that sees only these files.
+ * (Debian's python3-yaml ships a PyYAML egg-info), whose advisories already reach them through the
+ * OS package. The indexer drops those by the OS package databases' file lists (PackageLister's
+ * ownedFiles), for every ecosystem alike.
  */
 
 const PYPI = ecosystemRow('pypi');

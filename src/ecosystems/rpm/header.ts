@@ -36,6 +36,9 @@ const TAG_EPOCH = 1003;
 const TAG_ARCH = 1022;
 const TAG_SOURCERPM = 1044;
 const TAG_MODULARITYLABEL = 5096;
+const TAG_DIRINDEXES = 1116;
+const TAG_BASENAMES = 1117;
+const TAG_DIRNAMES = 1118;
 
 /** Data types from rpm's rpmtag.h (rpmTagType_e). */
 const TYPE_NULL = 0;
@@ -46,7 +49,8 @@ const TYPE_INT32 = 4;
 const TYPE_INT64 = 5;
 const TYPE_STRING = 6;
 const TYPE_BIN = 7;
-// 8 is STRING_ARRAY; like STRING and I18NSTRING its size is only known by scanning for NULs.
+/** Like STRING and I18NSTRING, its size is only known by scanning for NULs. */
+const TYPE_STRING_ARRAY = 8;
 const TYPE_I18NSTRING = 9;
 
 /** Byte size of one element of each fixed-size type (rpm's typeSizes[]); strings are variable. */
@@ -104,6 +108,44 @@ export function parseRpmHeader(blob: Buffer): RpmHeader {
     }
     return data.readUInt32BE(entry.offset); // in range: checked by validateEntry
   }
+}
+
+/**
+ * The paths of the files a package installed, without their leading `/`: each BASENAMES entry in
+ * the DIRNAMES entry its DIRINDEXES entry points to (rpm's compressed file list, which every rpm
+ * since 4.0 writes). Empty for a package without files; throws as parseRpmHeader does for a blob
+ * whose file list does not hold together.
+ */
+export function rpmFilePaths(blob: Buffer): string[] {
+  const { entries, data } = splitBlob(blob);
+  const byTag = new Map<number, IndexEntry>();
+  for (const entry of entries) byTag.set(entry.tag, entry);
+  const baseNames = stringArrayTag(byTag.get(TAG_BASENAMES), data, 'BASENAMES');
+  if (baseNames.length === 0) return [];
+  const dirNames = stringArrayTag(byTag.get(TAG_DIRNAMES), data, 'DIRNAMES');
+  const dirIndexes = byTag.get(TAG_DIRINDEXES);
+  if (dirIndexes?.type !== TYPE_INT32 || dirIndexes.count !== baseNames.length)
+    throw new Error(`rpm header has ${baseNames.length} BASENAMES but no DIRINDEXES of as many INT32s`);
+  return baseNames.map((base, i) => {
+    const dir = dirNames[data.readUInt32BE(dirIndexes.offset + 4 * i)];
+    if (dir === undefined) throw new Error(`rpm header file ${i + 1} points past its ${dirNames.length} DIRNAMES`);
+    return `${dir}${base}`.replace(/^\/+/, '');
+  });
+}
+
+/** The strings of a STRING_ARRAY entry (none when the tag is absent), each checked to end inside the store. */
+function stringArrayTag(entry: IndexEntry | undefined, data: Buffer, label: string): string[] {
+  if (!entry) return [];
+  if (entry.type !== TYPE_STRING_ARRAY) throw new Error(`rpm header ${label} tag has type ${entry.type}, expected a string array`);
+  const strings: string[] = [];
+  let at = entry.offset;
+  for (let i = 0; i < entry.count; i++) {
+    const nul = at < data.length ? data.indexOf(0, at) : -1;
+    if (nul < 0) throw new Error(`rpm header ${label} tag has a string that runs past the data store`);
+    strings.push(data.toString('utf8', at, nul));
+    at = nul + 1;
+  }
+  return strings;
 }
 
 /** Checks the preamble and every index entry; returns the entries and the data store. */

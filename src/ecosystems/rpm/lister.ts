@@ -4,7 +4,7 @@
  */
 import type { LayerFiles, Package, PackageLister } from '../../model/indexing.js';
 import { readBerkeleyDb } from './bdb.js';
-import { parseRpmHeader, type RpmHeader } from './header.js';
+import { parseRpmHeader, rpmFilePaths, type RpmHeader } from './header.js';
 import { readNdb } from './ndb.js';
 import { readSqliteRpmdb } from './sqlite.js';
 import { rpm } from './version.js';
@@ -39,8 +39,8 @@ const GPG_PUBKEY = 'gpg-pubkey';
 
 export const rpmLister = {
   name: 'rpm',
-  // 3: packages carry their source package's name; 4: and their architectures; 5: and their module stream.
-  version: 5,
+  // 3: packages carry their source package's name; 4: and their architectures; 5: and their module stream; 6: its file lists say which application packages it installed.
+  version: 6,
   format: rpm.name,
   // The database files themselves: whiting out var/lib/rpm/Packages deletes the database, whiting out a lock file does not.
   databasePaths: DATABASES.map((db) => db.path),
@@ -48,25 +48,33 @@ export const rpmLister = {
   list(files: LayerFiles): Package[] | undefined {
     const db = DATABASES.find((candidate) => files.has(candidate.path));
     if (!db) return undefined;
-    return uniquePackages(readHeaders(db, files.get(db.path)!));
+    return uniquePackages(readRecords(db, files.get(db.path)!, parseRpmHeader));
+  },
+  ownedFiles(files: LayerFiles): ReadonlySet<string> | undefined {
+    const db = DATABASES.find((candidate) => files.has(candidate.path));
+    if (!db) return undefined;
+    return new Set(readRecords(db, files.get(db.path)!, rpmFilePaths).flat());
   },
 } satisfies PackageLister;
 
-/** Every header of the database; any corruption becomes an Error naming the file. */
-function readHeaders(db: DatabaseFile, content: Buffer): RpmHeader[] {
-  let blobs: Buffer[];
-  try {
-    blobs = db.read(content);
-  } catch (err) {
-    throw new Error(`${db.path}: ${messageOf(err)}`, { cause: err });
-  }
-  return blobs.map((blob, i) => {
+/** What read makes of every header of the database; any corruption becomes an Error naming the file and record. */
+function readRecords<T>(db: DatabaseFile, content: Buffer, read: (blob: Buffer) => T): T[] {
+  return readBlobs(db, content).map((blob, i) => {
     try {
-      return parseRpmHeader(blob);
+      return read(blob);
     } catch (err) {
       throw new Error(`${db.path}: package record ${i + 1}: ${messageOf(err)}`, { cause: err });
     }
   });
+}
+
+/** Every header blob of the database; a database that cannot be read becomes an Error naming the file. */
+function readBlobs(db: DatabaseFile, content: Buffer): Buffer[] {
+  try {
+    return db.read(content);
+  } catch (err) {
+    throw new Error(`${db.path}: ${messageOf(err)}`, { cause: err });
+  }
 }
 
 function messageOf(err: unknown): string {
