@@ -1,8 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config.js';
+import { osvSource } from '../../../src/ecosystems/osv/updater.js';
+import { UpdaterRunner } from '../../../src/updater/runner.js';
 import { Indexer } from '../../../src/indexer/indexer.js';
-import { indexerSettings } from '../../../src/settings.js';
+import { indexerSettings, runnerSettings } from '../../../src/settings.js';
 import { LayerScans } from '../../../src/indexer/layer-scans.js';
 import { json, testApp, type TestApp } from '../../helpers/app.js';
 import { freshPool, silentLog } from '../../helpers/db.js';
@@ -11,6 +14,7 @@ import { debian12, dpkgStatus, type InstalledPackage } from '../../helpers/dpkg-
 import { storeSnapshot } from '../../helpers/store-snapshot.js';
 import { gzip, tarball, type TarEntry } from '../../helpers/tarball.js';
 
+const OSV_FIXTURES = pathToFileURL(fileURLToPath(new URL('../../fixtures/feeds/osv/', import.meta.url))).href;
 const LISTERS = ['dpkg', 'rpm', 'apk'];
 const DETECTORS = ['suse-products', 'os-release', 'lsb-release', 'alpine-release', 'redhat-release', 'apt-sources'];
 const STATUS = { listers: LISTERS, detectors: DETECTORS };
@@ -485,5 +489,58 @@ describe('errors: {"error", "code", "message"} with the grpc-gateway status', ()
     const missing = await postAncestry(t, { ...valid(), layers: [{ hash: hashOf('missing'), path: server.url('/blobs/missing') }] });
     await expectError(missing, 400, 3, /answered 404/);
     expect((await t.pool.query('SELECT count(*)::int AS n FROM ancestry')).rows[0].n).toBe(0);
+  });
+});
+
+describe('application packages in an ancestry', () => {
+  it('reports them in their ecosystem namespace, with the layer that added them and their OSV advisories', async () => {
+    const t = await v3App();
+    const config = parseConfig(`clair:\n  updater:\n    sources:\n      osv: { url: "${OSV_FIXTURES}" }\n`);
+    expect((await new UpdaterRunner({ pool: t.pool, settings: runnerSettings(config), log: silentLog }).run(osvSource)).status).toBe(
+      'updated',
+    );
+    const packageJson = (name: string, version: string) => JSON.stringify({ name, version });
+    server.serve(
+      '/blobs/node-app',
+      gzip(
+        tarball([
+          { path: 'srv/app/node_modules/minimist/package.json', content: packageJson('minimist', '1.2.0') },
+          { path: 'srv/app/node_modules/left-pad/package.json', content: packageJson('left-pad', '1.3.0') },
+        ]),
+      ),
+      { authorization: 'Bearer node-secret' },
+    );
+    const res = await postAncestry(t, {
+      ancestry_name: 'sha256:node-image',
+      format: 'Docker',
+      layers: [
+        postLayer('base'),
+        { hash: hashOf('node-app'), path: server.url('/blobs/node-app'), headers: { Authorization: 'Bearer node-secret' } },
+      ],
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const got = json(await t.app.inject({ url: '/ancestry/sha256:node-image' })) as {
+      ancestry: { layers: Array<{ layer: { hash: string }; detected_features: Array<Record<string, unknown>> }> };
+    };
+    const [baseLayer, nodeLayer] = got.ancestry.layers;
+    expect(baseLayer?.detected_features.every((f) => f.namespace_name === 'debian:12')).toBe(true);
+    expect(nodeLayer?.layer.hash).toBe(hashOf('node-app'));
+    const found = (nodeLayer?.detected_features ?? []).map((f) => ({
+      name: f.name,
+      namespace_name: f.namespace_name,
+      version: f.version,
+      vulnerabilities: ((f.vulnerabilities as Array<{ name: string; fixed_by?: string }> | undefined) ?? []).map(
+        (v) => `${v.name} ${v.fixed_by}`,
+      ),
+    }));
+    expect(found).toEqual([
+      { name: 'left-pad', namespace_name: 'npm', version: '1.3.0', vulnerabilities: [] },
+      {
+        name: 'minimist',
+        namespace_name: 'npm',
+        version: '1.2.0',
+        vulnerabilities: ['GHSA-vh95-rmgr-6w4m 1.2.3', 'GHSA-xvch-5gv4-984h 1.2.6'],
+      },
+    ]);
   });
 });
