@@ -2,7 +2,7 @@ import { coverageOf } from '../coverage.js';
 import type { NamespaceCoverage } from '../model/coverage.js';
 import { countFindings, type SeverityCount } from '../model/finding-counts.js';
 import type { Severity } from '../model/vulnerability.js';
-import { readAncestry } from '../store/ancestries.js';
+import { readAncestry, type UnreadFile } from '../store/ancestries.js';
 import type { AffectingVulnerability } from '../store/layers.js';
 import type { Pool } from '../store/pool.js';
 
@@ -36,6 +36,12 @@ export interface ImageContents {
   knownExploited: number;
   /** What vulnerability data the store holds for each namespace its packages are matched in. */
   coverage: NamespaceCoverage[];
+  /**
+   * Files of its layers the listers could not read (a manifest that does not parse, a program or
+   * archive over the limits), the first 100 of each layer, and how many there were: packages they
+   * hold are not among packages, which must not read as "not installed".
+   */
+  unread: { files: UnreadFile[]; count: number };
 }
 
 /** The contents of the image with this manifest digest; undefined when it was never scanned. */
@@ -61,5 +67,13 @@ export async function imageContents(pool: Pool, digest: string): Promise<ImageCo
     packages.map((p) => p.namespace),
   );
   const counts = countFindings(packages.flatMap((p) => p.vulnerabilities));
-  return { digest, layers: ancestry.layers, packages, summary: counts.bySeverity, knownExploited: counts.knownExploited, coverage };
+  return {
+    digest,
+    layers: ancestry.layers,
+    packages,
+    summary: counts.bySeverity,
+    knownExploited: counts.knownExploited,
+    coverage,
+    unread: ancestry.unread,
+  };
 }

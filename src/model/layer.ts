@@ -31,6 +31,14 @@ export function isWhitedOut(path: string, whiteouts: Whiteouts): boolean {
   }
 }
 
+/** A layer's whiteouts from its removed paths (LayerApplications.removed: opaque directories end in `/`). */
+export function whiteoutsOf(removed: readonly string[]): Whiteouts {
+  return {
+    deleted: new Set(removed.filter((p) => !p.endsWith('/'))),
+    opaque: new Set(removed.filter((p) => p.endsWith('/')).map((p) => p.slice(0, -1))),
+  };
+}
+
 /**
  * What one layer's own files say of application packages, whatever its parent holds: the packages
  * its manifests list (each at its location), and the paths it deletes, which remove the inherited
@@ -40,7 +48,7 @@ export interface LayerApplications {
   readonly packages: readonly ApplicationPackage[];
   /** Whited-out paths (the path and everything below it), and opaque directories as `dir/` (everything below it). */
   readonly removed: readonly string[];
-  /** Manifests the listers could not read (logged when the layer is indexed; not stored). */
+  /** Files the listers could not read, with why: logged when the layer is indexed, stored (the first 100) and shown with the images that hold it. */
   readonly unreadable?: readonly UnreadableManifest[];
 }
 
@@ -69,10 +77,7 @@ const applicationKey = (p: ApplicationPackage): string => `${p.location}\0${p.ec
  */
 export function applicationsAfter(before: InstalledApplications, layer: LayerApplications | undefined): InstalledApplications {
   if (!layer) return before;
-  const whiteouts: Whiteouts = {
-    deleted: new Set(layer.removed.filter((p) => !p.endsWith('/'))),
-    opaque: new Set(layer.removed.filter((p) => p.endsWith('/')).map((p) => p.slice(0, -1))),
-  };
+  const whiteouts = whiteoutsOf(layer.removed);
   // A package inside an archive goes with the archive's file: a rewritten or deleted jar takes
   // its nested jars' packages with it.
   const relisted = new Set(layer.packages.map((p) => fileOfLocation(p.location)));

@@ -1,6 +1,6 @@
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
-import type { ImagePackage } from '../images/report.js';
+import type { ImageContents, ImagePackage } from '../images/report.js';
 import type { NamespaceCoverage } from '../model/coverage.js';
 import { formatPlatform } from '../registry/manifest.js';
 import type { Sbom, SkippedComponent } from '../sbom/read.js';
@@ -27,6 +27,8 @@ export interface ScannedContents {
   coverage: NamespaceCoverage[] | undefined;
   /** An SBOM's: what the document lists that is not matched. */
   skipped?: readonly SkippedComponent[];
+  /** An image's: files of its layers that could not be read; undefined when the server does not say. */
+  unread?: ImageContents['unread'];
 }
 
 /** An SBOM file: the document's bytes as read (their digest names it) and what they hold. */

@@ -240,6 +240,15 @@ async function scan(input: string, options: ScanOptions, io: ScanIo): Promise<nu
         io.signal,
       );
     }
+    const unread = contents.unread;
+    // Never a silent gap: a file that may hold packages and could not be read is said, on stderr and in the report.
+    if (unread && unread.count > 0) {
+      const listed = unread.files.slice(0, 20).map((f) => `  ${f.location}: ${f.why}`);
+      if (unread.count > listed.length) listed.push(`  … and ${unread.count - listed.length} more (see --format json)`);
+      io.stderr.write(
+        `tarsier scan: warning: ${unread.count} file(s) of the image that may hold packages could not be read:\n${listed.join('\n')}\n`,
+      );
+    }
     const now = io.now?.() ?? new Date();
     const namespaces = checkedData(contents, now, maxDataAgeMs, options.maxDataAge ?? DEFAULT_MAX_DATA_AGE, allowMissingData, io);
     const report = buildReport(contents, {

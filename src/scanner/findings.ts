@@ -136,6 +136,9 @@ export function buildReport(contents: ScannedContents, options: ReportOptions): 
     database: options.database,
     packages,
     ...(contents.skipped ? { skipped: [...contents.skipped] } : {}),
+    ...(contents.unread && contents.unread.count > 0
+      ? { unread: { count: contents.unread.count, files: [...contents.unread.files] } }
+      : {}),
     vulnerabilities,
     ignored,
     summary: summaryOf(counts),

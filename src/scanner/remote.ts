@@ -190,7 +190,17 @@ export class ServerBackend implements ScanBackend {
         risk: riskOf(v),
       })),
     }));
-    return { digest: image.Digest, layers: image.Layers, packages, coverage: coverageFromAnswer(image.Data) };
+    const unread = image.Unread && {
+      count: image.Unread.Count,
+      files: image.Unread.Files.map((f) => ({ layer: f.Layer, location: f.Location, why: f.Why })),
+    };
+    return {
+      digest: image.Digest,
+      layers: image.Layers,
+      packages,
+      coverage: coverageFromAnswer(image.Data),
+      ...(unread ? { unread } : {}),
+    };
   }
 
   async close(): Promise<void> {

@@ -10,9 +10,9 @@ import { SKIP_REASONS } from '../sbom/read.js';
  * published as docs/scan-report.schema.json and versioned with SCAN_REPORT_VERSION: a field is
  * only ever added in a minor version, and renamed or removed in a major one. 1.1 added each
  * finding's epss and kev, knownExploited and gate.failOnKev; 1.2 database.namespaces; 1.3 SBOM
- * targets (target.kind sbom, skipped, and packages without a layer).
+ * targets (target.kind sbom, skipped, and packages without a layer); 1.4 unread.
  */
-export const SCAN_REPORT_VERSION = '1.3';
+export const SCAN_REPORT_VERSION = '1.4';
 
 export const ReportSeverity = Type.Union(
   SEVERITIES.map((s) => Type.Literal(s)),
@@ -108,6 +108,29 @@ export const ReportSkipped = Type.Object(
 );
 export type ReportSkipped = Static<typeof ReportSkipped>;
 
+export const ReportUnread = Type.Object(
+  {
+    count: Type.Integer({ minimum: 0, description: "How many files of the image's layers could not be read." }),
+    files: Type.Array(
+      Type.Object(
+        {
+          layer: Type.String({ description: 'Digest of the layer that holds it.' }),
+          location: Type.String({ description: 'The file in the layer (`app/app.jar!/BOOT-INF/lib/x.jar` inside an archive).' }),
+          why: Type.String(),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'The first 100 of each layer.' },
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Image targets: files that may hold packages but could not be read (a manifest that does not parse, a program or archive over the limits). Their packages are not in packages: not found is not the same as not installed.',
+  },
+);
+export type ReportUnread = Static<typeof ReportUnread>;
+
 const findingFields = {
   id: Type.String({ description: 'The vulnerability name: a CVE, or an advisory id (DSA-…, ALAS-…, RHSA-…).' }),
   namespace: Type.String({ description: 'The namespace of the advisory that lists it.' }),
@@ -191,6 +214,7 @@ export const ScanReport = Type.Object(
         description: 'SBOM targets: every component or package the document lists that is not matched, and why (not in packages).',
       }),
     ),
+    unread: Type.Optional(ReportUnread),
     vulnerabilities: Type.Array(Finding, { description: 'Findings that remain after --ignore-unfixed and --ignore.' }),
     ignored: Type.Array(IgnoredFinding),
     summary: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {

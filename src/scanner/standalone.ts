@@ -137,7 +137,7 @@ export class StandaloneBackend implements ScanBackend {
   async #contents(digest: string): Promise<Omit<ScannedContents, 'platform' | 'references'>> {
     const contents = await imageContents(this.#database.pool, digest);
     if (!contents) throw new ScanError(`the image ${digest} was scanned but cannot be read back`);
-    return { digest, layers: contents.layers, packages: contents.packages, coverage: contents.coverage };
+    return { digest, layers: contents.layers, packages: contents.packages, coverage: contents.coverage, unread: contents.unread };
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,6 @@
 import type pg from 'pg';
+import { fileOfLocation, type UnreadableManifest } from '../model/indexing.js';
+import { isWhitedOut, whiteoutsOf } from '../model/layer.js';
 import type { VersionFormatName } from '../model/version-format.js';
 import { shareKevLock } from './risk.js';
 import { computeSummaries } from './summaries.js';
@@ -31,6 +33,16 @@ export interface AncestryReport {
   features: Array<LayerFeature & { position: number }>;
   /** The live vulnerabilities affecting those features. */
   vulnerabilities: AffectingVulnerability[];
+  /** Files of its layers the listers could not read (the first 100 of each layer), and how many there were in all. */
+  unread: { files: UnreadFile[]; count: number };
+}
+
+/** A file of a layer the application listers could not read. */
+export interface UnreadFile {
+  /** The layer's hash. */
+  readonly layer: string;
+  readonly location: string;
+  readonly why: string;
 }
 
 export interface AffectedAncestry {
@@ -66,6 +78,9 @@ const SELECT_LAYER_SCANS = 'SELECT layer_scan_id FROM ancestry_layer WHERE ances
 const SELECT_FEATURE_ROWS = 'SELECT feature_version_id, position FROM ancestry_feature WHERE ancestry_id = $1';
 const SELECT_LAYERS = `
   SELECT s.key AS hash FROM ancestry_layer al JOIN layer_scan s ON s.id = al.layer_scan_id
+  WHERE al.ancestry_id = $1 ORDER BY al.position`;
+const SELECT_UNREAD = `
+  SELECT s.key AS layer, s.unread, s.unread_count, s.removed_paths FROM ancestry_layer al JOIN layer_scan s ON s.id = al.layer_scan_id
   WHERE al.ancestry_id = $1 ORDER BY al.position`;
 const SELECT_FEATURES = `
   SELECT af.position, fv.id AS feature_version_id, f.name, fv.version, fv.arches, fv.module, n.name AS namespace, n.version_format
@@ -172,7 +187,8 @@ export async function readAncestry(pool: Pool, name: string): Promise<AncestryRe
         client,
         features.map((f) => f.featureVersionId),
       );
-      report = { id: ancestry.id, name: ancestry.name, layers, features, vulnerabilities };
+      const unread = unreadFiles((await client.query<UnreadRow>(SELECT_UNREAD, [ancestry.id])).rows);
+      report = { id: ancestry.id, name: ancestry.name, layers, features, vulnerabilities, unread };
     }
     await client.query('COMMIT');
     return report;
@@ -182,6 +198,26 @@ export async function readAncestry(pool: Pool, name: string): Promise<AncestryRe
   } finally {
     client.release();
   }
+}
+
+interface UnreadRow {
+  layer: string;
+  unread: UnreadableManifest[];
+  unread_count: number;
+  removed_paths: string[];
+}
+
+/** The unread files of an ancestry's layers (in order), but those a later layer deletes. */
+function unreadFiles(rows: readonly UnreadRow[]): AncestryReport['unread'] {
+  const files: UnreadFile[] = [];
+  let count = 0;
+  rows.forEach((row, i) => {
+    const later = rows.slice(i + 1).map((r) => whiteoutsOf(r.removed_paths));
+    const kept = row.unread.filter((u) => !later.some((w) => isWhitedOut(fileOfLocation(u.location), w)));
+    files.push(...kept.map((u) => ({ layer: row.layer, location: u.location, why: u.why })));
+    count += row.unread_count - (row.unread.length - kept.length);
+  });
+  return { files, count };
 }
 
 /** Up to limit ancestries affected by the vulnerability version, from ancestry id startId on. */

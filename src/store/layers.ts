@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { badRequest } from '../errors.js';
-import type { ApplicationPackage, Package } from '../model/indexing.js';
+import type { ApplicationPackage, Package, UnreadableManifest } from '../model/indexing.js';
 import {
   applicationsAfter,
   type InstalledApplications,
@@ -119,11 +119,14 @@ const SELECT_AFFECTING = `
   ORDER BY v.name`;
 
 const UPSERT_SCAN = `
-  INSERT INTO layer_scan (key, indexed_by_version, indexer_fingerprint, namespace, package_dbs, removed_paths) VALUES ($1, $2, $3, $4, $5, $6)
+  INSERT INTO layer_scan (key, indexed_by_version, indexer_fingerprint, namespace, package_dbs, removed_paths, unread, unread_count)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
   ON CONFLICT (key) DO UPDATE SET indexed_by_version = EXCLUDED.indexed_by_version,
     indexer_fingerprint = EXCLUDED.indexer_fingerprint, namespace = EXCLUDED.namespace, package_dbs = EXCLUDED.package_dbs,
-    removed_paths = EXCLUDED.removed_paths, created_at = now()
+    removed_paths = EXCLUDED.removed_paths, unread = EXCLUDED.unread, unread_count = EXCLUDED.unread_count, created_at = now()
   RETURNING id`;
+/** The unread files kept per layer: enough to say which and why, bounded whatever a layer holds. */
+const UNREAD_KEPT = 100;
 const DELETE_SCAN_APPLICATIONS = 'DELETE FROM layer_scan_application WHERE layer_scan_id = $1';
 const INSERT_SCAN_APPLICATIONS = `
   INSERT INTO layer_scan_application (layer_scan_id, location, ecosystem, name, version)
@@ -138,7 +141,7 @@ const INSERT_SCAN_PACKAGES = `
   FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
     AS t(format, name, version, source_name, source_version, arches, module)
   ON CONFLICT DO NOTHING`;
-const SELECT_SCAN = 'SELECT namespace, package_dbs, removed_paths FROM layer_scan WHERE id = $1';
+const SELECT_SCAN = 'SELECT namespace, package_dbs, removed_paths, unread FROM layer_scan WHERE id = $1';
 const SELECT_SCAN_PACKAGES = `
   SELECT format, name, version, source_name, source_version, arches, module FROM layer_scan_package WHERE layer_scan_id = $1`;
 
@@ -416,7 +419,17 @@ async function writeDiff(
 export async function saveScan(client: pg.PoolClient, key: string, scan: LayerScan, indexing: Indexing): Promise<number> {
   const states = Object.fromEntries(Object.entries(scan.packageDbs).map(([format, db]) => [format, db.state]));
   const removed = scan.applications?.removed ?? [];
-  const values = [key, indexing.indexedByVersion, indexing.indexerFingerprint, scan.namespace, states, removed];
+  const unread = scan.applications?.unreadable ?? [];
+  const values = [
+    key,
+    indexing.indexedByVersion,
+    indexing.indexerFingerprint,
+    scan.namespace,
+    states,
+    removed,
+    JSON.stringify(unread.slice(0, UNREAD_KEPT)),
+    unread.length,
+  ];
   const id = (await client.query<{ id: number }>(UPSERT_SCAN, values)).rows[0]!.id;
   await client.query(DELETE_SCAN_PACKAGES, [id]);
   await client.query(DELETE_SCAN_APPLICATIONS, [id]);
@@ -451,9 +464,12 @@ export async function saveScan(client: pg.PoolClient, key: string, scan: LayerSc
 
 export async function loadScan(db: Queryable, scanId: number): Promise<LayerScan> {
   const scan = (
-    await db.query<{ namespace: string | null; package_dbs: Record<string, PackageDatabaseState>; removed_paths: string[] }>(SELECT_SCAN, [
-      scanId,
-    ])
+    await db.query<{
+      namespace: string | null;
+      package_dbs: Record<string, PackageDatabaseState>;
+      removed_paths: string[];
+      unread: UnreadableManifest[];
+    }>(SELECT_SCAN, [scanId])
   ).rows[0]!;
   const applications = (await db.query<ApplicationPackage>(SELECT_SCAN_APPLICATIONS, [scanId])).rows;
   const packages = (
@@ -487,11 +503,12 @@ export async function loadScan(db: Queryable, scanId: number): Promise<LayerScan
               })),
           };
   }
-  const found = applications.length > 0 || scan.removed_paths.length > 0;
+  const found = applications.length > 0 || scan.removed_paths.length > 0 || scan.unread.length > 0;
+  const unreadable = scan.unread.length > 0 ? { unreadable: scan.unread } : {};
   return {
     namespace: scan.namespace,
     packageDbs,
-    ...(found ? { applications: { packages: applications, removed: scan.removed_paths } } : {}),
+    ...(found ? { applications: { packages: applications, removed: scan.removed_paths, ...unreadable } } : {}),
   };
 }
 

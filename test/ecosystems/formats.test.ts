@@ -97,7 +97,7 @@ describe('a format added as a catalog row', () => {
     const widget = { name: 'widget', version: '9', namespace: 'acme:1', versionFormat: 'numeric', purl: 'pkg:num/acme/widget@9', layer };
     const finding = { id: 'X-1', namespace: 'acme:1', severity: 'Low' as const, description: '', link: '', package: widget, fixedBy: '10' };
     const sarif = sarifReport({
-      schemaVersion: '1.3',
+      schemaVersion: '1.4',
       tool: { name: 'tarsier', version: '0.1.0' },
       createdAt: '2024-06-03T09:15:00Z',
       target: { input: 'acme:1', kind: 'registry', digest: `sha256:${'2'.repeat(64)}`, platform: 'linux/amd64', references: [] },

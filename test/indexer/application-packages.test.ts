@@ -260,6 +260,12 @@ describe('application packages in layers', () => {
         report.packages.filter((p) => p.name === 'stdlib').map((p) => p.layer === first),
         target,
       ).toEqual([true]);
+      // The manifest npm could not read either is named, with the layer that holds it: not found is not absent.
+      expect(report.unread, target).toEqual({
+        count: 1,
+        files: [{ layer: first, location: 'srv/app/node_modules/broken/package.json', why: expect.stringContaining('JSON') }],
+      });
+      expect(run.stderr, target).toContain('1 file(s) of the image that may hold packages could not be read');
       expect(
         findings.filter((f) => f.startsWith('pkg:npm/lodash@4.17.15 ') || f.startsWith('pkg:npm/minimist@1.2.6 ')),
         target,

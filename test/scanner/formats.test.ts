@@ -91,7 +91,7 @@ const OPENSSL_DUAL_EC: Finding = {
 
 function debianReport(): ScanReport {
   return {
-    schemaVersion: '1.3',
+    schemaVersion: '1.4',
     tool: { name: 'tarsier', version: '0.1.0' },
     createdAt: '2024-06-03T09:15:00Z',
     target: {
@@ -830,7 +830,7 @@ describe('formatReport', () => {
     expect(written).toEqual(riskReport());
     expect(check(written) ? [] : check.errors).toEqual([]);
     expect(written.vulnerabilities[0]).toMatchObject({ epss: BARON_SAMEDIT.epss, kev: BARON_SAMEDIT.kev });
-    expect(written).toMatchObject({ schemaVersion: '1.3', knownExploited: 1, gate: { failOn: null, failOnKev: true, failed: true } });
+    expect(written).toMatchObject({ schemaVersion: '1.4', knownExploited: 1, gate: { failOn: null, failOnKev: true, failed: true } });
     // The schema holds the new fields to their shape.
     const extra = riskReport();
     extra.vulnerabilities[0] = { ...BARON_SAMEDIT, kev: { ...BARON_SAMEDIT.kev!, exploited: true } as never };

@@ -88,7 +88,7 @@ describe('tarsier scan of an SBOM', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toBe('');
     const r = report(run);
-    expect(r.schemaVersion).toBe('1.3');
+    expect(r.schemaVersion).toBe('1.4');
     expect(r.target).toEqual({
       input: NPM_CDX,
       kind: 'sbom',

@@ -195,7 +195,7 @@ describe('the report from what a scan found', () => {
   it('gives each finding the EPSS and KEV of its vulnerability, and counts the known exploited', () => {
     const report = buildReport(contents(), options({}));
     expect(report.schemaVersion).toBe(SCAN_REPORT_VERSION);
-    expect(SCAN_REPORT_VERSION).toBe('1.3');
+    expect(SCAN_REPORT_VERSION).toBe('1.4');
     const byId = Object.fromEntries(report.vulnerabilities.map((f) => [f.id, f]));
     expect(byId['CVE-2021-3156']).toMatchObject({
       epss: { score: 0.97105, percentile: 0.99834, date: '2024-06-02', cve: 'CVE-2021-3156' },

@@ -225,6 +225,10 @@ export function registerImageRoutes(app: RouteApp, deps: ImageRouteDeps): void {
               ...riskMetadata(v.name, v.risk),
             })),
           })),
+          Unread: {
+            Count: contents.unread.count,
+            Files: contents.unread.files.map((f) => ({ Layer: f.layer, Location: f.location, Why: f.why })),
+          },
         },
       };
     },

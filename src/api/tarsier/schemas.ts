@@ -273,6 +273,23 @@ export const ImageDetail = Type.Object({
     References: Type.Array(ImageReference, { description: 'Where registries hold the image; empty for an image uploaded by a client.' }),
     ...ImageCounts,
     Packages: Type.Array(ImagePackage),
+    Unread: Type.Object(
+      {
+        Count: Type.Integer({ minimum: 0, description: 'How many files of its layers could not be read.' }),
+        Files: Type.Array(
+          Type.Object({
+            Layer: Type.String(),
+            Location: Type.String({ description: 'The file in the layer (`app/app.jar!/BOOT-INF/lib/x.jar` inside an archive).' }),
+            Why: Type.String(),
+          }),
+          { description: 'The first 100 of each layer.' },
+        ),
+      },
+      {
+        description:
+          'Files of the image that may hold packages but could not be read (a manifest that does not parse, a program or archive over the limits): their packages are not in Packages.',
+      },
+    ),
   }),
 });
 

@@ -92,6 +92,9 @@ function header(report: ScanReport): string[] {
           `Skipped:   ${count(report.skipped.length, 'component')} of the SBOM not matched (no package URL Tarsier reads; see --format json)`,
         ]
       : []),
+    ...(report.unread
+      ? [`Unread:    ${count(report.unread.count, 'file')} that may hold packages could not be read (see --format json)`]
+      : []),
     ...(data.length > 0
       ? data.map((line, i) => `${i === 0 ? 'Data:' : ''}`.padEnd(11) + line)
       : ['Data:      none needed (no package of a known distribution)']),
