@@ -4,10 +4,10 @@ import { ecosystemPackageName, ecosystemRow, type ApplicationEcosystem } from '.
 
 /**
  * What the application listers that read one manifest file into several packages share (Composer's
- * installed.json, .NET's deps.json, Cargo.lock, and a gemspec's one package): walking the wanted
- * files in a stable order, naming packages as their ecosystem matches names, and refusing the
- * versions the ecosystem's order cannot read, so that a package is never matched on a version its
- * comparator would misplace.
+ * installed.json, .NET's deps.json, Cargo.lock, and a gemspec's one package; and the manifest a
+ * program carries, cargo auditable's audit data): walking the wanted files in a stable order,
+ * naming packages as their ecosystem matches names, and refusing the versions the ecosystem's
+ * order cannot read, so that a package is never matched on a version its comparator would misplace.
  */
 
 /** A package as a manifest writes it, before its ecosystem's naming and version rules are applied. */

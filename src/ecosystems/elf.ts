@@ -1,3 +1,5 @@
+import type { FileLister } from '../model/indexing.js';
+
 /**
  * The few parts of an ELF file that the listers of programs need (Go's build information, the
  * audit data `cargo auditable` links into Rust programs): which files are programs, their section
@@ -89,7 +91,17 @@ function identify(file: Buffer): { is64: boolean; bigEndian: boolean } | undefin
  * Whether a file's mode lets anyone execute it: an image's programs are installed so, wherever
  * they are (`usr/local/bin/*`, `app/server`, `ko-app/…`).
  */
-export const isExecutableMode = (mode: number): boolean => (mode & 0o111) !== 0;
+const isExecutableMode = (mode: number): boolean => (mode & 0o111) !== 0;
+
+/**
+ * Which files a lister of ELF programs reads, as the archive walk asks (FileLister): executable
+ * files wherever they are, then those whose first bytes make them ELF programs.
+ */
+export const ELF_PROGRAM_FILES = {
+  considers: (_path: string, mode: number) => isExecutableMode(mode),
+  headBytes: ELF_PROGRAM_HEAD_BYTES,
+  selects: isElfProgram,
+} satisfies Pick<FileLister, 'considers' | 'headBytes' | 'selects'>;
 
 /** Reads fixed-width fields in one file's byte order and word size; undefined past the end. */
 class Fields {

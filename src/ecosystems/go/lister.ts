@@ -1,6 +1,6 @@
 import type { ApplicationFindings, FileLister } from '../../model/indexing.js';
 import { ecosystemPackageName, ecosystemRow } from '../catalog.js';
-import { ELF_PROGRAM_HEAD_BYTES, isElfProgram, isExecutableMode, readElf } from '../elf.js';
+import { ELF_PROGRAM_FILES, readElf } from '../elf.js';
 import { readBuildInfo, type BuildInfo } from './buildinfo.js';
 import { go } from './version.js';
 
@@ -24,10 +24,10 @@ import { go } from './version.js';
  *   `go1.21.3 X:boringcrypto`) is not part of the version; a development toolchain
  *   (`devel go1.22-abcdef …`) has none that advisories could name, so stdlib is left out.
  *
- * Only executable ELF programs are read (elf.ts: isExecutableMode, isElfProgram): an image's
- * programs are Linux programs, installed with an execute permission wherever they are. An ELF file
- * that is not a Go binary lists nothing and is not unreadable; a Go binary whose build information
- * cannot be decoded is unreadable, with why.
+ * Only executable ELF programs are read (elf.ts: ELF_PROGRAM_FILES): an image's programs are Linux
+ * programs, installed with an execute permission wherever they are. An ELF file that is not a Go
+ * binary lists nothing and is not unreadable; a Go binary whose build information cannot be
+ * decoded is unreadable, with why.
  */
 
 const GO = ecosystemRow('go');
@@ -68,8 +68,6 @@ function list(location: string, content: Buffer): ApplicationFindings {
 export const goBinaryLister = {
   name: 'go',
   version: 1,
-  considers: (_path, mode) => isExecutableMode(mode),
-  headBytes: ELF_PROGRAM_HEAD_BYTES,
-  selects: isElfProgram,
+  ...ELF_PROGRAM_FILES,
   list,
 } satisfies FileLister;
