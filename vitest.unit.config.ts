@@ -21,6 +21,7 @@ export default defineConfig({
       'test/ecosystems/apk-lister.test.ts',
       'test/ecosystems/apk-version.test.ts',
       'test/ecosystems/azurelinux.test.ts',
+      'test/ecosystems/cargo-auditable.test.ts',
       'test/ecosystems/cargo-lock-lister.test.ts',
       'test/ecosystems/catalog.test.ts',
       'test/ecosystems/composer-lister.test.ts',

@@ -1,13 +1,13 @@
-import type { ApplicationLister, ApplicationPackage, LayerFiles, UnreadableManifest } from '../model/indexing.js';
+import type { ApplicationFindings, ApplicationLister, ApplicationPackage, LayerFiles, UnreadableManifest } from '../model/indexing.js';
 import type { VersionFormat } from '../model/version-format.js';
 import { ecosystemPackageName, ecosystemRow, type ApplicationEcosystem } from './catalog.js';
 
 /**
  * What the application listers that read one manifest file into several packages share (Composer's
- * installed.json, .NET's deps.json, Cargo.lock, and a gemspec's one package): walking the wanted
- * files in a stable order, naming packages as their ecosystem matches names, and refusing the
- * versions the ecosystem's order cannot read, so that a package is never matched on a version its
- * comparator would misplace.
+ * installed.json, .NET's deps.json, Cargo.lock, and a gemspec's one package; and the manifest a
+ * program carries, cargo auditable's audit data): walking the wanted files in a stable order,
+ * naming packages as their ecosystem matches names, and refusing the versions the ecosystem's
+ * order cannot read, so that a package is never matched on a version its comparator would misplace.
  */
 
 /** A package as a manifest writes it, before its ecosystem's naming and version rules are applied. */
@@ -59,12 +59,9 @@ export function isJsonObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * The packages of every wanted manifest in files, read by read. Locations are visited in sorted
- * order, so the same files list the same way whatever order the archive held them in. A package a
- * manifest lists twice (same name and version once its ecosystem's naming rule is applied) is
- * listed once. An entry whose version format rejects its version, or whose version is blank
- * (RubyGems would read one as `0`, but a manifest that writes none states no version), is reported
- * as unreadable, with the package it names, and not listed.
+ * The packages of every wanted manifest in files, read by read, each listed as listManifest says.
+ * Locations are visited in sorted order, so the same files list the same way whatever order the
+ * archive held them in.
  */
 function listManifests(
   files: LayerFiles,
@@ -72,32 +69,49 @@ function listManifests(
   format: VersionFormat,
   wants: (path: string) => boolean,
   read: (content: Buffer, location: string) => ManifestReading,
-): { packages: ApplicationPackage[]; unreadable: UnreadableManifest[] } {
+): ApplicationFindings {
   const packages: ApplicationPackage[] = [];
   const unreadable: UnreadableManifest[] = [];
   for (const location of [...files.keys()].sort()) {
     if (!wants(location)) continue;
-    const reading = read(files.get(location) as Buffer, location);
-    if ('why' in reading) {
-      unreadable.push({ location, why: reading.why });
+    const found = listManifest(location, read(files.get(location) as Buffer, location), ecosystem, format);
+    packages.push(...found.packages);
+    unreadable.push(...found.unreadable);
+  }
+  return { packages, unreadable };
+}
+
+/**
+ * The packages of one manifest (or of the manifest a program carries), read into reading, at
+ * location. A package it lists twice (same name and version once its ecosystem's naming rule is
+ * applied) is listed once. An entry whose version format rejects its version, or whose version is
+ * blank (RubyGems would read one as `0`, but a manifest that writes none states no version), is
+ * reported as unreadable, with the package it names, and not listed.
+ */
+export function listManifest(
+  location: string,
+  reading: ManifestReading,
+  ecosystem: ApplicationEcosystem,
+  format: VersionFormat,
+): ApplicationFindings {
+  if ('why' in reading) return { packages: [], unreadable: [{ location, why: reading.why }] };
+  const packages: ApplicationPackage[] = [];
+  const unreadable: UnreadableManifest[] = [];
+  const seen = new Set<string>();
+  for (const entry of reading.entries) {
+    if ('why' in entry) {
+      unreadable.push({ location, why: entry.why });
       continue;
     }
-    const seen = new Set<string>();
-    for (const entry of reading.entries) {
-      if ('why' in entry) {
-        unreadable.push({ location, why: entry.why });
-        continue;
-      }
-      if (!format.valid(entry.version) || entry.version.trim() === '') {
-        unreadable.push({ location, why: `${entry.name}: version ${JSON.stringify(entry.version)} is not a ${format.name} version` });
-        continue;
-      }
-      const name = ecosystemPackageName(ecosystem, entry.name);
-      const key = `${name}\0${entry.version}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      packages.push({ ecosystem: ecosystem.namespace, name, version: entry.version, location });
+    if (!format.valid(entry.version) || entry.version.trim() === '') {
+      unreadable.push({ location, why: `${entry.name}: version ${JSON.stringify(entry.version)} is not a ${format.name} version` });
+      continue;
     }
+    const name = ecosystemPackageName(ecosystem, entry.name);
+    const key = `${name}\0${entry.version}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    packages.push({ ecosystem: ecosystem.namespace, name, version: entry.version, location });
   }
   return { packages, unreadable };
 }

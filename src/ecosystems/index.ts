@@ -15,6 +15,7 @@ import { npmLister } from './npm/lister.js';
 import { dotnetDepsLister } from './nuget/lister.js';
 import { NAMESPACE_DETECTORS } from './osrelease/detectors.js';
 import { pythonLister } from './pypi/lister.js';
+import { cargoAuditableLister } from './semver/cargo-auditable.js';
 import { cargoLockLister } from './semver/cargo-lock.js';
 
 export type { PackageFormat };
@@ -83,8 +84,11 @@ export const APPLICATION_LISTERS: readonly ApplicationLister[] = [
   cargoLockLister,
 ];
 
-/** Readers of the packages built into files: Go programs' build information, Java archives. */
-export const FILE_LISTERS: readonly FileLister[] = [goBinaryLister, javaArchiveLister];
+/**
+ * Readers of the packages built into files: Go programs' build information, the audit data
+ * `cargo auditable` links into Rust programs, Java archives.
+ */
+export const FILE_LISTERS: readonly FileLister[] = [goBinaryLister, cargoAuditableLister, javaArchiveLister];
 
 /** Release-file detectors, in precedence order: the first that recognises a layer names it. */
 export { NAMESPACE_DETECTORS };

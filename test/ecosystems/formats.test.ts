@@ -41,7 +41,7 @@ vi.mock('../../src/ecosystems/formats.js', async (importOriginal) => {
   return { ...catalog, PACKAGE_FORMATS: [...catalog.PACKAGE_FORMATS, numeric] };
 });
 
-const { APPLICATION_LISTERS, INDEXER_VERSION, PACKAGE_LISTERS, NAMESPACE_DETECTORS, VERSION_FORMATS, versionFormat } =
+const { APPLICATION_LISTERS, FILE_LISTERS, INDEXER_VERSION, PACKAGE_LISTERS, NAMESPACE_DETECTORS, VERSION_FORMATS, versionFormat } =
   await import('../../src/ecosystems/index.js');
 const { MATCHING } = await import('../../src/ecosystems/matching.js');
 const { scanContents } = await import('../../src/indexer/scan.js');
@@ -79,7 +79,7 @@ describe('a format added as a catalog row', () => {
     const files = new Map([['var/lib/numeric/db', Buffer.from('widget 9\n')]]);
     const scan = scanContents({ files, whiteouts: { deleted: new Set(), opaque: new Set() } }, PACKAGE_LISTERS, NAMESPACE_DETECTORS);
     expect(scan.packageDbs['numeric']).toEqual({ state: 'present', packages: [{ name: 'widget', version: '9' }] });
-    const parts = [...PACKAGE_LISTERS, ...APPLICATION_LISTERS, ...NAMESPACE_DETECTORS];
+    const parts = [...PACKAGE_LISTERS, ...APPLICATION_LISTERS, ...FILE_LISTERS, ...NAMESPACE_DETECTORS];
     expect(INDEXER_VERSION).toBe(parts.reduce((sum, part) => sum + part.version, 0));
   });
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readBuildInfo } from '../../src/ecosystems/go/buildinfo.js';
-import { readElf } from '../../src/ecosystems/go/elf.js';
+import { readElf } from '../../src/ecosystems/elf.js';
 import { goBinaryLister } from '../../src/ecosystems/go/lister.js';
 import { ELF_SHAPES, buildInfoBlob, elfWithData, framed, withoutSectionHeaders } from './go-elf.js';
 import { expectedPackages, parseGoVersionM } from './go-oracle.js';

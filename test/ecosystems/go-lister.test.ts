@@ -2,8 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { readBuildInfo } from '../../src/ecosystems/go/buildinfo.js';
-import { readElf } from '../../src/ecosystems/go/elf.js';
-import { GO_BINARY_HEAD_BYTES, goBinaryLister, isGoBinaryCandidate } from '../../src/ecosystems/go/lister.js';
+import { ELF_PROGRAM_HEAD_BYTES, isElfProgram, readElf } from '../../src/ecosystems/elf.js';
+import { goBinaryLister } from '../../src/ecosystems/go/lister.js';
 import type { ApplicationPackage } from '../../src/model/indexing.js';
 import { listEachFile } from '../helpers/file-listers.js';
 import { prng } from '../helpers/prng.js';
@@ -186,13 +186,13 @@ describe('which files the Go lister reads', () => {
 
   it('recognises candidates by their first bytes: ELF executables and shared objects', () => {
     const binary = readFileSync(fileOf(COMMITTED));
-    expect(isGoBinaryCandidate(binary.subarray(0, GO_BINARY_HEAD_BYTES))).toBe(true);
-    expect(isGoBinaryCandidate(elfWithData(ELF_SHAPES[3]!, Buffer.alloc(16)))).toBe(true);
-    expect(isGoBinaryCandidate(binary.subarray(0, GO_BINARY_HEAD_BYTES - 1))).toBe(false);
-    expect(isGoBinaryCandidate(Buffer.from('#!/bin/sh\necho this is a script'))).toBe(false);
-    const object = Buffer.from(binary.subarray(0, GO_BINARY_HEAD_BYTES));
+    expect(isElfProgram(binary.subarray(0, ELF_PROGRAM_HEAD_BYTES))).toBe(true);
+    expect(isElfProgram(elfWithData(ELF_SHAPES[3]!, Buffer.alloc(16)))).toBe(true);
+    expect(isElfProgram(binary.subarray(0, ELF_PROGRAM_HEAD_BYTES - 1))).toBe(false);
+    expect(isElfProgram(Buffer.from('#!/bin/sh\necho this is a script'))).toBe(false);
+    const object = Buffer.from(binary.subarray(0, ELF_PROGRAM_HEAD_BYTES));
     object.writeUInt16LE(1, 16); // ET_REL: an object file, not linked
-    expect(isGoBinaryCandidate(object)).toBe(false);
+    expect(isElfProgram(object)).toBe(false);
   });
 });
 

@@ -2,7 +2,7 @@
  * Programs and Java archives in the archive walk (FileLister): chosen by path, mode and first
  * bytes, read one at a time as the walk passes them, and a file over clair.indexer.maxfilebytes
  * reported unread while the rest of the layer is still indexed. The listers themselves are tested
- * on their own (go-lister, java-lister); here, what the walk hands them.
+ * on their own (go-lister, cargo-auditable, java-lister); here, what the walk hands them.
  */
 import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
@@ -15,6 +15,7 @@ import { zipOf } from '../helpers/zip-archive.js';
 
 const GO_FIXTURE = readFileSync(new URL('../fixtures/go/bin/gofixture-amd64', import.meta.url));
 const SLF4J = readFileSync(new URL('../fixtures/maven/jars/slf4j-api.jar', import.meta.url));
+const RUST_FIXTURE = readFileSync(new URL('../fixtures/cargo/bin/cratefixture', import.meta.url));
 /** What `go version -m` printed for the fixture (test/fixtures/go/go-version-m.json), as the Go lister names it. */
 const GO_PACKAGES = [
   'github.com/dgrijalva/jwt-go@v3.2.0+incompatible',
@@ -22,6 +23,8 @@ const GO_PACKAGES = [
   'github.com/pkg/errors@v0.9.1',
   'stdlib@go1.19.8',
 ];
+/** What the recorder decoded from the Rust fixture's audit data (test/fixtures/cargo/cratefixture.zlib-json-packages.txt). */
+const RUST_PACKAGES = ['aho-corasick@0.7.18', 'memchr@2.4.1', 'num-traits@0.2.15', 'regex-syntax@0.6.25', 'regex@1.5.4'];
 const limits = { maxExpandedBytes: 64 * 1024 * 1024, maxFileBytes: 4 * 1024 * 1024 };
 const wants = (path: string) => path === 'etc/os-release';
 
@@ -57,6 +60,20 @@ describe('programs and Java archives in the archive walk', () => {
     expect(unreadable).toEqual([]);
     // Programs and archives are read for their packages, not kept as wanted files.
     expect([...contents.files.keys()]).toEqual(['etc/os-release']);
+  });
+
+  it('hands every ELF program to the Go and the cargo auditable listers, each listing only its own kind', async () => {
+    const contents = await walk([
+      { path: 'usr/local/bin/gofixture', content: GO_FIXTURE, mode: 0o755 },
+      { path: 'usr/local/bin/cratefixture', content: RUST_FIXTURE, mode: 0o755 },
+      // Without an execute permission neither program is read.
+      { path: 'srv/cratefixture.bak', content: RUST_FIXTURE, mode: 0o644 },
+    ]);
+    const { at, unreadable } = byLocation(contents.applicationsInFiles);
+    expect(at).toEqual({ 'usr/local/bin/gofixture': GO_PACKAGES, 'usr/local/bin/cratefixture': RUST_PACKAGES });
+    const ecosystems = new Set(contents.applicationsInFiles?.packages.map((p) => `${p.location} ${p.ecosystem}`));
+    expect(ecosystems).toEqual(new Set(['usr/local/bin/gofixture go', 'usr/local/bin/cratefixture crates.io']));
+    expect(unreadable).toEqual([]);
   });
 
   it('reports a program over maxfilebytes unread, and still reads the rest of the layer', async () => {

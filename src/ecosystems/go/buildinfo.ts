@@ -1,4 +1,4 @@
-import { PF_W, PF_X, PT_LOAD, readVirtual, sectionNamed, type Elf } from './elf.js';
+import { PF_W, PF_X, PT_LOAD, readVirtual, sectionByName, type Elf } from '../elf.js';
 
 /**
  * The build information the Go linker writes into every binary, read as Go's own debug/buildinfo
@@ -100,7 +100,7 @@ export function readBuildInfo(elf: Elf): BuildInfo | { why: string } | undefined
 
 /** The bytes in which to look for the header, and whether the section table named them. */
 function buildInfoWindow(elf: Elf): { data: Buffer; fromSection: boolean } | { why: string } | undefined {
-  const section = elf.sections.find((s) => sectionNamed(elf, s, '.go.buildinfo'));
+  const section = sectionByName(elf, '.go.buildinfo');
   if (section !== undefined) {
     // Go reads it through the segment that loads it; its file offset says the same for any binary the linker wrote.
     const viaSegment = readVirtual(elf, section.addr, SEARCH_BYTES);

@@ -1,7 +1,7 @@
 import type { ApplicationFindings, FileLister } from '../../model/indexing.js';
 import { ecosystemPackageName, ecosystemRow } from '../catalog.js';
+import { ELF_PROGRAM_FILES, readElf } from '../elf.js';
 import { readBuildInfo, type BuildInfo } from './buildinfo.js';
-import { isElf, readElf } from './elf.js';
 import { go } from './version.js';
 
 /**
@@ -24,35 +24,16 @@ import { go } from './version.js';
  *   `go1.21.3 X:boringcrypto`) is not part of the version; a development toolchain
  *   (`devel go1.22-abcdef …`) has none that advisories could name, so stdlib is left out.
  *
- * Only executable ELF files are read: an image's programs are Linux programs, installed with an
- * execute permission wherever they are (`usr/local/bin/*`, `app/server`, `ko-app/…`). An ELF file
- * that is not a Go binary lists nothing and is not unreadable; a Go binary whose build information
- * cannot be decoded is unreadable, with why.
+ * Only executable ELF programs are read (elf.ts: ELF_PROGRAM_FILES): an image's programs are Linux
+ * programs, installed with an execute permission wherever they are. An ELF file that is not a Go
+ * binary lists nothing and is not unreadable; a Go binary whose build information cannot be
+ * decoded is unreadable, with why.
  */
 
 const GO = ecosystemRow('go');
 const STDLIB = 'stdlib';
 /** The main module's version when the go command knew none (runtime/debug's BuildInfo). */
 const DEVEL = '(devel)';
-
-/** ELF's identification and e_type: the bytes isGoBinaryCandidate reads. */
-export const GO_BINARY_HEAD_BYTES = 18;
-const ET_EXEC = 2;
-const ET_DYN = 3;
-
-/**
- * Whether a file starting with head (its first GO_BINARY_HEAD_BYTES bytes or more) may be a Go
- * binary: an ELF executable or shared object of a class and byte order list() reads. The archive
- * walk reads only such files whole, not the scripts and data that share their execute permission.
- */
-export function isGoBinaryCandidate(head: Buffer): boolean {
-  if (head.length < GO_BINARY_HEAD_BYTES || !isElf(head)) return false;
-  const elfClass = head[4];
-  const data = head[5];
-  if ((elfClass !== 1 && elfClass !== 2) || (data !== 1 && data !== 2)) return false;
-  const type = data === 2 ? head.readUInt16BE(16) : head.readUInt16LE(16);
-  return type === ET_EXEC || type === ET_DYN;
-}
 
 /** The (name, version) pairs a binary's build information lists, each once, in the order above. */
 function modulesOf(info: BuildInfo): { name: string; version: string }[] {
@@ -84,14 +65,9 @@ function list(location: string, content: Buffer): ApplicationFindings {
   return { packages, unreadable: [] };
 }
 
-/** Whether a file's mode lets anyone execute it: Go programs are installed so, wherever they are. */
-const isExecutable = (mode: number): boolean => (mode & 0o111) !== 0;
-
 export const goBinaryLister = {
   name: 'go',
   version: 1,
-  considers: (_path, mode) => isExecutable(mode),
-  headBytes: GO_BINARY_HEAD_BYTES,
-  selects: isGoBinaryCandidate,
+  ...ELF_PROGRAM_FILES,
   list,
 } satisfies FileLister;

@@ -1,6 +1,9 @@
+import type { FileLister } from '../model/indexing.js';
+
 /**
- * The few parts of an ELF file that locating a Go binary's build information needs: its section
- * headers (names, addresses, file offsets) and its loadable segments (to turn a virtual address
+ * The few parts of an ELF file that the listers of programs need (Go's build information, the
+ * audit data `cargo auditable` links into Rust programs): which files are programs, their section
+ * headers (names, addresses, file offsets) and their loadable segments (to turn a virtual address
  * into a file offset). 32- and 64-bit, either byte order, as the System V ABI lays them out.
  *
  * The input is untrusted (any file of any layer), so every offset, count and size is checked
@@ -23,6 +26,11 @@ export const PT_LOAD = 1;
 export const PF_X = 1;
 export const PF_W = 2;
 const SHT_NOBITS = 8;
+const ET_EXEC = 2;
+const ET_DYN = 3;
+
+/** ELF's identification and e_type: the bytes isElfProgram reads. */
+export const ELF_PROGRAM_HEAD_BYTES = 18;
 
 export interface ElfSection {
   /** Its name's offset in the section-name string table. */
@@ -56,6 +64,44 @@ export interface Elf {
 
 /** Whether head starts with the ELF magic. */
 export const isElf = (head: Buffer): boolean => head.length >= ELF_MAGIC.length && head.subarray(0, ELF_MAGIC.length).equals(ELF_MAGIC);
+
+/**
+ * Whether a file starting with head (its first ELF_PROGRAM_HEAD_BYTES bytes or more) may be a
+ * program: an ELF executable or shared object (a position-independent executable is one) of a
+ * class and byte order readElf reads. The archive walk reads only such files whole, not the
+ * scripts and data that share their execute permission, nor object files, which are not linked.
+ */
+export function isElfProgram(head: Buffer): boolean {
+  const layout = head.length >= ELF_PROGRAM_HEAD_BYTES ? identify(head) : undefined;
+  if (layout === undefined) return false;
+  const type = layout.bigEndian ? head.readUInt16BE(16) : head.readUInt16LE(16);
+  return type === ET_EXEC || type === ET_DYN;
+}
+
+/** The word size and byte order the identification bytes give, undefined for a file this does not read. */
+function identify(file: Buffer): { is64: boolean; bigEndian: boolean } | undefined {
+  if (!isElf(file) || file.length < 16) return undefined;
+  const elfClass = file[4];
+  const data = file[5];
+  if ((elfClass !== CLASS_32 && elfClass !== CLASS_64) || (data !== DATA_LSB && data !== DATA_MSB)) return undefined;
+  return { is64: elfClass === CLASS_64, bigEndian: data === DATA_MSB };
+}
+
+/**
+ * Whether a file's mode lets anyone execute it: an image's programs are installed so, wherever
+ * they are (`usr/local/bin/*`, `app/server`, `ko-app/…`).
+ */
+const isExecutableMode = (mode: number): boolean => (mode & 0o111) !== 0;
+
+/**
+ * Which files a lister of ELF programs reads, as the archive walk asks (FileLister): executable
+ * files wherever they are, then those whose first bytes make them ELF programs.
+ */
+export const ELF_PROGRAM_FILES = {
+  considers: (_path: string, mode: number) => isExecutableMode(mode),
+  headBytes: ELF_PROGRAM_HEAD_BYTES,
+  selects: isElfProgram,
+} satisfies Pick<FileLister, 'considers' | 'headBytes' | 'selects'>;
 
 /** Reads fixed-width fields in one file's byte order and word size; undefined past the end. */
 class Fields {
@@ -95,12 +141,9 @@ class Fields {
  * reads (the identification bytes say which). Missing or truncated tables come out empty.
  */
 export function readElf(file: Buffer): Elf | undefined {
-  if (!isElf(file) || file.length < 16) return undefined;
-  const elfClass = file[4];
-  const data = file[5];
-  if ((elfClass !== CLASS_32 && elfClass !== CLASS_64) || (data !== DATA_LSB && data !== DATA_MSB)) return undefined;
-  const is64 = elfClass === CLASS_64;
-  const bigEndian = data === DATA_MSB;
+  const layout = identify(file);
+  if (layout === undefined) return undefined;
+  const { is64, bigEndian } = layout;
   const f = new Fields(file, bigEndian, is64);
   // e_phoff, e_shoff, then e_phentsize, e_phnum, e_shentsize, e_shnum, e_shstrndx after e_flags and e_ehsize.
   const phoff = f.word(is64 ? 0x20 : 0x1c);
@@ -169,6 +212,20 @@ export function sectionNamed(elf: Elf, section: ElfSection, name: string): boole
   const end = at + name.length;
   if (section.nameOffset + name.length >= table.size || end >= elf.file.length) return false;
   return elf.file.toString('latin1', at, end) === name && elf.file[end] === 0;
+}
+
+/** The first section named name, or undefined. */
+export const sectionByName = (elf: Elf, name: string): ElfSection | undefined => elf.sections.find((s) => sectionNamed(elf, s, name));
+
+/**
+ * A section's bytes as the file holds them (not as loaded: for sections no segment loads, such as
+ * notes and audit data), or undefined when it occupies none (SHT_NOBITS) or does not lie wholly
+ * within the file.
+ */
+export function sectionBytes(elf: Elf, section: ElfSection): Buffer | undefined {
+  const end = section.offset + section.size;
+  if (!Number.isSafeInteger(section.offset) || !Number.isSafeInteger(end) || end > elf.file.length) return undefined;
+  return elf.file.subarray(section.offset, end);
 }
 
 /**
