@@ -1,10 +1,12 @@
 /**
- * Application packages found in layers end to end: a Debian layer carrying a real npm install
- * (test/fixtures/npm/express-tree, what `npm ls` lists there) and real Python distributions
- * (test/fixtures/python/venv-pip), indexed through the v1 API with the OSV fixture records loaded:
- * every package listed in its ecosystem's namespace, the advisories for them reported with the
- * layer that added them, and a later layer that deletes `node_modules/lodash` (a whiteout) or
- * rewrites a manifest in place changing what the image holds.
+ * Application packages found in layers end to end: a Debian layer carrying every kind the indexer
+ * reads (appsLayer: a real npm install, real Python distributions, Composer, .NET, Cargo.lock,
+ * Debian's gemspecs and jars, a Go program, a Rust program with cargo auditable's data, a Spring
+ * Boot jar), with the OSV fixture records loaded, through the v1 API, `tarsier scan` (docker save
+ * archives, an OCI layout) and the images API from a real registry: every package equal to its
+ * ecosystem's own tool's listing (expectEveryOracle), the advisories for them reported with the
+ * layer that added them, and a later layer that deletes `node_modules/lodash` and the Spring Boot
+ * jar (whiteouts) or rewrites a manifest in place changing what the image holds.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -99,6 +101,33 @@ async function features(t: TestApp, layer: string): Promise<ReportedFeature[]> {
 }
 
 /**
+ * One layer of every kind of application package: a real npm install, a virtualenv, Composer,
+ * .NET, Cargo.lock, Debian's gemspecs, a Go program, a Rust program with cargo auditable's data,
+ * Debian's jars and a Spring Boot jar, on Debian 12's release file.
+ */
+function appsLayer(): Buffer {
+  return tarball([
+    { path: 'etc/os-release', content: readFileSync(join(FIXTURES, 'osrelease/debian-12/etc/os-release')) },
+    ...filesUnder(join(NPM_TREE, 'node_modules'), 'srv/app/node_modules/'),
+    { path: 'srv/app/package.json', content: readFileSync(join(NPM_TREE, 'package.json')) },
+    // A manifest npm itself could not read: left out (and logged), the rest of the layer listed.
+    { path: 'srv/app/node_modules/broken/package.json', content: '{"name": "broken", "version": ' },
+    ...filesUnder(VENV, ''),
+    {
+      path: 'var/www/app/vendor/composer/installed.json',
+      content: readFileSync(join(FIXTURES, 'composer/composer-2/vendor/composer/installed.json')),
+    },
+    { path: 'app/MyApp.deps.json', content: readFileSync(join(FIXTURES, 'dotnet/MyApp.deps.json')) },
+    { path: 'usr/src/ripgrep/Cargo.lock', content: readFileSync(join(FIXTURES, 'cargo/ripgrep-0.10.0.Cargo.lock')) },
+    ...filesUnder(join(FIXTURES, 'gem/debian-12'), ''),
+    { path: 'usr/local/bin/gofixture', content: GO_PROGRAM, mode: 0o755 },
+    { path: 'usr/local/bin/cratefixture', content: readFileSync(join(FIXTURES, 'cargo/bin/cratefixture')), mode: 0o755 },
+    ...filesUnder(DEBIAN_JARS, 'usr/share/java/'),
+    { path: 'srv/spring.jar', content: springBootJar() },
+  ]);
+}
+
+/**
  * The layer that removes lodash 4.17.15 and the Spring Boot jar (whiteouts) and rewrites minimist
  * 1.2.0 as 1.2.6 in place.
  */
@@ -110,6 +139,39 @@ function fixingLayer(): Buffer {
     { path: 'srv/.wh.spring.jar', content: '' },
     { path: 'srv/app/node_modules/minimist/package.json', content: JSON.stringify(upgraded) },
   ]);
+}
+
+/** Every ecosystem's packages in listed are exactly what its own tool, or an independent reader, listed in the fixture. */
+function expectEveryOracle(listed: ReadonlyArray<{ Name: string; Version: string; NamespaceName: string }>): void {
+  const npm = listed.filter((f) => f.NamespaceName === 'npm');
+  expect([...new Set(npm.map((f) => `${f.Name} ${f.Version}`))].sort()).toEqual(npmLsPackages());
+  const oracle = JSON.parse(readFileSync(join(FIXTURES, 'python/venv-pip.importlib.json'), 'utf8')) as Array<{
+    name: string;
+    version: string;
+  }>;
+  expect(
+    listed
+      .filter((f) => f.NamespaceName === 'pypi')
+      .map((f) => `${f.Name} ${f.Version}`)
+      .sort(),
+  ).toEqual([...new Set(oracle.map((d) => `${d.name} ${d.version}`))].sort());
+  // The other ecosystems' manifests, against what an independent reader listed when each fixture was taken.
+  const lines = (file: string) => readFileSync(join(FIXTURES, file), 'utf8').trim().split('\n');
+  const inNamespace = (namespace: string) =>
+    [...new Set(listed.filter((f) => f.NamespaceName === namespace).map((f) => `${f.Name} ${f.Version}`))].sort();
+  expect(inNamespace('packagist')).toEqual([...new Set(lines('composer/composer-2/jq-packages.txt'))].sort());
+  expect(inNamespace('nuget')).toEqual([...new Set(lines('dotnet/MyApp.jq-packages.txt'))].sort());
+  // Cargo.lock's crates, and the Rust program's: its .dep-v0 data as Python's zlib and json decoded it.
+  expect(inNamespace('crates.io')).toEqual(
+    [...new Set([...lines('cargo/ripgrep-0.10.0.tomllib-packages.txt'), ...lines('cargo/cratefixture.zlib-json-packages.txt')])].sort(),
+  );
+  expect(inNamespace('rubygems')).toEqual([...new Set(lines('gem/ruby-oracle.txt').map((l) => l.split(' ').slice(1).join(' ')))].sort());
+  // Programs and Java archives: what go version -m prints, and each jar's own pom.properties.
+  expect(inNamespace('go')).toEqual(GO_MODULES);
+  const jars = Object.values(JAR_ORACLE).flatMap((o) => o.pomProperties.map((p) => p.replace('@', ' ')));
+  // The two Debian jars without pom.properties: the manifest's version, the file name's artifactId, no groupId.
+  const unnamed = ['atinject-jsr330-api 1.0.0', 'commons-logging-api 1.2'];
+  expect(inNamespace('maven')).toEqual([...new Set([...jars, ...unnamed, `${JACKSON} 2.9.10.1`])].sort());
 }
 
 describe('application packages in layers', () => {
@@ -125,55 +187,13 @@ describe('application packages in layers', () => {
     );
     const summary = await new UpdaterRunner({ pool: t.pool, settings: runnerSettings(config), log: silentLog }).run(osvSource);
     expect(summary.status, summary.error).toBe('updated');
-    base = tarball([
-      { path: 'etc/os-release', content: readFileSync(join(FIXTURES, 'osrelease/debian-12/etc/os-release')) },
-      ...filesUnder(join(NPM_TREE, 'node_modules'), 'srv/app/node_modules/'),
-      { path: 'srv/app/package.json', content: readFileSync(join(NPM_TREE, 'package.json')) },
-      // A manifest npm itself could not read: left out (and logged), the rest of the layer listed.
-      { path: 'srv/app/node_modules/broken/package.json', content: '{"name": "broken", "version": ' },
-      ...filesUnder(VENV, ''),
-      {
-        path: 'var/www/app/vendor/composer/installed.json',
-        content: readFileSync(join(FIXTURES, 'composer/composer-2/vendor/composer/installed.json')),
-      },
-      { path: 'app/MyApp.deps.json', content: readFileSync(join(FIXTURES, 'dotnet/MyApp.deps.json')) },
-      { path: 'usr/src/ripgrep/Cargo.lock', content: readFileSync(join(FIXTURES, 'cargo/ripgrep-0.10.0.Cargo.lock')) },
-      ...filesUnder(join(FIXTURES, 'gem/debian-12'), ''),
-      { path: 'usr/local/bin/gofixture', content: GO_PROGRAM, mode: 0o755 },
-      ...filesUnder(DEBIAN_JARS, 'usr/share/java/'),
-      { path: 'srv/spring.jar', content: springBootJar() },
-    ]);
+    base = appsLayer();
     await indexLayer(t, server, 'apps', base);
   });
 
   it('lists what npm ls and importlib.metadata list, each in its ecosystem, with the OSV advisories and the layer that added them', async () => {
     const listed = await features(t, 'apps');
-    const npm = listed.filter((f) => f.NamespaceName === 'npm');
-    expect([...new Set(npm.map((f) => `${f.Name} ${f.Version}`))].sort()).toEqual(npmLsPackages());
-    const oracle = JSON.parse(readFileSync(join(FIXTURES, 'python/venv-pip.importlib.json'), 'utf8')) as Array<{
-      name: string;
-      version: string;
-    }>;
-    expect(
-      listed
-        .filter((f) => f.NamespaceName === 'pypi')
-        .map((f) => `${f.Name} ${f.Version}`)
-        .sort(),
-    ).toEqual([...new Set(oracle.map((d) => `${d.name} ${d.version}`))].sort());
-    // The other ecosystems' manifests, against what an independent reader listed when each fixture was taken.
-    const lines = (file: string) => readFileSync(join(FIXTURES, file), 'utf8').trim().split('\n');
-    const inNamespace = (namespace: string) =>
-      [...new Set(listed.filter((f) => f.NamespaceName === namespace).map((f) => `${f.Name} ${f.Version}`))].sort();
-    expect(inNamespace('packagist')).toEqual([...new Set(lines('composer/composer-2/jq-packages.txt'))].sort());
-    expect(inNamespace('nuget')).toEqual([...new Set(lines('dotnet/MyApp.jq-packages.txt'))].sort());
-    expect(inNamespace('crates.io')).toEqual([...new Set(lines('cargo/ripgrep-0.10.0.tomllib-packages.txt'))].sort());
-    expect(inNamespace('rubygems')).toEqual([...new Set(lines('gem/ruby-oracle.txt').map((l) => l.split(' ').slice(1).join(' ')))].sort());
-    // Programs and Java archives: what go version -m prints, and each jar's own pom.properties.
-    expect(inNamespace('go')).toEqual(GO_MODULES);
-    const jars = Object.values(JAR_ORACLE).flatMap((o) => o.pomProperties.map((p) => p.replace('@', ' ')));
-    // The two Debian jars without pom.properties: the manifest's version, the file name's artifactId, no groupId.
-    const unnamed = ['atinject-jsr330-api 1.0.0', 'commons-logging-api 1.2'];
-    expect(inNamespace('maven')).toEqual([...new Set([...jars, ...unnamed, `${JACKSON} 2.9.10.1`])].sort());
+    expectEveryOracle(listed);
     expect(listed.every((f) => f.AddedBy === 'apps')).toBe(true);
     const vulnerable = await layerVulnerabilities(t, 'apps');
     expect(vulnerable['lodash 4.17.15']).toEqual([
@@ -287,14 +307,34 @@ describe.skipIf(missingRegistryPrograms().length > 0)('application packages of a
     );
     const dir = mkdtempSync(join(tmpdir(), 'tarsier-apps-push-'));
     whenDone(() => rmSync(dir, { recursive: true, force: true }));
-    const npmOnly = tarball([
-      { path: 'etc/os-release', content: readFileSync(join(FIXTURES, 'osrelease/debian-12/etc/os-release')) },
-      ...filesUnder(join(NPM_TREE, 'node_modules'), 'srv/app/node_modules/'),
-    ]);
-    const layout = await ociLayout(join(dir, 'layout'), { layers: [gzip(npmOnly), gzip(fixingLayer())] });
+    const apps = gzip(appsLayer());
+    // The first layer alone, as its own image: every ecosystem's packages against their oracles.
+    const baseLayout = await ociLayout(join(dir, 'base'), { layers: [apps] });
+    const baseDigest = await pushImage(registry, baseLayout.dir, 'team/apps', 'base');
+    const layout = await ociLayout(join(dir, 'layout'), { layers: [apps, gzip(fixingLayer())] });
     const digest = await pushImage(registry, layout.dir, 'team/apps', 'v1');
-    const res = await t.app.inject({ method: 'POST', url: '/tarsier/v1/images', payload: { reference: `${registry.host}/team/apps:v1` } });
-    expect(res.statusCode, res.body).toBe(201);
+    for (const tag of ['base', 'v1']) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/tarsier/v1/images',
+        payload: { reference: `${registry.host}/team/apps:${tag}` },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+    }
+    const baseImage = json(await t.app.inject({ url: `/tarsier/v1/images/${baseDigest}` })).Image as {
+      Packages: Array<{ Name: string; Version: string; NamespaceName: string; Vulnerabilities: Array<{ Name: string }> }>;
+      Unread: { Count: number; Files: Array<{ Location: string }> };
+    };
+    expectEveryOracle(baseImage.Packages);
+    expect(baseImage.Unread).toEqual({
+      Count: 1,
+      Files: [expect.objectContaining({ Location: 'srv/app/node_modules/broken/package.json' })],
+    });
+    const vulnerabilitiesOf = (name: string, version: string) =>
+      baseImage.Packages.filter((p) => p.Name === name && p.Version === version).flatMap((p) => p.Vulnerabilities.map((v) => v.Name));
+    expect(vulnerabilitiesOf(JACKSON, '2.9.10.1')).toHaveLength(5);
+    expect(vulnerabilitiesOf('stdlib', 'go1.19.8')).toContain('GO-2023-1840');
+    expect(vulnerabilitiesOf('regex', '1.5.4')).toEqual(['RUSTSEC-2022-0013']);
     const image = json(await t.app.inject({ url: `/tarsier/v1/images/${digest}` })).Image as {
       Layers: string[];
       Packages: Array<{ Name: string; Version: string; NamespaceName: string; AddedBy: string; Vulnerabilities: Array<{ Name: string }> }>;
@@ -312,5 +352,7 @@ describe.skipIf(missingRegistryPrograms().length > 0)('application packages of a
     expect(new Set(image.Packages.filter((p) => p.NamespaceName === 'npm').map((p) => `${p.Name} ${p.Version}`)).size).toBe(
       npmLsPackages().length - 1,
     );
+    // The Spring Boot jar the second layer deletes takes its nested jars' packages with it.
+    expect(image.Packages.filter((p) => p.Name === JACKSON)).toEqual([]);
   });
 });
