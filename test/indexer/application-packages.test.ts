@@ -354,5 +354,5 @@ describe.skipIf(missingRegistryPrograms().length > 0)('application packages of a
     );
     // The Spring Boot jar the second layer deletes takes its nested jars' packages with it.
     expect(image.Packages.filter((p) => p.Name === JACKSON)).toEqual([]);
-  });
+  }, 120_000);
 });
