@@ -134,17 +134,24 @@ const TARGETS_HEADER = [
 /**
  * Replaces the rows of these measures in the Targets section of docs/benchmarks.md (rows of
  * measures another benchmark wrote stay as they are), so each benchmark updates its own figures.
+ * A row this benchmark wrote before under another measure is dropped: a measure names its data
+ * (e.g. how many features a report has), which a run on another machine changes.
  */
 export async function recordTargets(rows: readonly TargetRow[]): Promise<void> {
   const existing = await readFile(BENCHMARKS_MD, 'utf8').catch(() => '');
   const lines = existing.split('\n');
   const start = lines.findIndex((line) => line === `## ${TARGETS_TITLE}`);
   const kept = new Map<string, string>();
+  const measures = new Set(rows.map((r) => r.measure));
+  const benchmarks = new Set(rows.map((r) => r.benchmark));
   if (start >= 0) {
     for (const line of lines.slice(start + 1)) {
       if (line.startsWith('## ')) break;
       const measure = /^\| ([^|]+?) \|/.exec(line)?.[1];
-      if (measure && measure !== 'Measure' && !line.startsWith('|---')) kept.set(measure, line);
+      if (!measure || measure === 'Measure' || line.startsWith('|---')) continue;
+      const benchmark = /\| ([^|]+?) \|$/.exec(line)?.[1];
+      if (benchmark && benchmarks.has(benchmark) && !measures.has(measure)) continue;
+      kept.set(measure, line);
     }
   }
   for (const r of rows) {

@@ -10,6 +10,7 @@ import {
 } from '../store/layers.js';
 import type { Pool } from '../store/pool.js';
 import type { BuildStamp, CachedReport, Fragment, LayerContents, ReportCache } from './report-cache.js';
+import { gzipChunks, gzipReport } from './report-gzip.js';
 
 /**
  * How the API that serves a layer report writes it. The report is its layer's fields around one
@@ -27,7 +28,29 @@ export interface LayerReportFormat {
   readonly vulnerabilities: boolean;
   fragment(feature: LayerFeature, vulnerabilities: readonly AffectingVulnerability[]): Fragment;
   /** The report: the layer's fields and, when listed, its features in order, each from its fragment. */
-  body(layer: LayerRow, features: readonly ReportedFeature[], fragments: ReadonlyMap<number, Fragment>): Buffer;
+  parts(layer: LayerRow, features: readonly ReportedFeature[], fragments: ReadonlyMap<number, Fragment>): ReportParts;
+}
+
+/** A report's bytes in order, its features apart (they are compressed in runs: see report-gzip.ts). */
+export interface ReportParts {
+  /** All of the report's bytes before its first feature. */
+  readonly opening: Buffer;
+  /** Per listed feature, in order, its bytes (the separator before it included). */
+  readonly features: readonly (readonly Buffer[])[];
+  /** All of the report's bytes after its last feature. */
+  readonly closing: Buffer;
+}
+
+/** The report's body and the chunks its features are compressed in. */
+function assemble(parts: ReportParts, features: readonly ReportedFeature[]): Pick<CachedReport, 'body' | 'chunks'> {
+  const buffers = [parts.opening];
+  const lengths = parts.features.map((feature) => {
+    buffers.push(...feature);
+    return feature.reduce((sum, b) => sum + b.length, 0);
+  });
+  buffers.push(parts.closing);
+  const ids = features.map((f) => f.featureVersionId);
+  return { body: Buffer.concat(buffers), chunks: gzipChunks(ids, lengths, parts.opening.length) };
 }
 
 /** The cache key of a layer's report in a format. */
@@ -63,7 +86,7 @@ export class LayerReports {
     if (!contents) return undefined;
     const { layer, features, chain } = contents;
     if (!format.features) {
-      const report: CachedReport = { body: format.body(layer, [], new Map()), layers: chain, features: [] };
+      const report: CachedReport = { ...assemble(format.parts(layer, [], new Map()), []), layers: chain, features: [] };
       return { key, report: this.#cache.keepReport(key, report, stamp) ?? report };
     }
 
@@ -92,11 +115,22 @@ export class LayerReports {
     }
 
     const report: CachedReport = {
-      body: format.body(layer, features, fragments),
+      ...assemble(format.parts(layer, features, fragments), features),
       layers: chain,
       features: features.map((f) => f.featureVersionId),
     };
     return { key, report: this.#cache.keepReport(key, report, stamp) ?? report };
+  }
+
+  /**
+   * The report gzip-compressed, kept with it once made. Its chunks are compressed once whatever the
+   * report: a rebuild after a change compresses only the chunks holding what changed.
+   */
+  async gzip(key: string, report: CachedReport): Promise<Buffer> {
+    if (report.gzip) return report.gzip;
+    const gzip = await gzipReport(report, this.#cache);
+    this.#cache.addGzip(key, report, gzip);
+    return gzip;
   }
 
   /** The layer's row and, when wanted, its resolved features and chain (cached, or read and kept). */

@@ -35,11 +35,19 @@ export interface LayerContents {
   readonly chain: readonly number[];
 }
 
+/** Bytes start (inclusive) to end (exclusive) of a buffer. */
+export interface ByteRange {
+  readonly start: number;
+  readonly end: number;
+}
+
 export interface CachedReport {
   readonly body: Buffer;
   /** The layers and feature versions it shows: a change to any of them drops it. */
   readonly layers: readonly number[];
   readonly features: readonly number[];
+  /** The runs of features the body is gzip-compressed in, each apart (see report-gzip.ts); none without features. */
+  readonly chunks: readonly ByteRange[];
   /** The body gzip-compressed, made on the first request that accepts gzip. */
   gzip?: Buffer;
 }
@@ -48,6 +56,8 @@ export interface CachedReport {
 const DEFAULT_REPORT_BYTES = 64 * 1024 * 1024;
 const DEFAULT_FRAGMENT_BYTES = 64 * 1024 * 1024;
 const DEFAULT_LAYER_BYTES = 16 * 1024 * 1024;
+/** A compressed chunk is a fifth to a twenty-fifth of its bytes: this holds the chunks of more reports than the report bound does. */
+const DEFAULT_GZIP_CHUNK_BYTES = 16 * 1024 * 1024;
 /** A resolved feature held in memory, roughly: its strings and the object around them. */
 const FEATURE_BYTES = 160;
 /** Changes remembered for builds in flight; a build that began more changes ago is not kept. */
@@ -152,6 +162,7 @@ export class ReportCache implements ReportChangeEvents {
   readonly #reports: BoundedMap<CachedReport>;
   readonly #fragments: BoundedMap<Fragment>;
   readonly #layers: BoundedMap<LayerContents>;
+  readonly #gzipChunks: BoundedMap<Buffer>;
   readonly #reportsByLayer = new DependencyIndex();
   readonly #contentsByLayer = new DependencyIndex();
   readonly #reportsByFeature = new DependencyIndex();
@@ -162,7 +173,7 @@ export class ReportCache implements ReportChangeEvents {
   #gathered: { stamp: BuildStamp; heard: number; changed: 'all' | Record<IdKind, Set<number>> } | undefined;
   #listening = false;
 
-  constructor(limits: { reportBytes?: number; fragmentBytes?: number; layerBytes?: number } = {}) {
+  constructor(limits: { reportBytes?: number; fragmentBytes?: number; layerBytes?: number; gzipChunkBytes?: number } = {}) {
     this.#reports = new BoundedMap(limits.reportBytes ?? DEFAULT_REPORT_BYTES, (key, report) => {
       this.#reportsByLayer.remove(report.layers, key);
       this.#reportsByFeature.remove(report.features, key);
@@ -173,11 +184,17 @@ export class ReportCache implements ReportChangeEvents {
     this.#layers = new BoundedMap(limits.layerBytes ?? DEFAULT_LAYER_BYTES, (key, contents) =>
       this.#contentsByLayer.remove(contents.chain, key),
     );
+    this.#gzipChunks = new BoundedMap(limits.gzipChunkBytes ?? DEFAULT_GZIP_CHUNK_BYTES);
   }
 
   /** Bytes held (for tests and metrics); layers' are estimated. */
-  get bytes(): { reports: number; fragments: number; layers: number } {
-    return { reports: this.#reports.bytes, fragments: this.#fragments.bytes, layers: this.#layers.bytes };
+  get bytes(): { reports: number; fragments: number; layers: number; gzipChunks: number } {
+    return {
+      reports: this.#reports.bytes,
+      fragments: this.#fragments.bytes,
+      layers: this.#layers.bytes,
+      gzipChunks: this.#gzipChunks.bytes,
+    };
   }
 
   /** Whether the cache serves anything: only while changes are heard. */
@@ -207,6 +224,18 @@ export class ReportCache implements ReportChangeEvents {
     if (report.gzip || this.#reports.get(key) !== report) return;
     report.gzip = gzip;
     this.#reports.grow(key, gzip.length);
+  }
+
+  /**
+   * The compressed form of a report chunk, by the digest of its bytes. Kept by content, it cannot
+   * go stale: it is served whether or not changes are heard, and no change drops it.
+   */
+  gzipChunk(digest: string): Buffer | undefined {
+    return this.#gzipChunks.get(digest);
+  }
+
+  keepGzipChunk(digest: string, deflated: Buffer): void {
+    this.#gzipChunks.set(digest, deflated, digest.length + deflated.length);
   }
 
   layerContents(name: string): LayerContents | undefined {

@@ -5,6 +5,7 @@ const report = (bytes: number, layers: number[] = [1], features: number[] = []):
   body: Buffer.alloc(bytes, 'x'),
   layers,
   features,
+  chunks: [],
 });
 const fragment = (text: string): Fragment => ({ head: Buffer.from(`{"Name":"${text}"`), tail: Buffer.from('}') });
 

@@ -1,5 +1,3 @@
-import { promisify } from 'node:util';
-import { gzip as gzipCallback } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { badRequest, notFound } from '../../errors.js';
 import { layerFormatNamed, type LayerFormat } from '../../indexer/archive.js';
@@ -9,7 +7,7 @@ import { withTransaction, type Pool } from '../../store/pool.js';
 import { whileClientWaits } from '../edge.js';
 import { JSON_CONTENT_TYPE } from './errors.js';
 import type { LayerReports } from '../../reports/layer-reports.js';
-import type { CachedReport, ReportCache } from '../../reports/report-cache.js';
+import type { CachedReport } from '../../reports/report-cache.js';
 import { reportFormat } from './report-format.js';
 import { flag, revisionOf } from './request.js';
 import { Empty, LayerEnvelope, LayerParams, LayerQuery, LayerReport, PostedLayer, type LayerInput } from './schemas.js';
@@ -49,26 +47,16 @@ function downloadHeaders(input: LayerInput): Record<string, string> {
   return headers;
 }
 
-const gzip = promisify(gzipCallback);
-
 /** Reports worth compressing: a small one costs more to gzip than it saves. */
 const GZIP_MIN_BYTES = 1024;
 
-/**
- * Sends a report, gzip-compressed when the client accepts it (as Clair did). A cached report is
- * compressed once and keeps its gzip form; compression runs in the thread pool.
- */
-async function sendReport(request: FastifyRequest, reply: FastifyReply, reports: ReportCache, key: string, report: CachedReport) {
+/** Sends a report, gzip-compressed when the client accepts it (as Clair did). */
+async function sendReport(request: FastifyRequest, reply: FastifyReply, reports: LayerReports, key: string, report: CachedReport) {
   reply.type(JSON_CONTENT_TYPE).header('vary', 'Accept-Encoding');
   if (report.body.length < GZIP_MIN_BYTES || !/\bgzip\b/i.test(String(request.headers['accept-encoding'] ?? ''))) {
     return reply.send(report.body);
   }
-  let compressed = report.gzip;
-  if (!compressed) {
-    compressed = await gzip(report.body);
-    reports.addGzip(key, report, compressed);
-  }
-  return reply.header('content-encoding', 'gzip').send(compressed);
+  return reply.header('content-encoding', 'gzip').send(await reports.gzip(key, report));
 }
 
 export function registerLayerRoutes(app: RouteApp, deps: LayerRouteDeps): void {
@@ -128,7 +116,7 @@ export function registerLayerRoutes(app: RouteApp, deps: LayerRouteDeps): void {
       };
       const built = await deps.reports.report(request.params.name, reportFormat(view));
       if (!built) throw notFound(`layer ${request.params.name} does not exist`);
-      return sendReport(request, reply, deps.reports.cache, built.key, built.report);
+      return sendReport(request, reply, deps.reports, built.key, built.report);
     },
   );
 

@@ -8,6 +8,7 @@ export interface ReportView {
   vulnerabilities: boolean;
 }
 
+const NOTHING = Buffer.alloc(0);
 const COMMA = Buffer.from(',');
 const FEATURES_OPEN = Buffer.from(',"Features":[');
 const FEATURES_CLOSE = Buffer.from(']}}');
@@ -26,7 +27,7 @@ export function reportFormat(view: ReportView): LayerReportFormat {
       const text = featureFragment(feature, vulnerabilities, view.revision, view.vulnerabilities);
       return { head: Buffer.from(text.head), tail: Buffer.from(text.tail) };
     },
-    body(layer, features, fragments) {
+    parts(layer, features, fragments) {
       const header = JSON.stringify({
         Layer: {
           Name: layer.name,
@@ -35,18 +36,18 @@ export function reportFormat(view: ReportView): LayerReportFormat {
           IndexedByVersion: layer.indexedByVersion,
         },
       });
-      if (!view.features) return Buffer.from(header);
+      if (!view.features) return { opening: Buffer.from(header), features: [], closing: NOTHING };
       const addedBy = new Map<string, Buffer>();
-      const parts: Buffer[] = [Buffer.from(header.slice(0, -2)), FEATURES_OPEN];
-      features.forEach((f, i) => {
-        const fragment = fragments.get(f.featureVersionId)!;
-        let added = addedBy.get(f.addedBy);
-        if (!added) addedBy.set(f.addedBy, (added = Buffer.from(`,"AddedBy":${JSON.stringify(f.addedBy)}`)));
-        if (i > 0) parts.push(COMMA);
-        parts.push(fragment.head, added, fragment.tail);
-      });
-      parts.push(FEATURES_CLOSE);
-      return Buffer.concat(parts);
+      return {
+        opening: Buffer.concat([Buffer.from(header.slice(0, -2)), FEATURES_OPEN]),
+        features: features.map((f, i) => {
+          const fragment = fragments.get(f.featureVersionId)!;
+          let added = addedBy.get(f.addedBy);
+          if (!added) addedBy.set(f.addedBy, (added = Buffer.from(`,"AddedBy":${JSON.stringify(f.addedBy)}`)));
+          return i > 0 ? [COMMA, fragment.head, added, fragment.tail] : [fragment.head, added, fragment.tail];
+        }),
+        closing: FEATURES_CLOSE,
+      };
     },
   };
 }
