@@ -35,7 +35,7 @@ interface Store {
 class Stores {
   readonly #admin: pg.Client;
   readonly #url: URL;
-  readonly #made: string[] = [];
+  readonly #made: Store[] = [];
 
   private constructor(admin: pg.Client, url: URL) {
     this.#admin = admin;
@@ -52,11 +52,11 @@ class Stores {
   async make(template?: string): Promise<Store> {
     const name = `tarsier_scan_${randomBytes(4).toString('hex')}`;
     await this.#admin.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
-    this.#made.push(name);
     const url = new URL(this.#url);
     url.pathname = `/${name}`;
     const config = join(CACHE_DIR, `${name}.yaml`);
     await writeFile(config, `clair:\n  database:\n    options:\n      source: ${url.toString()}\n`);
+    this.#made.push({ name, config });
     return { name, config };
   }
 
@@ -66,7 +66,7 @@ class Stores {
   }
 
   async close(): Promise<void> {
-    for (const name of this.#made) await this.#admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    for (const store of this.#made) await this.drop(store);
     await this.#admin.end();
   }
 }
