@@ -53,6 +53,13 @@ async function buildLayer(layer: LayerFile): Promise<void> {
   await rm(extra, { recursive: true, force: true });
 }
 
+/** The gzip file of the small or the large layer of this machine's files, built when not built yet (the OCI layout of scan-archive holds the small one). */
+export async function machineLayer(label: 'small' | 'large'): Promise<string> {
+  const layer = LAYERS.find((l) => l.label === label)!;
+  await buildLayer(layer);
+  return layer.path;
+}
+
 function seconds(run: () => void): number {
   const started = process.hrtime.bigint();
   run();

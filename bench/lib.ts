@@ -1,4 +1,5 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createReadStream } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname } from 'node:path';
@@ -70,6 +71,49 @@ export function importRows(
     floor: (label, seconds) =>
       `| ${label} | ${median(seconds).toFixed(digits)} s | ${seconds.map((t) => t.toFixed(digits)).join(', ')} | ${(firstMedian / median(seconds)).toFixed(1)}× |`,
   };
+}
+
+/** One run of a program: its wall time (the whole process), peak RSS, CPU time (user + system, its children's included) and output. */
+export interface Timed {
+  seconds: number;
+  peakMiB: number;
+  cpuSeconds: number;
+  stdout: string;
+}
+
+/** Runs a program under GNU time, with only PATH of the environment unless env adds more; rejects on a non-zero exit. */
+export function timed(program: string, args: readonly string[], env: Record<string, string> = {}): Promise<Timed> {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const child = spawn('/usr/bin/time', ['-f', 'MAXRSS %M CPU %U %S', program, ...args], {
+      env: { PATH: process.env.PATH, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      if (code !== 0) return reject(new Error(`${program} ${args.join(' ')} exited ${code}: ${stderr}`));
+      const time = /MAXRSS (\d+) CPU ([\d.]+) ([\d.]+)/.exec(stderr);
+      if (!time) return reject(new Error(`no GNU time line in ${stderr}`));
+      resolve({ seconds, peakMiB: Number(time[1]) / 1024, cpuSeconds: Number(time[2]) + Number(time[3]), stdout });
+    });
+  });
+}
+
+/**
+ * Reads the file once, to nothing: the first read of a new sparse file fills the page cache with
+ * zeros, which the scan and the floor must not pay one and not the other. Returns seconds.
+ */
+export async function warm(file: string): Promise<number> {
+  const started = process.hrtime.bigint();
+  for await (const _chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
+    // discarded
+  }
+  return Number(process.hrtime.bigint() - started) / 1e9;
 }
 
 export function median(xs: readonly number[]): number {

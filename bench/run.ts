@@ -8,6 +8,7 @@ import { run as layerIndex } from './layer-index.js';
 import { run as layerReport } from './layer-report.js';
 import { run as notificationFanout } from './notification-fanout.js';
 import { run as osvImport } from './osv-import.js';
+import { run as scanArchive } from './scan-archive.js';
 import { run as scanUpload } from './scan-upload.js';
 import { run as soak } from './soak.js';
 import { run as versionCompare } from './version-compare.js';
@@ -23,6 +24,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'vulnerability-write': vulnerabilityWrite,
   'notification-fanout': notificationFanout,
   'scan-upload': scanUpload,
+  'scan-archive': scanArchive,
   soak,
   'ui-pages': async () => (await import('./ui-pages.js')).run(),
 };

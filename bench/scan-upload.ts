@@ -7,14 +7,13 @@
  */
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { createReadStream } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { connect, createServer, type Socket } from 'node:net';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { largeLayerDockerArchive, type LargeLayerArchive } from '../test/helpers/image-archives.js';
-import { median, provenance, writeBenchmarkSection } from './lib.js';
+import { median, provenance, timed, warm, writeBenchmarkSection, type Timed } from './lib.js';
 import { benchDatabase, CACHE_DIR, startBenchServer } from './server.js';
 
 const RUNS = 5;
@@ -24,36 +23,6 @@ const GIB = 2 ** 30;
 const MIB = 2 ** 20;
 /** What the scanner's archive reader streams a layer with (src/scanner/image-files.ts); the floor reads the same way. */
 const READ_CHUNK = 256 * 1024;
-
-interface Timed {
-  seconds: number;
-  peakMiB: number;
-  cpuSeconds: number;
-  stdout: string;
-}
-
-/** Runs a program under GNU time: its wall time (the whole process), peak RSS, CPU time (user + system) and output. */
-function timed(program: string, args: readonly string[]): Promise<Timed> {
-  return new Promise((resolve, reject) => {
-    const started = process.hrtime.bigint();
-    const child = spawn('/usr/bin/time', ['-f', 'MAXRSS %M CPU %U %S', program, ...args], {
-      env: { PATH: process.env.PATH },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      if (code !== 0) return reject(new Error(`${program} ${args.join(' ')} exited ${code}: ${stderr}`));
-      const time = /MAXRSS (\d+) CPU ([\d.]+) ([\d.]+)/.exec(stderr);
-      if (!time) return reject(new Error(`no GNU time line in ${stderr}`));
-      resolve({ seconds, peakMiB: Number(time[1]) / 1024, cpuSeconds: Number(time[2]) + Number(time[3]), stdout });
-    });
-  });
-}
 
 interface Scanned extends Timed {
   packages: number;
@@ -65,18 +34,6 @@ async function scan(server: string, archive: string): Promise<Scanned> {
   const result = await timed(process.execPath, [CLI, 'scan', '--server', server, '--format', 'json', '--quiet', archive]);
   const report = JSON.parse(result.stdout) as { packages: unknown[]; layers: string[] };
   return { ...result, packages: report.packages.length, layers: report.layers };
-}
-
-/**
- * Reads the file once, to nothing: the first read of a new sparse file fills the page cache with
- * zeros, which the scan and the floor must not pay one and not the other. Returns seconds.
- */
-async function warm(file: string): Promise<number> {
-  const started = process.hrtime.bigint();
-  for await (const _chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
-    // discarded
-  }
-  return Number(process.hrtime.bigint() - started) / 1e9;
 }
 
 /** CPU time (user + system) a process has used so far, in seconds (Linux /proc; clock ticks of 1/100 s). */

@@ -7,15 +7,18 @@ import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command } from 'commander';
-import { ConfigError, loadConfig, type Config } from './config.js';
-import { createLogger } from './logger.js';
-import { runnerSettings } from './settings.js';
+import type { Config } from './config.js';
 
-// The server and the updaters are loaded by the command that runs them (below, with import()): a
-// process that only re-runs itself with a bounded heap, or prints help, loads none of them. Loading
-// them twice was most of the time of an update that finds every feed unchanged.
+// Each command loads what it runs (below, with import()): a process that only re-runs itself with
+// a bounded heap, or prints help, loads none of it, and `scan` loads neither the configuration
+// reader nor the logger unless it scans standalone. Loading the server and the updaters twice was
+// most of the time of an update that finds every feed unchanged; the configuration reader and the
+// logger alone were a third of the start-up of `tarsier scan`.
 const server = () => import('./server.js');
 const updaters = async () => ({ ...(await import('./updater/runner.js')), ...(await import('./updater/sources.js')) });
+const createLogger = async (...args: Parameters<typeof import('./logger.js').createLogger>) =>
+  (await import('./logger.js')).createLogger(...args);
+const runnerSettings = async (config: Config) => (await import('./settings.js')).runnerSettings(config);
 
 /**
  * Feed imports allocate far more short-lived garbage than they keep (a full Debian import keeps
@@ -58,7 +61,8 @@ function runWithBoundedHeap(): boolean {
 
 const reRun = runWithBoundedHeap();
 
-function configFrom(options: { config?: string }): Config {
+async function configFrom(options: { config?: string }): Promise<Config> {
+  const { ConfigError, loadConfig } = await import('./config.js');
   try {
     return loadConfig({ file: options.config, env: process.env });
   } catch (err) {
@@ -80,8 +84,8 @@ program
   .description('run the API server (default command)')
   .option('-c, --config <file>', 'YAML configuration file (Clair v2/v3 config.yaml accepted); also TARSIER_CONFIG')
   .action(async (options: { config?: string }) => {
-    const config = configFrom(options);
-    const log = createLogger(config.log.level);
+    const config = await configFrom(options);
+    const log = await createLogger(config.log.level);
     try {
       const { startServer, stopOnSignals } = await server();
       stopOnSignals(await startServer(config, log), log);
@@ -97,8 +101,8 @@ program
   .description('apply pending database migrations and exit')
   .option('-c, --config <file>', 'YAML configuration file; also TARSIER_CONFIG')
   .action(async (options: { config?: string }) => {
-    const config = configFrom(options);
-    const log = createLogger(config.log.level);
+    const config = await configFrom(options);
+    const log = await createLogger(config.log.level);
     try {
       const database = await (await import('./database.js')).openDatabase(config, log);
       await database.close();
@@ -114,9 +118,9 @@ program
   .option('-c, --config <file>', 'YAML configuration file; also TARSIER_CONFIG')
   .option('-s, --source <name>', 'run only this source (any of them, enabled or not)')
   .action(async (options: { config?: string; source?: string }) => {
-    const config = configFrom(options);
+    const config = await configFrom(options);
     // The summary goes to stdout; logs go to stderr.
-    const log = createLogger(config.log.level, 2);
+    const log = await createLogger(config.log.level, 2);
     const { enabledSources, formatSummary, SOURCES, UpdaterRunner } = await updaters();
     let sources = enabledSources(config.updater.enabledUpdaters);
     if (options.source !== undefined) {
@@ -129,7 +133,7 @@ program
     }
     const database = await (await import('./database.js')).openDatabase(config, log);
     try {
-      const runner = new UpdaterRunner({ pool: database.pool, settings: runnerSettings(config), log });
+      const runner = new UpdaterRunner({ pool: database.pool, settings: await runnerSettings(config), log });
       const summaries = [];
       for (const source of sources) summaries.push(await runner.run(source));
       process.stdout.write(formatSummary(summaries));
@@ -145,8 +149,8 @@ program
   .argument('<file>', 'bundle to write')
   .option('-c, --config <file>', 'YAML configuration file; also TARSIER_CONFIG')
   .action(async (file: string, options: { config?: string }) => {
-    const config = configFrom(options);
-    const log = createLogger(config.log.level, 2);
+    const config = await configFrom(options);
+    const log = await createLogger(config.log.level, 2);
     const { SOURCES } = await updaters();
     const { exportBundle } = await import('./updater/bundle.js');
     const database = await (await import('./database.js')).openDatabase(config, log);
@@ -167,13 +171,13 @@ program
   .option('-c, --config <file>', 'YAML configuration file; also TARSIER_CONFIG')
   .option('-s, --source <name>', "read <path> as this source's native data")
   .action(async (path: string, options: { config?: string; source?: string }) => {
-    const config = configFrom(options);
-    const log = createLogger(config.log.level, 2);
+    const config = await configFrom(options);
+    const log = await createLogger(config.log.level, 2);
     const { formatSummary, SOURCES, UpdaterRunner } = await updaters();
     const { importBundle } = await import('./updater/bundle.js');
     const database = await (await import('./database.js')).openDatabase(config, log);
     try {
-      const runner = new UpdaterRunner({ pool: database.pool, settings: runnerSettings(config), log });
+      const runner = new UpdaterRunner({ pool: database.pool, settings: await runnerSettings(config), log });
       let summaries;
       if (options.source !== undefined) {
         const source = SOURCES.find((s) => s.name === options.source);

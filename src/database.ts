@@ -4,7 +4,6 @@ import type { Config } from './config.js';
 import { isDatabaseUnavailable } from './errors.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './store/embedded.js';
 import { migrate } from './store/migrate.js';
-import { migrateQueue } from './images/queue.js';
 import { createPool, type Pool } from './store/pool.js';
 
 /**
@@ -31,7 +30,8 @@ async function migrateWhenReachable(pool: Pool, log: Logger, imageQueue: boolean
   for (let delay = 500; ; delay = Math.min(delay * 2, 5_000)) {
     try {
       await migrate(pool, log);
-      if (imageQueue) await migrateQueue(pool, log);
+      // The queue (graphile-worker) is loaded only by the processes that run it: not by a standalone scan.
+      if (imageQueue) await (await import('./images/queue.js')).migrateQueue(pool, log);
       return;
     } catch (err) {
       if (!isDatabaseUnavailable(err) || Date.now() + delay > deadline) throw err;

@@ -10,7 +10,8 @@ import { ImageScanner } from './images/images.js';
 import { ImageQueue } from './images/queue.js';
 import { AncestryService } from './indexer/ancestry-service.js';
 import type { Indexer } from './indexer/indexer.js';
-import { LayerScans } from './indexer/layer-scans.js';
+import type { LayerScans } from './indexer/layer-scans.js';
+import { layerScans } from './layer-scanning.js';
 import type { Metrics } from './metrics.js';
 import { RegistryClient } from './registry/client.js';
 import { registryClientSettings } from './settings.js';
@@ -38,12 +39,7 @@ export function imageScanning(deps: {
   const { pool, config, log, metrics } = deps;
   const registry = new RegistryClient(registryClientSettings(config, deps.requestsConfigure ? { requestsConfigure: true } : {}));
   // One LayerScans for images, uploads and the ancestry API: a layer any of them is scanning is joined, not scanned again.
-  const scans = new LayerScans({
-    pool,
-    indexer: deps.indexer,
-    log: log.child({ component: 'layer-scans' }),
-    downloadTimeoutMs: config.indexer.downloadTimeoutMs,
-  });
+  const scans = layerScans(deps);
   const scanner = new ImageScanner({ pool, registry, scans, log, ...(metrics ? { metrics } : {}) });
   return { scanner, scans };
 }

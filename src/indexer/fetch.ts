@@ -10,11 +10,10 @@ import { open, realpath, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { addAbortSignal, Transform, type Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { readsFile } from '../decompress.js';
 import { badRequest, TarsierError, unprocessable } from '../errors.js';
-import type { Refusal } from '../outbound/address-policy.js';
-import { outboundDispatcher, RefusedAddressError } from '../outbound/dispatcher.js';
+import { RefusedAddressError, type Refusal } from '../outbound/address-policy.js';
 import { USER_AGENT } from '../version.js';
 
 export interface FetchSettings {
@@ -134,7 +133,7 @@ async function openHttp(
   const location = redactLocation(url.href);
   const timeout = AbortSignal.timeout(settings.downloadTimeoutMs);
   const failure = (err: unknown): Error => downloadFailure(err, { location, settings, timeout, signal });
-  const dispatcher = createDispatcher(settings);
+  const [dispatcher, { request }] = await Promise.all([createDispatcher(settings), import('undici')]);
   const release = (): void => void dispatcher.destroy().catch(() => undefined);
 
   let response: Dispatcher.ResponseData;
@@ -175,8 +174,11 @@ function parseHttpUrl(path: string): URL {
  * One Agent per download: its sockets die with the stream (no idle connection outlives the layer),
  * and its connector carries the address guard, which must see every hop of a redirect. The
  * registry client uses the same for manifests and tokens: a registry host is chosen by clients too.
+ * The HTTP client is loaded here, at the first download: reading a local or uploaded layer (a
+ * standalone scan of an archive) needs none, and loading it was a third of such a scan's start-up.
  */
-export function createDispatcher(settings: FetchSettings): Dispatcher {
+export async function createDispatcher(settings: FetchSettings): Promise<Dispatcher> {
+  const { outboundDispatcher } = await import('../outbound/dispatcher.js');
   const timeoutMs = settings.downloadTimeoutMs;
   return outboundDispatcher({
     connectTimeoutMs: timeoutMs,

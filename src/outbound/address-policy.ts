@@ -68,6 +68,20 @@ function bare(ip: string): string {
   return ip.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
 }
 
+/**
+ * A connection the address policy refused: the address and why. Beside the policy, not the
+ * dispatcher that enforces it, so that code telling this error apart loads no HTTP client.
+ */
+export class RefusedAddressError extends Error {
+  constructor(
+    readonly address: string,
+    readonly refusal: Refusal,
+  ) {
+    super(`${address}: ${refusal}`);
+    this.name = 'RefusedAddressError';
+  }
+}
+
 /** A network in CIDR form ("10.20.0.0/16", "fd00::/8") or a single address; undefined when it is neither. */
 export function parseNetwork(text: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | undefined {
   const [address = '', prefixText] = text.trim().split('/');

@@ -6,7 +6,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { Agent, buildConnector, interceptors, ProxyAgent, type Dispatcher } from 'undici';
-import { AddressPolicy, type AddressPolicySettings, type Refusal } from './address-policy.js';
+import { AddressPolicy, RefusedAddressError, type AddressPolicySettings } from './address-policy.js';
 
 export interface OutboundSettings {
   /** Connecting, TLS handshake included; unset: undici's default. */
@@ -63,17 +63,6 @@ export function outboundDispatcher(settings: OutboundSettings): Dispatcher {
   return settings.maxRedirects === undefined
     ? dispatcher
     : dispatcher.compose(interceptors.redirect({ maxRedirections: settings.maxRedirects }));
-}
-
-/** A connection the address policy refused: the address and why. */
-export class RefusedAddressError extends Error {
-  constructor(
-    readonly address: string,
-    readonly refusal: Refusal,
-  ) {
-    super(`${address}: ${refusal}`);
-    this.name = 'RefusedAddressError';
-  }
 }
 
 /**

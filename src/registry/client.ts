@@ -440,7 +440,7 @@ export class RegistryRepository {
     }: { withSession?: boolean; method?: 'GET' | 'HEAD'; timeoutMs?: number | undefined } = {},
   ): Promise<Dispatcher.ResponseData> {
     const timeout = AbortSignal.timeout(timeoutMs ?? this.#fetch.downloadTimeoutMs);
-    const dispatcher = createDispatcher(this.#fetch);
+    const dispatcher = await createDispatcher(this.#fetch);
     const all: Record<string, string> = { 'user-agent': USER_AGENT, ...headers };
     if (withSession && all.authorization === undefined && this.#authorization !== undefined) all.authorization = this.#authorization;
     try {

@@ -1,13 +1,11 @@
 import { stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import type { Config } from '../config.js';
 import { TarsierError } from '../errors.js';
-import { createLogger } from '../logger.js';
 import { parseDuration } from '../duration.js';
 import { dataProblems, imageData } from '../model/coverage.js';
 import { parseSeverity, SEVERITIES, type Severity } from '../model/vulnerability.js';
-import { RegistryError } from '../registry/client.js';
 import { parsePlatform, type Platform } from '../registry/manifest.js';
 import { InvalidReference, parseImageReference } from '../registry/reference.js';
 import { ScanError, type LocalSbom, type Progress, type ScanBackend, type ScannedContents } from './backend.js';
@@ -18,7 +16,6 @@ import { readIgnoreFile, type IgnoreEntry } from './ignore.js';
 import { ImageArchiveError, openImageFiles } from './image-files.js';
 import { readLocalImage, type LocalImageKind } from './local-image.js';
 import { silentProgress, terminalProgress } from './progress.js';
-import { ServerBackend } from './remote.js';
 import { readSbomFile } from './sbom-file.js';
 import type { ScanReport } from './report.js';
 
@@ -132,7 +129,8 @@ function cacheDirOf(options: ScanOptions, env: ScanIo['env']): { dir: string; ch
  * it names a database, else the embedded PostgreSQL under the cache directory. DATABASE_URL and
  * TARSIER_DATA_DIR are a server's settings and do not redirect a scan.
  */
-function standaloneConfig(options: ScanOptions, env: ScanIo['env']): Config {
+async function standaloneConfig(options: ScanOptions, env: ScanIo['env']): Promise<Config> {
+  const { ConfigError, loadConfig } = await import('../config.js');
   const { DATABASE_URL: _url, TARSIER_DATA_DIR: _dir, ...rest } = env;
   let config: Config;
   try {
@@ -178,8 +176,8 @@ export async function runScan(input: string, options: ScanOptions, io: ScanIo): 
       io.stderr.write('tarsier scan: interrupted\n');
       return EXIT_CANNOT_SCAN;
     }
-    const known =
-      err instanceof ScanError || err instanceof TarsierError || err instanceof ImageArchiveError || err instanceof RegistryError;
+    // A registry's refusal is a TarsierError too (RegistryError).
+    const known = err instanceof ScanError || err instanceof TarsierError || err instanceof ImageArchiveError;
     io.stderr.write(`tarsier scan: ${known ? err.message : `could not scan: ${(err as Error).message}`}\n`);
     return EXIT_CANNOT_SCAN;
   }
@@ -195,16 +193,19 @@ async function scan(input: string, options: ScanOptions, io: ScanIo): Promise<nu
   const progressTo = !options.quiet && io.stderr.isTTY ? io.stderr : undefined;
   const progress: Progress = progressTo ? terminalProgress(progressTo, server ? 'sending' : 'reading') : silentProgress;
 
+  // Each backend is loaded by the scan that uses it: the server's HTTP client, or the store, the
+  // indexer and the configuration reader of a standalone scan.
   let backend: ScanBackend;
   if (server) {
     if (options.db !== undefined || options.update)
       throw new ScanError('--db and --update are for standalone scans; the server keeps its own data');
+    const { ServerBackend } = await import('./remote.js');
     backend = new ServerBackend({ url: server, token });
   } else {
-    const { StandaloneBackend } = await import('./standalone.js');
+    const [{ StandaloneBackend }, { createLogger }] = await Promise.all([import('./standalone.js'), import('../logger.js')]);
     const log = createLogger('warn', 2);
     backend = await StandaloneBackend.open(
-      standaloneConfig(options, io.env),
+      await standaloneConfig(options, io.env),
       log,
       { bundle: options.db, update: options.update, allowMissingData },
       progress,

@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import { parse } from 'yaml';
 import { ScanError } from './backend.js';
 
 /**
@@ -33,7 +32,9 @@ export async function readIgnoreFile(file: string): Promise<IgnoreEntry[]> {
   return parseIgnoreFile(text, file);
 }
 
-export function parseIgnoreFile(text: string, file: string): IgnoreEntry[] {
+/** The entries of the file's text; the YAML reader is loaded here, so that a scan without --ignore does not load it. */
+export async function parseIgnoreFile(text: string, file: string): Promise<IgnoreEntry[]> {
+  const { parse } = await import('yaml');
   let document: unknown;
   try {
     document = parse(text);

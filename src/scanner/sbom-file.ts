@@ -1,5 +1,4 @@
 import { open, readFile } from 'node:fs/promises';
-import { MalformedSbom, readSbom } from '../sbom/read.js';
 import { ScanError, type LocalSbom } from './backend.js';
 
 /**
@@ -27,6 +26,8 @@ export async function readSbomFile(path: string): Promise<LocalSbom | undefined>
   const magic = head.subarray(TAR_MAGIC.offset, TAR_MAGIC.offset + TAR_MAGIC.text.length).toString('latin1');
   if (magic === TAR_MAGIC.text || !/^(?:\uFEFF)?\s*\{/.test(head.toString('utf8'))) return undefined;
   const bytes = await readFile(path);
+  // The SBOM reader (package URLs, the format catalog) is loaded only for a file that is one.
+  const { MalformedSbom, readSbom } = await import('../sbom/read.js');
   try {
     return { bytes, sbom: readSbom(bytes) };
   } catch (err) {

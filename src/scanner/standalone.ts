@@ -5,15 +5,13 @@ import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { openDatabase, type Database } from '../database.js';
-import type { ImageScanner } from '../images/images.js';
 import { holdsVulnerabilityData } from '../coverage.js';
 import { imageContents } from '../images/report.js';
-import { writeSbomAncestry } from '../images/sboms.js';
 import { storeAncestry } from '../indexer/ancestry-assembly.js';
 import { Indexer } from '../indexer/indexer.js';
 import type { LayerScans, ScannedLayer } from '../indexer/layer-scans.js';
+import { layerScans } from '../layer-scanning.js';
 import { Rematcher } from '../rematch.js';
-import { imageScanning } from '../services.js';
 import { indexerSettings, runnerSettings } from '../settings.js';
 import { getValue, setValue } from '../store/keyvalue.js';
 import { withTransaction } from '../store/pool.js';
@@ -55,16 +53,17 @@ export interface DataOptions {
 export class StandaloneBackend implements ScanBackend {
   readonly mode = 'standalone' as const;
   readonly #database: Database;
+  readonly #config: Config;
+  readonly #log: Logger;
+  readonly #indexer: Indexer;
   readonly #scans: LayerScans;
-  readonly #images: ImageScanner;
 
   private constructor(database: Database, config: Config, log: Logger) {
     this.#database = database;
-    const { pool } = database;
-    const indexer = new Indexer({ pool, settings: indexerSettings(config), log });
-    const { scanner, scans } = imageScanning({ pool, indexer, config, log, requestsConfigure: true });
-    this.#scans = scans;
-    this.#images = scanner;
+    this.#config = config;
+    this.#log = log;
+    this.#indexer = new Indexer({ pool: database.pool, settings: indexerSettings(config), log });
+    this.#scans = layerScans({ pool: database.pool, indexer: this.#indexer, config, log });
   }
 
   /** Opens (creating when new) the store, and loads vulnerability data as asked; a store without any is refused unless allowed. */
@@ -118,7 +117,16 @@ export class StandaloneBackend implements ScanBackend {
 
   async scanRegistry(scan: RegistryScanRequest, progress: Progress, signal: AbortSignal): Promise<ScannedContents> {
     progress({ kind: 'step', message: `pulling ${scan.reference}` });
-    const images = await withDefaultPlatform(scan.platform, (platform) => this.#images.scan({ ...scan, platform }, signal));
+    // The registry client and image scanner (and their HTTP client) are loaded by a registry scan only.
+    const { imageScanning } = await import('../services.js');
+    const { scanner } = imageScanning({
+      pool: this.#database.pool,
+      indexer: this.#indexer,
+      config: this.#config,
+      log: this.#log,
+      requestsConfigure: true,
+    });
+    const images = await withDefaultPlatform(scan.platform, (platform) => scanner.scan({ ...scan, platform }, signal));
     const image = images[0];
     if (!image) throw new ScanError(`no image was found for ${scan.reference}`);
     return {
@@ -130,6 +138,7 @@ export class StandaloneBackend implements ScanBackend {
 
   async scanSbom({ sbom }: LocalSbom, progress: Progress): Promise<ScannedContents> {
     progress({ kind: 'step', message: 'matching vulnerabilities' });
+    const { writeSbomAncestry } = await import('../images/sboms.js');
     await withTransaction(this.#database.pool, (client) => writeSbomAncestry(client, sbom));
     return sbomContents(await this.#contents(sbom.digest), sbom, sbom.skipped);
   }

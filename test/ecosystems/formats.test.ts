@@ -47,7 +47,7 @@ const { MATCHING } = await import('../../src/ecosystems/matching.js');
 const { scanContents } = await import('../../src/indexer/scan.js');
 const { packageUrl } = await import('../../src/scanner/purl.js');
 const { FeatureInput } = await import('../../src/api/v1/schemas.js');
-const { ReportPackage } = await import('../../src/scanner/report.js');
+const { ReportPackage } = await import('../../src/scanner/report-schema.js');
 const { sarifReport } = await import('../../src/scanner/formats/sarif.js');
 const { json, testApp } = await import('../helpers/app.js');
 

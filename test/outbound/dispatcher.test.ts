@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { outboundDispatcher, RefusedAddressError } from '../../src/outbound/dispatcher.js';
+import { RefusedAddressError } from '../../src/outbound/address-policy.js';
+import { outboundDispatcher } from '../../src/outbound/dispatcher.js';
 import { startLayerServer, type LayerServer } from '../helpers/layer-server.js';
 
 /** A forward proxy: CONNECT tunnels and absolute-URI requests, each recorded. */

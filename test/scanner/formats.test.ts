@@ -6,7 +6,8 @@ import { cyclonedxReport } from '../../src/scanner/formats/cyclonedx.js';
 import { formatReport, OUTPUT_FORMATS } from '../../src/scanner/formats/index.js';
 import { sarifReport } from '../../src/scanner/formats/sarif.js';
 import { tableReport } from '../../src/scanner/formats/table.js';
-import { ScanReport, type Finding, type ReportPackage } from '../../src/scanner/report.js';
+import { ScanReport as ScanReportSchema } from '../../src/scanner/report-schema.js';
+import type { Finding, ReportPackage, ScanReport } from '../../src/scanner/report.js';
 import { validateCycloneDx, validateSarif } from '../helpers/report-schemas.js';
 
 /**
@@ -282,7 +283,7 @@ describe('the hand-built reports', () => {
   it('are scan reports', () => {
     const ajv = new Ajv({ allErrors: true });
     ajvFormats.default(ajv);
-    const validate = ajv.compile(ScanReport);
+    const validate = ajv.compile(ScanReportSchema);
     for (const [name, build] of Object.entries(REPORTS)) expect(validate(build()) ? [] : validate.errors, name).toEqual([]);
   });
 });
@@ -825,7 +826,7 @@ describe('formatReport', () => {
   it('writes EPSS and KEV in the JSON report as the report has them, valid against its schema', () => {
     const validate = new Ajv({ allErrors: true });
     ajvFormats.default(validate);
-    const check = validate.compile(ScanReport);
+    const check = validate.compile(ScanReportSchema);
     const written = JSON.parse(formatReport(riskReport(), 'json', { color: false }));
     expect(written).toEqual(riskReport());
     expect(check(written) ? [] : check.errors).toEqual([]);

@@ -8,13 +8,14 @@ import { readFile } from 'node:fs/promises';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
-import { SCAN_REPORT_VERSION, ScanReport } from '../../src/scanner/report.js';
+import { SCAN_REPORT_VERSION } from '../../src/scanner/report.js';
+import { ScanReport } from '../../src/scanner/report-schema.js';
 
 const SCHEMA_FILE = new URL('../../docs/scan-report.schema.json', import.meta.url);
 
 const REGENERATE =
-  'docs/scan-report.schema.json differs from ScanReport in src/scanner/report.ts; regenerate it with\n' +
-  `  node --import tsx -e "import('./src/scanner/report.ts').then((m) => process.stdout.write(JSON.stringify(m.ScanReport, null, 2) + '\\n'))" > docs/scan-report.schema.json`;
+  'docs/scan-report.schema.json differs from ScanReport in src/scanner/report-schema.ts; regenerate it with\n' +
+  `  node --import tsx -e "import('./src/scanner/report-schema.ts').then((m) => process.stdout.write(JSON.stringify(m.ScanReport, null, 2) + '\\n'))" > docs/scan-report.schema.json`;
 
 const LAYER = 'sha256:2c0d8a4b3e6f1a9c7b5d3e1f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e2f4a6b';
 

@@ -15,7 +15,8 @@ import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScanOptions } from '../../src/scanner/command.js';
-import { ScanReport } from '../../src/scanner/report.js';
+import { ScanReport as ScanReportSchema } from '../../src/scanner/report-schema.js';
+import type { ScanReport } from '../../src/scanner/report.js';
 import { json, testApp, type TestApp } from '../helpers/app.js';
 import { validateCycloneDx, validateSarif } from '../helpers/report-schemas.js';
 import { scanInProcess, type ScanRun } from '../helpers/scan-run.js';
@@ -38,7 +39,7 @@ const scan = (target: string, options: Partial<ScanOptions>): Promise<ScanRun> =
 
 const ajv = new Ajv({ allErrors: true, strict: false });
 addFormats.default(ajv);
-const validateReport = ajv.compile(ScanReport);
+const validateReport = ajv.compile(ScanReportSchema);
 
 function report(run: ScanRun): ScanReport {
   const parsed = JSON.parse(run.stdout) as ScanReport;

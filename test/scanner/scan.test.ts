@@ -19,7 +19,8 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
 import { runScan, type ScanOptions } from '../../src/scanner/command.js';
-import { ScanReport } from '../../src/scanner/report.js';
+import { ScanReport as ScanReportSchema } from '../../src/scanner/report-schema.js';
+import type { ScanReport } from '../../src/scanner/report.js';
 import { UpdaterRunner } from '../../src/updater/runner.js';
 import { runnerSettings } from '../../src/settings.js';
 import { enabledSources } from '../../src/updater/sources.js';
@@ -103,7 +104,7 @@ const scan = (target: string, options: Partial<ScanOptions>, env: Record<string,
 
 const ajv = new Ajv({ allErrors: true, strict: false });
 addFormats.default(ajv);
-const validateReport = ajv.compile(ScanReport);
+const validateReport = ajv.compile(ScanReportSchema);
 
 function report(run: ScanRun): ScanReport {
   expect(run.stderr).not.toMatch(/tarsier scan:/);

@@ -55,22 +55,22 @@ describe('package URLs', () => {
 describe('the ignore file', () => {
   const now = new Date('2026-11-24T12:00:00Z');
 
-  it('applies an entry through the whole of its expires day (UTC), and not after', () => {
-    const entries = parseIgnoreFile('- id: CVE-1\n  expires: 2026-11-24\n- id: CVE-2\n  expires: "2026-11-24T11:00:00Z"\n', 'f');
+  it('applies an entry through the whole of its expires day (UTC), and not after', async () => {
+    const entries = await parseIgnoreFile('- id: CVE-1\n  expires: 2026-11-24\n- id: CVE-2\n  expires: "2026-11-24T11:00:00Z"\n', 'f');
     expect(ignoreEntryFor(entries, { id: 'CVE-1', packageName: 'a' }, now)?.id).toBe('CVE-1');
     expect(ignoreEntryFor(entries, { id: 'CVE-1', packageName: 'a' }, new Date('2026-11-25T00:00:00Z'))).toBeUndefined();
     expect(ignoreEntryFor(entries, { id: 'CVE-2', packageName: 'a' }, now)).toBeUndefined();
   });
 
-  it('matches ids in any case, and a package only when given', () => {
-    const entries = parseIgnoreFile('- id: cve-2024-1\n  package: zlib\n- {id: CVE-2024-2}\n', 'f');
+  it('matches ids in any case, and a package only when given', async () => {
+    const entries = await parseIgnoreFile('- id: cve-2024-1\n  package: zlib\n- {id: CVE-2024-2}\n', 'f');
     expect(ignoreEntryFor(entries, { id: 'CVE-2024-1', packageName: 'zlib' }, now)).toBe(entries[0]);
     expect(ignoreEntryFor(entries, { id: 'CVE-2024-1', packageName: 'openssl' }, now)).toBeUndefined();
     expect(ignoreEntryFor(entries, { id: 'CVE-2024-2', packageName: 'anything' }, now)).toBe(entries[1]);
   });
 
-  it('refuses what it cannot read, naming the entry: a mistake must not silently ignore nothing', () => {
-    expect(parseIgnoreFile('', 'f')).toEqual([]);
+  it('refuses what it cannot read, naming the entry: a mistake must not silently ignore nothing', async () => {
+    expect(await parseIgnoreFile('', 'f')).toEqual([]);
     for (const [text, message] of [
       ['id: CVE-1', /must be a YAML list/],
       ['- CVE-1', /entry 1 is not a mapping/],
@@ -81,8 +81,8 @@ describe('the ignore file', () => {
       ['- id: [a, b]', /id must be a non-empty string/],
       ['- id: CVE-1\n  bad: [', /is not YAML/],
     ] as const) {
-      expect(() => parseIgnoreFile(text, 'ignore.yaml'), text).toThrow(ScanError);
-      expect(() => parseIgnoreFile(text, 'ignore.yaml'), text).toThrow(message);
+      await expect(parseIgnoreFile(text, 'ignore.yaml'), text).rejects.toThrow(ScanError);
+      await expect(parseIgnoreFile(text, 'ignore.yaml'), text).rejects.toThrow(message);
     }
   });
 });
@@ -225,10 +225,10 @@ describe('the report from what a scan found', () => {
     expect(buildReport(noKev, options({ failOn: 'High', failOnKev: true })).gate.failed).toBe(true);
   });
 
-  it('does not fail on a known exploited finding that was set aside: --ignore and --ignore-unfixed apply first', () => {
+  it('does not fail on a known exploited finding that was set aside: --ignore and --ignore-unfixed apply first', async () => {
     const ignored = buildReport(
       contents(),
-      options({ failOnKev: true, ignore: parseIgnoreFile('- id: CVE-2021-3156\n  reason: sudo is not installed setuid\n', 'f') }),
+      options({ failOnKev: true, ignore: await parseIgnoreFile('- id: CVE-2021-3156\n  reason: sudo is not installed setuid\n', 'f') }),
     );
     expect(ignored.gate).toEqual({ failOn: null, failOnKev: true, failed: false });
     expect(ignored.knownExploited).toBe(0);
