@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -101,4 +101,16 @@ export async function memoryOf(pid: number): Promise<{ rssMiB: number; peakMiB: 
 /** Resets a process's peak RSS counter (VmHWM), so the next reading is the peak of what follows. */
 export async function resetPeakMemory(pid: number): Promise<void> {
   await writeFile(`/proc/${pid}/clear_refs`, '5');
+}
+
+/** Brings a database to the current schema with the project's own migration runner (`tarsier migrate`, the built CLI). */
+export async function migrateDatabase(databaseUrl: string): Promise<void> {
+  await mkdir(CACHE_DIR, { recursive: true });
+  const config = `${CACHE_DIR}migrate-${process.pid}.yaml`;
+  await writeFile(config, 'clair:\n  updater:\n    interval: 0\n');
+  const result = spawnSync(process.execPath, [CLI, 'migrate', '--config', config], {
+    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, TARSIER_LOG_LEVEL: 'warn' },
+    encoding: 'utf8',
+  });
+  if (result.status !== 0) throw new Error(`tarsier migrate failed (${result.status}): ${result.stderr}${result.stdout}`);
 }
