@@ -1,10 +1,10 @@
 /**
  * The scale bench (npm run bench -- scale): a database of 1,000,000 v1 layers, 100,000 images and
  * 50,000 vulnerabilities (bench/scale-seed.ts, kept between runs), a running server, and what the
- * issue asks of it at that size, each beside a floor measured in the same run: every dashboard
- * page, the layer report, a write of a vulnerability of a package every Debian 12 image holds
- * (until readable, until every image summary is fresh again, and its notification's pages), and
- * the pages of a notification reaching all 1,000,000 layers.
+ * Targets section asks at that size, each beside a floor measured in the same run: every
+ * dashboard page, the layer report, a write of a vulnerability of a package every Debian 12 image
+ * holds (until readable, until every image summary is fresh again, and its notification's pages),
+ * and the pages of a notification reaching all 1,000,000 layers.
  *
  * Sizes: SCALE_LAYERS, SCALE_IMAGES, SCALE_VULNERABILITIES (a smaller seed goes to a section of
  * its own and records no targets); SCALE_DATABASE names the kept database; SCALE_RESEED=1 seeds it
@@ -24,6 +24,7 @@ import { median, provenance, recordTargets, writeBenchmarkSection, type TargetRo
 import { byPrimaryKey, introducing, LIMIT, pageNotification, timePages } from './notification-fanout.js';
 import {
   BASE_LAYERS,
+  BASE_POOL,
   CORE,
   feedStatesStep,
   FULL_SCALE,
@@ -50,6 +51,8 @@ const MIGRATIONS = fileURLToPath(new URL('../migrations/', import.meta.url));
 /** Chain tops whose reports are measured, and cached requests per layer. */
 const REPORT_LAYERS = 30;
 const CACHED_REQUESTS = 20;
+/** Time per dashboard page before it gets only the fewest requests measurePages allows (1 warm-up, 3 timed). */
+const PAGE_BUDGET_MS = 60_000;
 /** How often the write runs look at how many summaries are still stale. */
 const POLL_MS = 100;
 /** The package a notification of every layer is about (present only while that is measured), and its versions. */
@@ -536,7 +539,7 @@ async function describeSeed(url: string, sizes: ScaleSizes): Promise<string> {
       .map((p) => `${p.name} ${n(p.images)} (median ${n(p.features)} packages, ${n(p.median)} vulnerabilities, at most ${n(p.max)})`)
       .join('; ');
     return [
-      `**Layers** (v1 API): ${n(sizes.layers)} in chains: ${BASE_LAYERS} base layers (rebuilds of distribution base images, newer ones holding newer package versions) of ${namespaces}, all holding the same ${CORE} core packages and more of a ${n(500)}-name base pool by size; ${n(stacksOf(sizes))} shared runtime stacks of 1–2 layers on them (the first installs 5–30 packages, the second 0–5; most on recent Debian 12 bases); and on top, applications' own 1–9 layers (3–10 layers a chain; the first installs 0–10 packages, later ones 0–2), each package name at one depth only, so a chain never adds a name twice. ${n(rows.layerDiff)} layer_diff rows (adds), ${n(rows.scans)} layer scans (each v1 layer's own, and one per layer the images hold, keyed by digest). Packages come from one pool of ${n(POOL)} names × ${VERSIONS_PER_FEATURE} versions in each namespace (${n(POOL * NAMESPACES.length)} features).`,
+      `**Layers** (v1 API): ${n(sizes.layers)} in chains: ${BASE_LAYERS} base layers (rebuilds of distribution base images, newer ones holding newer package versions) of ${namespaces}, all holding the same ${CORE} core packages and more of a ${n(BASE_POOL)}-name base pool by size; ${n(stacksOf(sizes))} shared runtime stacks of 1–2 layers on them (the first installs 5–30 packages, the second 0–5; most on recent Debian 12 bases); and on top, applications' own 1–9 layers (3–10 layers a chain; the first installs 0–10 packages, later ones 0–2), each package name at one depth only, so a chain never adds a name twice. ${n(rows.layerDiff)} layer_diff rows (adds), ${n(rows.scans)} layer scans (each v1 layer's own, and one per layer the images hold, keyed by digest). Packages come from one pool of ${n(POOL)} names × ${VERSIONS_PER_FEATURE} versions in each namespace (${n(POOL * NAMESPACES.length)} features).`,
       '',
       `**Images**: ${n(sizes.images)} in ${n(repositoriesOf(sizes))} repositories (20 builds each over the last year, sharing their repository's stack; ${n(rows.tags)} tags, as repository_tag names them), each the ancestry of a chain of 3–10 of the layers above (${depths.map((d) => `${d.length} layers: ${n(d.chains)}`).join(', ')}), ${n(rows.ancestryLayers)} ancestry_layer and ${n(rows.ancestryFeatures)} ancestry_feature rows; by namespace: ${images}. Every image summary computed and fresh.`,
       '',
@@ -594,11 +597,12 @@ export async function run(): Promise<void> {
       '  updater:\n    interval: 0\n  images:\n    untaggedretention: 0\n  notifier:\n    retention: 87600h',
     );
     const base = `http://127.0.0.1:${server.apiPort}`;
-    http = new HttpPool(base, { connections: 1 });
+    // No client-side limit on a response's time: at this size a page may take minutes (the server allows 900 s).
+    http = new HttpPool(base, { connections: 1, headersTimeout: 0, bodyTimeout: 0 });
     await withClient(database.url, (db) => untilFresh(db));
 
     loads.push(['dashboard pages', loadNow()]);
-    const pages = await measurePages(http, await dashboardPages(database.url, http, `fi.feature_id <= ${CORE}`));
+    const pages = await measurePages(http, await dashboardPages(database.url, http, `fi.feature_id <= ${CORE}`), PAGE_BUDGET_MS);
     await assertSteady(database.url, sizes.images);
 
     loads.push(['layer reports', loadNow()]);
@@ -640,15 +644,15 @@ export async function run(): Promise<void> {
     const met = (yes: boolean) => (yes ? 'yes' : 'no');
     const pageRow = (m: MeasuredPage) =>
       m.latencies.length === 0
-        ? `| ${m.label} | \`${m.path.length > 60 ? `${m.path.slice(0, 57)}…` : m.path}\` | — | — | — | — | not measured: answered ${m.status} |`
-        : `| ${m.label} | \`${m.path.length > 60 ? `${m.path.slice(0, 57)}…` : m.path}\` | ${ms(median(m.latencies))} | ${ms(percentile(m.latencies, 95))} | ${(m.bytes / 1024).toFixed(0)} KiB | ${ms(median(m.floor))} | ${met(median(m.latencies) < TARGETS.page.ms)} |`;
+        ? `| ${m.label} | \`${m.path.length > 60 ? `${m.path.slice(0, 57)}…` : m.path}\` | — | — | — | — | — | not measured: answered ${m.status} |`
+        : `| ${m.label} | \`${m.path.length > 60 ? `${m.path.slice(0, 57)}…` : m.path}\` | ${m.latencies.length} | ${ms(median(m.latencies))} | ${ms(percentile(m.latencies, 95))} | ${(m.bytes / 1024).toFixed(0)} KiB | ${ms(median(m.floor))} | ${met(median(m.latencies) < TARGETS.page.ms)} |`;
     const firstWrite = writes[0]!;
     const body = [
       ...provenance(COMMAND),
       '',
       `Load average (1, 5, 15 min) as each part began: ${loads.map(([part, load]) => `${part} ${load}`).join('; ')}. The machine is shared with other work (2 cores), so figures move between runs; every floor was measured in the same run, right after or beside its figure.`,
       '',
-      `Seed (\`bench/scale-seed.ts\`, SQL into the schema \`tarsier migrate\` creates, version ${seed.version}): ${seed.seconds < 120 ? `${seed.seconds.toFixed(0)} s` : `${(seed.seconds / 60).toFixed(1)} min`} on ${seed.seededAt.slice(0, 10)} (load average ${seed.load} at its end)${seededNow ? ', by this run' : ", by an earlier run: this one found it in the database's comment and used it as it was"}; migrations up to ${seed.migration} when seeded, later ones applied on top. Sizes: ${n(sizes.layers)} layers, ${n(sizes.images)} images, ${n(sizes.vulnerabilities)} vulnerabilities${fullScale ? '' : " (reduced with SCALE_* variables; the issue's targets are for the full sizes)"}.`,
+      `Seed (\`bench/scale-seed.ts\`, SQL into the schema \`tarsier migrate\` creates, version ${seed.version}): ${seed.seconds < 120 ? `${seed.seconds.toFixed(0)} s` : `${(seed.seconds / 60).toFixed(1)} min`} on ${seed.seededAt.slice(0, 10)} (load average ${seed.load} at its end)${seededNow ? ', by this run' : ", by an earlier run: this one found it in the database's comment and used it as it was"}; migrations up to ${seed.migration} when seeded, later ones applied on top. Sizes: ${n(sizes.layers)} layers, ${n(sizes.images)} images, ${n(sizes.vulnerabilities)} vulnerabilities${fullScale ? '' : ' (reduced with SCALE_* variables; the targets are for the full sizes)'}.`,
       '',
       await describeSeed(database.url, sizes),
       '',
@@ -673,10 +677,10 @@ export async function run(): Promise<void> {
       '',
       `Layer reports: ${reports.layers} chain tops (${reports.depth.min}–${reports.depth.max} layers deep, none a base or a stack layer, ${reports.features.min}–${reports.features.max} features, median ${reports.features.median}; ${reports.vulnerabilities.min}–${reports.vulnerabilities.max} vulnerabilities, median ${reports.vulnerabilities.median}; median ${reports.kib.toFixed(0)} KiB), \`GET /v1/layers/{name}?features&vulnerabilities\`. "First request" is each layer's first GET (lower layers' fragments may be cached by the layers before it, as on a running server); "from scratch" builds each in the bench's process with an empty cache (as the layer-report section's first row); the queries alone are \`layerFeatures\` and \`affectingVulnerabilities\` (src/store/layers.ts) with pg.`,
       '',
-      `Dashboard pages (as the Dashboard pages section measures them, at ${n(sizes.images)} images; the widest vulnerability is picked among those without a fix on core packages):`,
+      `Dashboard pages (as the Dashboard pages section measures them, at ${n(sizes.images)} images: 3 warm-up requests, then 20 timed, sequential, on one connection, except that a page past ${PAGE_BUDGET_MS / 1000} s gets 1 warm-up and 3 timed; the widest vulnerability is picked among those without a fix on core packages):`,
       '',
-      '| Page | Path | Median | p95 | Size | Floor (median) | < 300 ms |',
-      '|---|---|---|---|---|---|---|',
+      '| Page | Path | Timed | Median | p95 | Size | Floor (median) | < 300 ms |',
+      '|---|---|---|---|---|---|---|---|',
       ...pages.map(pageRow),
       '',
       'Seed steps:',

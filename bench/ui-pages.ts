@@ -236,19 +236,37 @@ export interface MeasuredPage extends PageTarget {
   floor: number[];
 }
 
-/** GET path to the last byte, warm-up first; each request's time in ms. */
-async function timed(http: HttpPool, path: string, count: number): Promise<{ status: number; body: Buffer; latencies: number[] }> {
+/** Fewest requests a page over its time budget still gets: one warm-up, then enough for a median. */
+const MIN_WARMUP = 1;
+const MIN_TIMED = 3;
+
+/**
+ * GET path to the last byte, warm-up first; each request's time in ms. Past budgetMs (from the
+ * first request) a page gets no more than MIN_WARMUP warm-ups and MIN_TIMED timed requests: a page
+ * that takes minutes is still measured, in minutes rather than an hour.
+ */
+async function timed(
+  http: HttpPool,
+  path: string,
+  count: number,
+  budgetMs = Infinity,
+): Promise<{ status: number; body: Buffer; latencies: number[] }> {
   let status = 0;
   let body = Buffer.alloc(0);
   const latencies: number[] = [];
-  for (let i = 0; i < WARMUP + count; i++) {
-    const started = performance.now();
+  const started = performance.now();
+  let warmups = 0;
+  while (latencies.length < count) {
+    const over = performance.now() - started > budgetMs;
+    if (over && latencies.length >= MIN_TIMED) break;
+    const before = performance.now();
     const res = await http.request({ path, method: 'GET' });
     body = Buffer.from(await res.body.arrayBuffer());
-    const elapsed = performance.now() - started;
+    const elapsed = performance.now() - before;
     status = res.statusCode;
     if (status !== 200) return { status, body, latencies: [] };
-    if (i >= WARMUP) latencies.push(elapsed);
+    if (warmups < (over ? MIN_WARMUP : WARMUP)) warmups++;
+    else latencies.push(elapsed);
   }
   return { status, body, latencies };
 }
@@ -340,11 +358,14 @@ export async function dashboardPages(databaseUrl: string, http: HttpPool, widest
   ];
 }
 
-/** Each page timed in turn (warm-up, then sequential requests on one connection), each beside its floor. */
-export async function measurePages(http: HttpPool, targets: readonly PageTarget[]): Promise<MeasuredPage[]> {
+/**
+ * Each page timed in turn (warm-up, then sequential requests on one connection; at least a few
+ * once past budgetMs), each beside its floor.
+ */
+export async function measurePages(http: HttpPool, targets: readonly PageTarget[], budgetMs = Infinity): Promise<MeasuredPage[]> {
   const measured: MeasuredPage[] = [];
   for (const target of targets) {
-    const { status, body, latencies } = await timed(http, target.path, REQUESTS);
+    const { status, body, latencies } = await timed(http, target.path, REQUESTS, budgetMs);
     if (status !== 200) {
       const error = /<p[^>]*>([^<]*)</.exec(body.toString())?.[1]?.trim() ?? body.toString().slice(0, 200);
       measured.push({ ...target, status, error, bytes: body.length, latencies: [], floor: [] });
