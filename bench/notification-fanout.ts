@@ -13,7 +13,8 @@ const COMMAND = 'npm run bench -- notification-fanout';
 const LAYERS = 100_000;
 const VERSIONS = 20;
 const RUNS = 3;
-const LIMIT = 1000;
+/** Layers per page, as a client reading a large notification asks. */
+export const LIMIT = 1000;
 const VULNERABILITIES_URL = '/v1/namespaces/debian%3A12/vulnerabilities';
 
 /**
@@ -73,13 +74,36 @@ async function getPage(base: string, name: string, token: string | undefined): P
   return (await res.json()) as NotificationPage;
 }
 
-type PageQuery = (pool: pg.Pool, start: number) => Promise<Array<{ id: number | string }>>;
+/**
+ * Every page of a notification over HTTP (limit=LIMIT, Old and New sides), checking each side's
+ * layers come once each, in id order: when the first page arrived (performance.now()), how long
+ * all of them took from the first request, and how many layers each side listed.
+ */
+export async function pageNotification(
+  base: string,
+  name: string,
+): Promise<{ firstPageAt: number; allPagesMs: number; old: number; new: number }> {
+  const started = performance.now();
+  const first = await getPage(base, name, undefined);
+  const firstPageAt = performance.now();
+  const old = new SideCount();
+  const current = new SideCount();
+  for (let page: NotificationPage | undefined = first; page;) {
+    old.add(page.Notification.Old?.OrderedLayersIntroducingVulnerability);
+    current.add(page.Notification.New?.OrderedLayersIntroducingVulnerability);
+    const next: string | undefined = page.Notification.NextPage;
+    page = next ? await getPage(base, name, next) : undefined;
+  }
+  return { firstPageAt, allPagesMs: performance.now() - started, old: old.layers, new: current.layers };
+}
+
+export type PageQuery = (pool: pg.Pool, start: number) => Promise<Array<{ id: number | string }>>;
 
 /**
  * Time to read every page of both sides straight from PostgreSQL with pg, the sides in parallel
  * as the server runs them: one query per side and page, LIMIT + 1 rows from the page's start.
  */
-async function timePages(url: string, sides: PageQuery[]): Promise<number> {
+export async function timePages(url: string, sides: PageQuery[], expected = LAYERS): Promise<number> {
   const pool = new pg.Pool({ connectionString: url, max: sides.length });
   await Promise.all(sides.map(() => pool.query('SELECT 1')));
   const started = performance.now();
@@ -97,7 +121,7 @@ async function timePages(url: string, sides: PageQuery[]): Promise<number> {
   );
   const elapsed = performance.now() - started;
   await pool.end();
-  if (seen.some((n) => n !== LAYERS)) throw new Error(`read ${seen.join(', ')} layers, expected ${LAYERS} a side`);
+  if (seen.some((n) => n !== expected)) throw new Error(`read ${seen.join(', ')} layers, expected ${expected} a side`);
   return elapsed;
 }
 
@@ -105,11 +129,11 @@ async function timePages(url: string, sides: PageQuery[]): Promise<number> {
  * The floor: the rows the server returns (every layer is affected here), read by layer's primary
  * key, without finding them through the vulnerability's feature versions.
  */
-const byPrimaryKey: PageQuery = async (pool, start) =>
+export const byPrimaryKey: PageQuery = async (pool, start) =>
   (await pool.query<{ id: string }>('SELECT id, name FROM layer WHERE id >= $1 ORDER BY id LIMIT $2', [start, LIMIT + 1])).rows;
 
 /** The server's own page query (src/store/notifications.ts) for one side's vulnerability version. */
-const introducing =
+export const introducing =
   (vulnerabilityId: number): PageQuery =>
   (pool, start) =>
     layersIntroducing(pool, vulnerabilityId, start, LIMIT + 1);
@@ -140,20 +164,11 @@ export async function run(): Promise<void> {
       ).rows[0]!;
       const name = notification.name;
       // The first page counts in both: the last step of "readable", the first of "all pages".
-      const pagingStarted = performance.now();
-      const first = await getPage(base, name, undefined);
-      readable.push(performance.now() - started);
-      const old = new SideCount();
-      const current = new SideCount();
-      for (let page: NotificationPage | undefined = first; page;) {
-        old.add(page.Notification.Old?.OrderedLayersIntroducingVulnerability);
-        current.add(page.Notification.New?.OrderedLayersIntroducingVulnerability);
-        const next: string | undefined = page.Notification.NextPage;
-        page = next ? await getPage(base, name, next) : undefined;
-      }
-      paging.push(performance.now() - pagingStarted);
-      if (old.layers !== LAYERS || current.layers !== LAYERS) {
-        throw new Error(`paged ${old.layers} old and ${current.layers} new layers, expected ${LAYERS} each`);
+      const paged = await pageNotification(base, name);
+      readable.push(paged.firstPageAt - started);
+      paging.push(paged.allPagesMs);
+      if (paged.old !== LAYERS || paged.new !== LAYERS) {
+        throw new Error(`paged ${paged.old} old and ${paged.new} new layers, expected ${LAYERS} each`);
       }
       queries.push(await timePages(database.url, [introducing(Number(notification.old)), introducing(Number(notification.new))]));
       floors.push(await timePages(database.url, [byPrimaryKey, byPrimaryKey]));

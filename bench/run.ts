@@ -27,6 +27,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'scan-archive': scanArchive,
   soak,
   'ui-pages': async () => (await import('./ui-pages.js')).run(),
+  scale: async () => (await import('./scale.js')).run(),
 };
 
 const wanted = process.argv.slice(2);

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -24,16 +24,16 @@ function urlOf(conn: pg.PoolConfig, database: string): string {
   return `postgres://${conn.user}:${encodeURIComponent(String(conn.password))}@${conn.host}:${conn.port}/${database}`;
 }
 
+/** The server benchmarks create their databases on: DATABASE_URL's, or an embedded one started here. */
+async function benchServer(env: Record<string, string | undefined>): Promise<{ admin: pg.PoolConfig; embedded?: EmbeddedPostgres }> {
+  if (env.DATABASE_URL) return { admin: { connectionString: env.DATABASE_URL } };
+  await mkdir(CACHE_DIR, { recursive: true });
+  const embedded = await startEmbeddedPostgres({ dataDir: `${CACHE_DIR}pg`, log: pino({ level: 'warn' }) });
+  return { admin: embedded.adminConnection, embedded };
+}
+
 export async function benchDatabase(env: Record<string, string | undefined>): Promise<BenchDatabase> {
-  let embedded: EmbeddedPostgres | undefined;
-  let admin: pg.PoolConfig;
-  if (env.DATABASE_URL) {
-    admin = { connectionString: env.DATABASE_URL };
-  } else {
-    await mkdir(CACHE_DIR, { recursive: true });
-    embedded = await startEmbeddedPostgres({ dataDir: `${CACHE_DIR}pg`, log: pino({ level: 'warn' }) });
-    admin = embedded.adminConnection;
-  }
+  const { admin, embedded } = await benchServer(env);
   const name = `tarsier_bench_${randomBytes(4).toString('hex')}`;
   const client = new pg.Client(admin);
   await client.connect();
@@ -42,6 +42,38 @@ export async function benchDatabase(env: Record<string, string | undefined>): Pr
     url: urlOf(admin, name),
     async close() {
       await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+      await embedded?.stop();
+    },
+  };
+}
+
+export interface KeptDatabase extends BenchDatabase {
+  /** Drops the database and creates it again, empty. */
+  recreate(): Promise<void>;
+}
+
+/**
+ * A database of this name, created when missing and kept when closed: for data that takes long to
+ * seed, used again by the next run.
+ */
+export async function keptBenchDatabase(env: Record<string, string | undefined>, name: string): Promise<KeptDatabase> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`${name} is not a plain database name`);
+  const { admin, embedded } = await benchServer(env);
+  const client = new pg.Client(admin);
+  await client.connect();
+  const create = async () => {
+    const exists = (await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount;
+    if (!exists) await client.query(`CREATE DATABASE ${name}`);
+  };
+  await create();
+  return {
+    url: urlOf(admin, name),
+    async recreate() {
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await create();
+    },
+    async close() {
       await client.end();
       await embedded?.stop();
     },
@@ -101,4 +133,16 @@ export async function memoryOf(pid: number): Promise<{ rssMiB: number; peakMiB: 
 /** Resets a process's peak RSS counter (VmHWM), so the next reading is the peak of what follows. */
 export async function resetPeakMemory(pid: number): Promise<void> {
   await writeFile(`/proc/${pid}/clear_refs`, '5');
+}
+
+/** Brings a database to the current schema with the project's own migration runner (`tarsier migrate`, the built CLI). */
+export async function migrateDatabase(databaseUrl: string): Promise<void> {
+  await mkdir(CACHE_DIR, { recursive: true });
+  const config = `${CACHE_DIR}migrate-${process.pid}.yaml`;
+  await writeFile(config, 'clair:\n  updater:\n    interval: 0\n');
+  const result = spawnSync(process.execPath, [CLI, 'migrate', '--config', config], {
+    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, TARSIER_LOG_LEVEL: 'warn' },
+    encoding: 'utf8',
+  });
+  if (result.status !== 0) throw new Error(`tarsier migrate failed (${result.status}): ${result.stderr}${result.stdout}`);
 }
