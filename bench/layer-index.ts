@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { median, provenance, recordTargets, writeBenchmarkSection, type TargetRow } from './lib.js';
+import { expandedBytes, installed, listingFloor, median, provenance, recordTargets, writeBenchmarkSection, type TargetRow } from './lib.js';
 import { benchDatabase, CACHE_DIR, memoryOf, resetPeakMemory, startBenchServer } from './server.js';
 
 const RUNS = 5;
@@ -58,25 +58,6 @@ export async function machineLayer(label: 'small' | 'large'): Promise<string> {
   const layer = LAYERS.find((l) => l.label === label)!;
   await buildLayer(layer);
   return layer.path;
-}
-
-function seconds(run: () => void): number {
-  const started = process.hrtime.bigint();
-  run();
-  return Number(process.hrtime.bigint() - started) / 1e9;
-}
-
-function installed(program: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${program}`], { stdio: 'ignore' }).status === 0;
-}
-
-/** A floor: decompress and list the archive with the system's own tools. */
-function floor(program: string, path: string): number {
-  return seconds(() => execFileSync('sh', ['-c', `${program} -dc < '${path}' | tar -t > /dev/null`]));
-}
-
-function expandedBytes(path: string): number {
-  return Number(execFileSync('sh', ['-c', `gzip -dc '${path}' | wc -c`], { encoding: 'utf8' }).trim());
 }
 
 interface Measured {
@@ -147,9 +128,9 @@ export async function run(): Promise<void> {
       const gz: Measured = { seconds: [], peaks: [], features: 0 };
       const zst: Measured = { seconds: [], peaks: [], features: 0 };
       for (let i = 0; i < RUNS; i++) {
-        floors.gzip.push(floor('gzip', layer.path));
-        if (igzip) floors.igzip.push(floor('igzip', layer.path));
-        floors.zstd.push(floor('zstd', zstdCopy(layer)));
+        floors.gzip.push(listingFloor('gzip', layer.path));
+        if (igzip) floors.igzip.push(listingFloor('igzip', layer.path));
+        floors.zstd.push(listingFloor('zstd', zstdCopy(layer)));
         await post(layer.path, gz);
         await post(zstdCopy(layer), zst);
       }

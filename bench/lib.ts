@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -116,6 +116,40 @@ export async function warm(file: string): Promise<number> {
   return Number(process.hrtime.bigint() - started) / 1e9;
 }
 
+/**
+ * Runs a bench script in a process of its own (with this process's loader flags, so a .ts file
+ * runs as here) and returns the JSON it prints: a fresh V8 heap, free of the type feedback and
+ * optimized code of whatever this process ran before, and a peak RSS of its own.
+ */
+export function runIsolated<T>(script: string, args: readonly string[]): T {
+  const output = execFileSync(process.execPath, [...process.execArgv, script, ...args], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return JSON.parse(output) as T;
+}
+
+/** Wall time of run, in seconds. */
+export function secondsOf(run: () => void): number {
+  const started = process.hrtime.bigint();
+  run();
+  return Number(process.hrtime.bigint() - started) / 1e9;
+}
+
+export function installed(program: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${program}`], { stdio: 'ignore' }).status === 0;
+}
+
+/** A layer's floor: the system's own programs decompress and list the archive (`gzip -dc | tar -t`). */
+export function listingFloor(decompressor: string, path: string): number {
+  return secondsOf(() => execFileSync('sh', ['-c', `${decompressor} -dc < '${path}' | tar -t > /dev/null`]));
+}
+
+/** The bytes a gzip file expands to. */
+export function expandedBytes(path: string): number {
+  return Number(execFileSync('sh', ['-c', `gzip -dc '${path}' | wc -c`], { encoding: 'utf8' }).trim());
+}
+
 export function median(xs: readonly number[]): number {
   if (xs.length === 0) throw new Error('median of no values');
   const sorted = [...xs].sort((a, b) => a - b);
@@ -125,10 +159,15 @@ export function median(xs: readonly number[]): number {
 
 /**
  * Writes `## title` followed by body into docs/benchmarks.md, replacing the
- * section of that title (up to the next `## ` heading) or adding it (last, or first), and
- * leaving the other benchmarks' sections as they are; prints the body too.
+ * section of that title (up to the next `## ` heading) or adding it (last, first, or right after
+ * the section titled `after`, when that one is there), and leaving the other benchmarks' sections
+ * as they are; prints the body too.
  */
-export async function writeBenchmarkSection(title: string, body: string, where: 'last' | 'first' = 'last'): Promise<void> {
+export async function writeBenchmarkSection(
+  title: string,
+  body: string,
+  where: 'last' | 'first' | { after: string } = 'last',
+): Promise<void> {
   const existing = await readFile(BENCHMARKS_MD, 'utf8').catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return PREAMBLE;
     throw error;
@@ -137,9 +176,11 @@ export async function writeBenchmarkSection(title: string, body: string, where: 
   const lines = existing.split('\n');
   const start = lines.findIndex((line) => line === `## ${title}`);
   let updated: string;
-  const firstSection = lines.findIndex((line) => line.startsWith('## '));
-  if (start < 0 && where === 'first' && firstSection >= 0) {
-    updated = `${lines.slice(0, firstSection).join('\n').trimEnd()}\n\n${section}\n${lines.slice(firstSection).join('\n').trimEnd()}\n`;
+  const anchor = typeof where === 'object' ? lines.findIndex((line) => line === `## ${where.after}`) : -1;
+  const afterAnchor = anchor < 0 ? -1 : lines.findIndex((line, i) => i > anchor && line.startsWith('## '));
+  const insertAt = where === 'first' ? lines.findIndex((line) => line.startsWith('## ')) : afterAnchor;
+  if (start < 0 && insertAt >= 0) {
+    updated = `${lines.slice(0, insertAt).join('\n').trimEnd()}\n\n${section}\n${lines.slice(insertAt).join('\n').trimEnd()}\n`;
   } else if (start < 0) {
     updated = `${existing.trimEnd()}\n\n${section}`;
   } else {

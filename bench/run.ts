@@ -2,6 +2,7 @@
  * npm run bench: runs every benchmark in turn; each writes its own section of docs/benchmarks.md.
  * `npm run bench -- NAME ...` runs only the named ones.
  */
+import { run as appLayer } from './app-layer.js';
 import { run as debianImport } from './debian-import.js';
 import { run as epssImport } from './epss-import.js';
 import { run as layerIndex } from './layer-index.js';
@@ -17,6 +18,7 @@ import { run as vulnerabilityWrite } from './vulnerability-write.js';
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   'version-compare': versionCompare,
   'layer-index': layerIndex,
+  'app-layer': appLayer,
   'layer-report': layerReport,
   'debian-import': debianImport,
   'epss-import': epssImport,

@@ -7,7 +7,7 @@ import { apk } from '../src/ecosystems/apk/version.js';
 import { dpkg } from '../src/ecosystems/dpkg/version.js';
 import { rpm } from '../src/ecosystems/rpm/version.js';
 import type { VersionFormat } from '../src/model/version-format.js';
-import { median, provenance, recordTargets, writeBenchmarkSection } from './lib.js';
+import { median, provenance, recordTargets, runIsolated, writeBenchmarkSection } from './lib.js';
 import { prng } from '../test/helpers/prng.js';
 
 /**
@@ -209,17 +209,12 @@ function formatCorpus(name: FormatName): Pair[] {
 const SELF = fileURLToPath(import.meta.url);
 
 /**
- * Measures one format in a process of its own (this file, run with this
- * process's loader flags): a fresh V8 heap, so that no format runs with the
- * type feedback and optimized code the formats measured before it left
- * behind, which cost the later ones as much as half their rate.
+ * Measures one format in a process of its own (runIsolated): no format runs with the type feedback
+ * and optimized code the formats measured before it left behind, which cost the later ones as
+ * much as half their rate.
  */
 function measureIsolated(name: FormatName): Rates {
-  const output = execFileSync(process.execPath, [...process.execArgv, SELF, name], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return JSON.parse(output) as Rates;
+  return runIsolated<Rates>(SELF, [name]);
 }
 
 if (process.argv[1] === SELF) {
