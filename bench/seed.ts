@@ -273,6 +273,8 @@ export async function computeEverySummary(databaseUrl: string, batch: number, co
     const { rowCount } = await pool.query(
       "INSERT INTO ancestry_summary (ancestry_id, counts, known_exploited, risk, stale) SELECT id, '{}', 0, '{}', true FROM ancestry",
     );
+    // The changes the seed's writes queued for marking are covered: every summary is computed after them.
+    await pool.query('DELETE FROM summary_change');
     await Promise.all(
       Array.from({ length: connections }, async () => {
         while ((await withTransaction(pool, (client) => refreshStaleSummaries(client, batch))) > 0);

@@ -6,6 +6,7 @@ import { APPLICATION_VERSION_FORMATS } from '../src/ecosystems/formats.js';
 import { Rematcher } from '../src/rematch.js';
 import { acquireLease, releaseLease } from '../src/store/locks.js';
 import { computeSummaries } from '../src/store/summaries.js';
+import { markAllQueued, summaryCurrent } from './helpers/summaries.js';
 import { freshDatabase, silentLog } from './helpers/db.js';
 import { createPool } from '../src/store/pool.js';
 
@@ -174,7 +175,10 @@ describe('recomputing stored matches when a comparator changes', () => {
       const announced = (await changes.until()).filter((p) => p.startsWith('f:')).flatMap((p) => p.slice(2).split(',').map(Number));
       expect(new Set(announced)).toEqual(new Set([wronglyLinked, musl.get('1.0_p10')!, openssl.get('1.0-2')!]));
 
-      // A match removed marks the image's summary stale; computed again, it counts nothing.
+      // A match removed queues the change: the image's summary is no longer current, and once the
+      // queue is applied it is stale; computed again, it counts nothing.
+      expect(await summaryCurrent(pool, ancestry)).toBe(false);
+      await markAllQueued(pool);
       expect((await summary()).stale).toBe(true);
       await computeSummaries(pool, [ancestry]);
       expect(await summary()).toEqual({ stale: false, counts: {} });

@@ -4,7 +4,7 @@ import type { Severity } from '../model/vulnerability.js';
 import { lockAncestryName } from './ancestries.js';
 import type { Queryable } from './pool.js';
 import { EPSS_AT_LEAST, IN_KEV } from './risk.js';
-import { FINDING_COUNTS } from './summaries.js';
+import { CHANGE_QUEUED_FOR, FINDING_COUNTS, SUMMARY_CURRENT } from './summaries.js';
 
 /**
  * Images (migrations/0004_images.sql): records of what registries hold, by repository and
@@ -117,8 +117,9 @@ const AFFECTING_IMAGE = `
 
 /**
  * An image i's summary s (migration 0009), when it has one: its counts and rank kept by the
- * triggers and the refreshers. Where it is fresh (s.stale IS FALSE) lists read it; where it is
- * stale or missing they count live, so every list shows the numbers of now.
+ * triggers and the refreshers. Where it is current (SUMMARY_CURRENT: not stale, no queued change
+ * touches it) lists read it; where it is not, or missing, they count live, so every list shows the
+ * numbers of now.
  */
 const WITH_SUMMARY = `
   image i LEFT JOIN ancestry a ON a.name = i.digest LEFT JOIN ancestry_summary s ON s.ancestry_id = a.id`;
@@ -129,17 +130,26 @@ const IMAGE_FILTERS = `
       AND ($3::text IS NULL OR i.repository = $3)
       AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM image_tag t WHERE t.image_id = i.id AND t.tag = $4))
       AND ($5::text IS NULL OR i.digest = $5)
-      AND ($6::severity IS NULL OR CASE WHEN s.stale IS FALSE
+      AND ($6::severity IS NULL OR CASE WHEN ${SUMMARY_CURRENT('s', 'a.id')}
         THEN EXISTS (SELECT 1 FROM jsonb_object_keys(s.counts) k WHERE k::severity >= $6::severity)
         ELSE EXISTS (SELECT 1 ${AFFECTING_IMAGE} WHERE a.name = i.digest AND v.severity >= $6::severity) END)
-      AND (NOT $8::boolean OR CASE WHEN s.stale IS FALSE
+      AND (NOT $8::boolean OR CASE WHEN ${SUMMARY_CURRENT('s', 'a.id')}
         THEN s.known_exploited > 0
         ELSE EXISTS (SELECT 1 ${AFFECTING_IMAGE} WHERE a.name = i.digest AND ${IN_KEV}) END)
       AND ($9::float8 IS NULL OR EXISTS (SELECT 1 ${AFFECTING_IMAGE} WHERE a.name = i.digest AND ${EPSS_AT_LEAST('$9::float8')}))`;
 
-/** What a page's rows carry of their summary (and the ancestry to count live without one), for IMAGE_COLUMNS. */
+/**
+ * What a page's rows carry of their summary (and the ancestry to count live without one), for
+ * CHECKED_PAGE: whether it is stale is read for every candidate row, whether a queued change
+ * touches it only for the rows of the page.
+ */
 const SUMMARY_FIELDS =
-  's.counts AS summary_counts, s.known_exploited AS summary_known_exploited, s.stale IS FALSE AS summary_fresh, a.id AS ancestry_id';
+  's.counts AS summary_counts, s.known_exploited AS summary_known_exploited, s.stale IS FALSE AS summary_not_stale, a.id AS ancestry_id';
+
+/** The rows of CTE page with summary_fresh: their summary is current (SUMMARY_CURRENT), for IMAGE_COLUMNS and LIVE_COUNTS. */
+const CHECKED_PAGE = `checked AS MATERIALIZED (
+    SELECT page.*, page.summary_not_stale AND NOT ${CHANGE_QUEUED_FOR('page.ancestry_id')} AS summary_fresh FROM page
+  )`;
 
 /** An image p of a page with its tags, scan time and counts: its fresh summary's, else counted now (FINDING_COUNTS). */
 const IMAGE_COLUMNS = `
@@ -159,9 +169,9 @@ const SELECT_IMAGES = `
     WHERE i.id > $1 AND ${IMAGE_FILTERS}
     ORDER BY i.id
     LIMIT $7
-  )
+  ), ${CHECKED_PAGE}
   SELECT ${IMAGE_COLUMNS}
-  FROM page p ${LIVE_COUNTS}
+  FROM checked p ${LIVE_COUNTS}
   ORDER BY p.id`;
 
 /**
@@ -179,9 +189,9 @@ const SELECT_IMAGES_BY_RISK = `
     WHERE $10::int[] IS NULL OR risk < $10::int[] OR (risk = $10::int[] AND id > $1)
     ORDER BY risk DESC, id
     LIMIT $7
-  )
+  ), ${CHECKED_PAGE}
   SELECT ${IMAGE_COLUMNS}, p.risk
-  FROM page p ${LIVE_COUNTS}
+  FROM checked p ${LIVE_COUNTS}
   ORDER BY p.risk DESC, p.id`;
 
 interface ImageDbRow {
@@ -486,14 +496,14 @@ export type HighestBucket = Severity | 'None' | 'No vulnerability data' | 'Being
 /**
  * Images by the most severe vulnerability affecting them, from their summaries: most severe first,
  * then None; images using a namespace without data ($1: 'No vulnerability data': never None),
- * images whose summary is stale ('Being recounted': never a count that may be out of date) and
+ * images whose summary is not current ('Being recounted': never a count that may be out of date) and
  * images never scanned apart.
  */
 const SELECT_BY_HIGHEST = `
   SELECT bucket AS highest, count(*)::int AS images
   FROM (
     SELECT CASE WHEN a.id IS NULL THEN 'Not scanned' WHEN a.namespaces && $1::text[] THEN 'No vulnerability data'
-                WHEN s.stale IS NOT FALSE THEN 'Being recounted'
+                WHEN NOT ${SUMMARY_CURRENT('s', 'a.id')} THEN 'Being recounted'
                 WHEN s.risk[2] > 0 THEN 'Defcon1' WHEN s.risk[3] > 0 THEN 'Critical' WHEN s.risk[4] > 0 THEN 'High'
                 WHEN s.risk[5] > 0 THEN 'Medium' WHEN s.risk[6] > 0 THEN 'Low' WHEN s.risk[7] > 0 THEN 'Negligible'
                 WHEN s.risk[8] > 0 THEN 'Unknown' ELSE 'None' END AS bucket

@@ -6,6 +6,7 @@ import { gzipSync } from 'node:zlib';
 import type { Browser } from 'playwright-core';
 import { expect } from 'vitest';
 import { whenDone } from './when-done.js';
+import type { Queryable } from '../../src/store/pool.js';
 import { parseConfig } from '../../src/config.js';
 import { SummaryRefresher } from '../../src/images/summaries.js';
 import { UpdaterRunner } from '../../src/updater/runner.js';
@@ -22,6 +23,18 @@ import { missingRegistryPrograms, startRegistry, type Registry } from './registr
 /** What a dashboard test needs and does not have (it is skipped, saying so). */
 export function missingForDashboard(): string[] {
   return [...missingRegistryPrograms(), ...(hasChromium() ? [] : ['chromium'])];
+}
+
+/**
+ * Summaries that do not yet hold the counts of now: stale ones, and queued changes the refreshers
+ * have not marked yet (each may make any number of summaries not current). 0: every list reads
+ * current summaries.
+ */
+export async function summariesNotCurrent(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    'SELECT (SELECT count(*) FROM ancestry_summary WHERE stale) + (SELECT count(*) FROM summary_change) AS n',
+  );
+  return Number(rows[0]!.n);
 }
 
 /** The API token the seeded server requires (the dashboard asks for it once). */
@@ -64,7 +77,7 @@ export interface Dashboard {
   digests: Map<string, string>;
   /** An API request with the token. */
   api(url: string): Promise<any>;
-  /** Resolves once no image summary is stale (the refresher has caught up with the changes made). */
+  /** Resolves once every image summary is current: none stale, no change queued (the refresher has caught up with the changes made). */
   summariesSettled(): Promise<void>;
 }
 
@@ -128,7 +141,7 @@ export async function startDashboard(): Promise<Dashboard> {
     browser,
     digests,
     summariesSettled: async () => {
-      await expect.poll(async () => (await t.pool.query('SELECT count(*)::int AS n FROM ancestry_summary WHERE stale')).rows[0].n).toBe(0);
+      await expect.poll(() => summariesNotCurrent(t.pool)).toBe(0);
       await refresher.idle();
     },
     api: async (url) => {

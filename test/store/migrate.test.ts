@@ -50,6 +50,7 @@ describe('migrations', () => {
       'nvd_enrichment',
       'repository_tag',
       'schema_migrations',
+      'summary_change',
       'updater_state',
       'vulnerability',
       'vulnerability_affects',
