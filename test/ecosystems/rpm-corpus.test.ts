@@ -669,9 +669,14 @@ const missing = rpmToolsMissing();
 
 describe.skipIf(missing !== undefined)(`rpm matching corpus${missing ? ` (skipped: ${missing})` : ''}`, () => {
   for (const [title, ns] of Object.entries(NAMESPACES)) {
-    it(title, async () => {
-      const outcome = await runCorpus(ns);
-      expectAgreement(outcome);
-    });
+    // Each namespace builds its packages with rpmbuild and posts every layer: minutes on a busy machine.
+    it(
+      title,
+      async () => {
+        const outcome = await runCorpus(ns);
+        expectAgreement(outcome);
+      },
+      180_000,
+    );
   }
 });
