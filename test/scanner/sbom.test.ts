@@ -19,6 +19,7 @@ import { ScanReport as ScanReportSchema } from '../../src/scanner/report-schema.
 import type { ScanReport } from '../../src/scanner/report.js';
 import { json, testApp, type TestApp } from '../helpers/app.js';
 import { validateCycloneDx, validateSarif } from '../helpers/report-schemas.js';
+import { databaseUrl } from '../helpers/process.js';
 import { scanInProcess, type ScanRun } from '../helpers/scan-run.js';
 import { addVulnerability } from '../helpers/vulnerabilities.js';
 
@@ -214,7 +215,7 @@ describe('tarsier scan of an SBOM', () => {
 
   it('matches an SBOM standalone, in a store of its own, as against a server', async () => {
     const config = join(dir, 'standalone.yaml');
-    await writeFile(config, `clair:\n  database:\n    options:\n      source: ${t.pool.options.connectionString}\n`);
+    await writeFile(config, `clair:\n  database:\n    options:\n      source: ${databaseUrl(t.pool.options)}\n`);
     const run = await scan(NPM_CDX, { config, failOn: 'High' });
     expect(run.code, run.stderr).toBe(1);
     const r = report(run);
