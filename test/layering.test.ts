@@ -32,8 +32,9 @@ const LAYERS: readonly (readonly string[])[] = [
   ['registry/'],
   ['config.ts'],
   ['images/', 'updater/', 'notifier/'],
-  // settings.ts turns the Config into each part's settings, for the entry points and services.ts.
-  ['database.ts', 'settings.ts'],
+  // settings.ts turns the Config into each part's settings, for the entry points and services.ts;
+  // layer-scanning.ts builds the layer scans for services.ts and a standalone scan alike.
+  ['database.ts', 'settings.ts', 'layer-scanning.ts'],
   ['api/'],
   // The services a process builds from its configuration, for the server and the standalone scanner.
   ['services.ts'],
